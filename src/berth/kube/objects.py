@@ -1,0 +1,78 @@
+"""Object identity and small accessors over raw Kubernetes objects (plain dicts).
+
+:class:`Ref` is *the* identity helper: install splitting, plan steps, the API server's store keys and the scheduler's
+pod keys all use it, so "the same object" means the same thing everywhere.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """``apps/v1`` -> ``("apps", "v1")``; ``v1`` -> ``("", "v1")``."""
+    if "/" in api_version:
+        group, _, version = api_version.partition("/")
+        return group, version
+    return "", api_version
+
+
+@dataclass(frozen=True, order=True)
+class Ref:
+    """apiVersion group + kind + namespace + name: what makes an object unique in a cluster.
+
+    The version is deliberately *not* part of identity (``apps/v1`` and ``apps/v1beta1`` Deployments are one object).
+    """
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        """Stable text form ``group|kind|namespace|name`` for sorting and hashing."""
+        return f"{self.group}|{self.kind}|{self.namespace}|{self.name}"
+
+    def __str__(self) -> str:
+        kind = f"{self.kind}.{self.group}" if self.group else self.kind
+        return f"{kind} {self.namespace}/{self.name}" if self.namespace else f"{kind} {self.name}"
+
+
+def ref(obj: Obj) -> Ref:
+    """Identity of a raw object."""
+    group, _ = split_api_version(str(obj.get("apiVersion", "")))
+    meta = obj.get("metadata") or {}
+    return Ref(group, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    """``metadata``, created empty if missing."""
+    m = obj.get("metadata")
+    if not isinstance(m, dict):
+        m = {}
+        obj["metadata"] = m
+    return m
+
+
+def name(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def namespace(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "")
+
+
+def labels(obj: Obj) -> dict[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def annotations(obj: Obj) -> dict[str, str]:
+    return (obj.get("metadata") or {}).get("annotations") or {}
+
+
+def namespaced_name(obj: Obj) -> str:
+    """``ns/name`` (or ``name`` for cluster-scoped objects), the form kube-scheduler prints."""
+    ns = namespace(obj)
+    return f"{ns}/{name(obj)}" if ns else name(obj)

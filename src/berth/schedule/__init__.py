@@ -1,0 +1,1 @@
+"""Schedule: KubeSchedulerConfiguration, a multi-profile framework over one cache and one queue, plugins."""
