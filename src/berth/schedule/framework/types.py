@@ -1,0 +1,307 @@
+"""What plugins read: :class:`PodInfo` (a pod with its scheduling facts parsed once) and :class:`NodeInfo` (a node
+with the pods on it and their summed requests), plus :class:`QueuedPodInfo` for the queue.
+
+Resource amounts are integers in upstream's units: cpu in millicores, everything else (memory, ephemeral-storage,
+pods, extended resources) in plain units (bytes for memory), rounded up as ``Quantity.Value()`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.kube import quantity
+from berth.kube.objects import Obj
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+# Scoring-only defaults for containers that request no cpu/memory (upstream DefaultMilliCPURequest/DefaultMemoryRequest).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+Resources = dict[str, int]
+
+
+def _container_requests(
+    container: Mapping[str, Any], where: str, non_missing: Mapping[str, int] | None
+) -> Resources:
+    raw = ((container.get("resources") or {}).get("requests")) or {}
+    out: Resources = {
+        name: quantity.resource_amount(name, q, f"{where}.resources.requests.{name}")
+        for name, q in raw.items()
+    }
+    if non_missing:
+        for name, amount in non_missing.items():
+            if name not in raw:
+                out[name] = amount
+    return out
+
+
+def _add_into(acc: Resources, other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        acc[k] = acc.get(k, 0) + v
+
+
+def _max_into(acc: Resources, other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        if v > acc.get(k, 0):
+            acc[k] = v
+
+
+def pod_requests(pod: Obj, non_missing: Mapping[str, int] | None = None, where: str = "pod") -> Resources:
+    """Effective requests of a pod (KEP-753 sidecars, init containers, pod-level resources, overhead).
+
+    S = sum over containers; walking init containers in order with R = sum of sidecars (restartPolicy Always) so
+    far: a sidecar adds to S and R; a regular init container's effective value is its own + R; I = max effective.
+    Result = max(S, I), then pod-level ``spec.resources.requests`` override, then + ``spec.overhead``.
+    ``non_missing`` fills cpu/memory of containers that set no request (scoring's non-zero defaults).
+    """
+    spec = pod.get("spec") or {}
+    total: Resources = {}
+    for i, c in enumerate(spec.get("containers") or []):
+        _add_into(total, _container_requests(c, f"{where}.spec.containers[{i}]", non_missing))
+    sidecars: Resources = {}
+    init_max: Resources = {}
+    for i, c in enumerate(spec.get("initContainers") or []):
+        req = _container_requests(c, f"{where}.spec.initContainers[{i}]", non_missing)
+        if c.get("restartPolicy") == "Always":
+            _add_into(total, req)
+            _add_into(sidecars, req)
+            effective = dict(sidecars)
+        else:
+            effective = dict(req)
+            _add_into(effective, sidecars)
+        _max_into(init_max, effective)
+    _max_into(total, init_max)
+    pod_level = ((spec.get("resources") or {}).get("requests")) or {}
+    for name, q in pod_level.items():
+        if name in (CPU, MEMORY):
+            total[name] = quantity.resource_amount(name, q, f"{where}.spec.resources.requests.{name}")
+    for name, q in (spec.get("overhead") or {}).items():
+        total[name] = total.get(name, 0) + quantity.resource_amount(name, q, f"{where}.spec.overhead.{name}")
+    return total
+
+
+def normalized_image_name(name: str) -> str:
+    """Upstream appends ``:latest`` when an image has no tag (the last ':' is not after the last '/')."""
+    if "@" in name:
+        return name
+    return name if name.rfind(":") > name.rfind("/") else f"{name}:latest"
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    ip: str
+    protocol: str
+    port: int
+
+    def conflicts(self, other: HostPort) -> bool:
+        """Same protocol + port, and same IP or either is the wildcard."""
+        if self.port != other.port or self.protocol != other.protocol:
+            return False
+        wild = ("", "0.0.0.0")
+        return self.ip == other.ip or self.ip in wild or other.ip in wild
+
+
+def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
+    containers: list[Mapping[str, Any]] = list(spec.get("containers") or [])
+    containers += [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    out: list[HostPort] = []
+    for c in containers:
+        for p in c.get("ports") or []:
+            hp = int(p.get("hostPort") or 0)
+            if hp > 0:
+                out.append(HostPort(str(p.get("hostIP") or ""), str(p.get("protocol") or "TCP"), hp))
+    return tuple(out)
+
+
+class PodInfo:
+    """A pod with everything the scheduler asks of it parsed once.
+
+    Build with :meth:`from_pod`; bad quantities raise :class:`~berth.kube.errors.InputError` naming the field.
+    """
+
+    __slots__ = (
+        "affinity",
+        "host_ports",
+        "images",
+        "key",
+        "labels",
+        "name",
+        "namespace",
+        "node_name",
+        "node_selector",
+        "non_zero_requests",
+        "pod",
+        "priority",
+        "requests",
+        "scheduler_name",
+        "terminating",
+        "tolerations",
+        "uid",
+    )
+
+    def __init__(self, pod: Obj, where: str | None = None) -> None:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        self.pod = pod
+        self.name: str = str(meta.get("name") or "")
+        self.namespace: str = str(meta.get("namespace") or "default")
+        self.key = f"{self.namespace}/{self.name}"
+        self.uid: str = str(meta.get("uid") or self.key)
+        self.labels: dict[str, str] = dict(meta.get("labels") or {})
+        self.priority: int = int(spec.get("priority") or 0)
+        self.scheduler_name: str = str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+        self.node_name: str = str(spec.get("nodeName") or "")
+        self.terminating: bool = bool(meta.get("deletionTimestamp"))
+        w = where or f"pod {self.key}"
+        self.requests: Resources = pod_requests(pod, None, w)
+        self.non_zero_requests: Resources = pod_requests(
+            pod, {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST}, w
+        )
+        self.host_ports = _host_ports(spec)
+        self.tolerations: list[dict[str, Any]] = list(spec.get("tolerations") or [])
+        self.node_selector: dict[str, str] = dict(spec.get("nodeSelector") or {})
+        self.affinity: dict[str, Any] = dict(spec.get("affinity") or {})
+        images = [c.get("image") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
+        self.images: tuple[str, ...] = tuple(normalized_image_name(str(i)) for i in images if i)
+
+    @classmethod
+    def from_pod(cls, pod: Obj, where: str | None = None) -> PodInfo:
+        return cls(pod, where)
+
+    def with_node(self, node_name: str) -> PodInfo:
+        """A copy bound to ``node_name`` (what the cache assumes)."""
+        pod = dict(self.pod)
+        pod["spec"] = dict(self.pod.get("spec") or {})
+        pod["spec"]["nodeName"] = node_name
+        clone = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(clone, slot, getattr(self, slot))
+        clone.pod = pod
+        clone.node_name = node_name
+        return clone
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    """An image on a node: its size and on how many nodes of the cluster it is present."""
+
+    size: int
+    num_nodes: int
+
+
+class NodeInfo:
+    """A node, the pods on it (assumed ones included) and what they request.
+
+    ``generation`` increases on every change so snapshots and vectorised caches can tell what moved.
+    """
+
+    __slots__ = (
+        "allocatable",
+        "generation",
+        "image_states",
+        "labels",
+        "name",
+        "node",
+        "non_zero_requested",
+        "pods",
+        "requested",
+        "taints",
+        "unschedulable",
+        "used_ports",
+    )
+
+    def __init__(self, node: Obj, where: str | None = None) -> None:
+        meta = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        self.node = node
+        self.name: str = str(meta.get("name") or "")
+        self.labels: dict[str, str] = dict(meta.get("labels") or {})
+        self.taints: list[dict[str, Any]] = list(spec.get("taints") or [])
+        self.unschedulable: bool = bool(spec.get("unschedulable"))
+        w = where or f"node {self.name}"
+        self.allocatable: Resources = {
+            k: quantity.resource_amount(k, v, f"{w}: status.allocatable.{k}")
+            for k, v in (status.get("allocatable") or {}).items()
+        }
+        self.pods: list[PodInfo] = []
+        self.requested: Resources = {}
+        self.non_zero_requested: Resources = {CPU: 0, MEMORY: 0}
+        self.used_ports: list[HostPort] = []
+        self.image_states: dict[str, ImageState] = {}
+        self.generation = 0
+
+    def add_pod(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        _add_into(self.requested, pi.requests)
+        self.non_zero_requested[CPU] += pi.non_zero_requests.get(CPU, 0)
+        self.non_zero_requested[MEMORY] += pi.non_zero_requests.get(MEMORY, 0)
+        self.used_ports.extend(pi.host_ports)
+        self.generation += 1
+
+    def remove_pod(self, pod_key: str) -> PodInfo | None:
+        for i, pi in enumerate(self.pods):
+            if pi.key == pod_key:
+                del self.pods[i]
+                for k, v in pi.requests.items():
+                    self.requested[k] = self.requested.get(k, 0) - v
+                self.non_zero_requested[CPU] -= pi.non_zero_requests.get(CPU, 0)
+                self.non_zero_requested[MEMORY] -= pi.non_zero_requests.get(MEMORY, 0)
+                for hp in pi.host_ports:
+                    self.used_ports.remove(hp)
+                self.generation += 1
+                return pi
+        return None
+
+    def clone(self) -> NodeInfo:
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.name = self.name
+        c.labels = self.labels
+        c.taints = self.taints
+        c.unschedulable = self.unschedulable
+        c.allocatable = self.allocatable
+        c.pods = list(self.pods)
+        c.requested = dict(self.requested)
+        c.non_zero_requested = dict(self.non_zero_requested)
+        c.used_ports = list(self.used_ports)
+        c.image_states = self.image_states
+        c.generation = self.generation
+        return c
+
+    def node_images(self) -> Iterable[tuple[list[str], int]]:
+        """(names, sizeBytes) of ``status.images``."""
+        for img in (self.node.get("status") or {}).get("images") or []:
+            yield [str(n) for n in img.get("names") or []], int(img.get("sizeBytes") or 0)
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A pod in the scheduling queue with its bookkeeping."""
+
+    pod_info: PodInfo
+    timestamp: float  # when it was (re)added to the queue; PrioritySort's tie-breaker
+    attempts: int = 0
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    sequence: int = 0  # insertion counter, a deterministic tie-breaker after timestamp
+
+    @property
+    def key(self) -> str:
+        return self.pod_info.key
