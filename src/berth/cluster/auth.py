@@ -1,0 +1,368 @@
+"""Who is calling, and may they: bearer tokens, ServiceAccount tokens, bootstrap RBAC policy, access reviews.
+
+Authentication: the admin token (written into ``DIR/kubeconfig``) maps to ``kubernetes-admin`` in group
+``system:masters``; ServiceAccount tokens are HMAC-signed JWTs (``kubectl create token``, legacy token Secrets)
+whose signing key lives in the store, so they survive restarts and die with their ServiceAccount (uid checked).
+Anything else -- no token, an unknown or expired one -- is 401, as on a real cluster with anonymous auth off.
+
+Authorization: ``system:masters`` may do everything; every other identity goes through the RBAC authorizer in
+``rbac.py`` (Roles, ClusterRoles, bindings, aggregation, resourceNames, subresources, nonResourceURLs). The bootstrap
+policy below gives authenticated users discovery and self-reviews, as kube-apiserver's bootstrap roles do.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import importlib
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from berth.cluster import errors as E
+from berth.kube.objects import Obj
+
+if TYPE_CHECKING:
+    from berth.cluster.api import Api
+
+ADMIN_USER = "kubernetes-admin"
+MASTERS = "system:masters"
+AUTHENTICATED = "system:authenticated"
+SA_PREFIX = "system:serviceaccount:"
+ISSUER = "https://kubernetes.default.svc.cluster.local"
+DEFAULT_TOKEN_SECONDS = 3600
+
+
+@dataclass(frozen=True)
+class Identity:
+    """An authenticated caller."""
+
+    name: str
+    groups: tuple[str, ...] = ()
+    uid: str = ""
+    extra: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def is_admin(self) -> bool:
+        return MASTERS in self.groups
+
+    def user_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"username": self.name, "groups": list(self.groups)}
+        if self.uid:
+            info["uid"] = self.uid
+        if self.extra:
+            info["extra"] = self.extra
+        return info
+
+
+ADMIN = Identity(ADMIN_USER, (MASTERS, AUTHENTICATED))
+
+
+def service_account_identity(namespace: str, name: str, uid: str = "") -> Identity:
+    return Identity(
+        f"{SA_PREFIX}{namespace}:{name}",
+        ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", AUTHENTICATED),
+        uid,
+    )
+
+
+def identity_of(api: Api, user: str) -> Identity:
+    """The identity behind an audit user name (in-process callers and the admin are masters)."""
+    if user.startswith(SA_PREFIX):
+        ns, _, name = user[len(SA_PREFIX) :].partition(":")
+        return service_account_identity(ns, name)
+    return Identity(user, (MASTERS, AUTHENTICATED))
+
+
+# ---- keys and tokens ---------------------------------------------------------------------------------------------
+
+
+def admin_token(api: Api) -> str:
+    """The cluster's admin bearer token (created on first use, kept in the store)."""
+    tok = api.store.get_meta("admin-token")
+    if tok is None:
+        tok = "berth-admin-" + secrets.token_hex(24)
+        api.store.set_meta("admin-token", tok)
+    return tok
+
+
+def _signing_key(api: Api) -> bytes:
+    key = api.store.get_meta("sa-signing-key")
+    if key is None:
+        key = secrets.token_hex(32)
+        api.store.set_meta("sa-signing-key", key)
+    return key.encode()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def issue_token(
+    api: Api, namespace: str, name: str, uid: str, seconds: int | None, audiences: list[str] | None = None
+) -> tuple[str, int]:
+    """A signed ServiceAccount JWT and its expiry (unix seconds; 0 = never, for legacy Secrets)."""
+    now = int(time.time())
+    exp = now + seconds if seconds else 0
+    payload: dict[str, Any] = {
+        "iss": ISSUER,
+        "sub": f"{SA_PREFIX}{namespace}:{name}",
+        "aud": audiences or [ISSUER],
+        "iat": now,
+        "nbf": now,
+        "kubernetes.io": {"namespace": namespace, "serviceaccount": {"name": name, "uid": uid}},
+    }
+    if exp:
+        payload["exp"] = exp
+    header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = _b64(json.dumps(payload, separators=(",", ":")).encode())
+    sig = _b64(hmac.new(_signing_key(api), f"{header}.{body}".encode(), hashlib.sha256).digest())
+    return f"{header}.{body}.{sig}", exp
+
+
+def authenticate(api: Api, authorization: str | None) -> Identity:
+    """The identity for an ``Authorization`` header; raises 401 for anonymous or invalid credentials."""
+    if not authorization or not authorization.lower().startswith("bearer "):
+        raise E.unauthorized()
+    token = authorization[7:].strip()
+    if hmac.compare_digest(token, admin_token(api)):
+        return ADMIN
+    ident = verify_token(api, token)
+    if ident is None:
+        raise E.unauthorized()
+    return ident
+
+
+def verify_token(api: Api, token: str) -> Identity | None:
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    want = _b64(hmac.new(_signing_key(api), f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest())
+    if not hmac.compare_digest(want, parts[2]):
+        return None
+    try:
+        payload = json.loads(_unb64(parts[1]))
+        k8s = payload["kubernetes.io"]
+        ns, name, uid = k8s["namespace"], k8s["serviceaccount"]["name"], k8s["serviceaccount"]["uid"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    exp = int(payload.get("exp") or 0)
+    if exp and exp < time.time():
+        return None
+    entry = api.store.get("serviceaccounts", ns, name)
+    if entry is None or json.loads(entry[1]).get("metadata", {}).get("uid") != uid:
+        return None
+    return service_account_identity(ns, name, uid)
+
+
+def token_request(api: Api, namespace: str, sa_name: str, request: Obj) -> Obj:
+    """Answer ``POST serviceaccounts/<sa>/token`` with a TokenRequest carrying a signed token."""
+    from datetime import UTC, datetime
+
+    from berth.cluster.api import format_time
+
+    sa = api.do_get(api.resource_type("serviceaccounts"), sa_name, namespace)
+    spec = dict(request.get("spec") or {})
+    seconds = int(spec.get("expirationSeconds") or DEFAULT_TOKEN_SECONDS)
+    if seconds < 600:
+        raise E.invalid(
+            "TokenRequest",
+            sa_name,
+            [
+                E.invalid_value(
+                    "spec.expirationSeconds", seconds, "may not specify a duration less than 10 minutes"
+                )
+            ],
+            "authentication.k8s.io",
+        )
+    token, exp = issue_token(
+        api, namespace, sa_name, str(sa["metadata"]["uid"]), seconds, spec.get("audiences")
+    )
+    spec.setdefault("audiences", [ISSUER])
+    spec["expirationSeconds"] = seconds
+    return {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": sa_name, "namespace": namespace, "creationTimestamp": None},
+        "spec": spec,
+        "status": {"token": token, "expirationTimestamp": format_time(datetime.fromtimestamp(exp, UTC))},
+    }
+
+
+def fill_service_account_secret(api: Api, secret: Obj) -> None:
+    """Legacy token Secrets (type ``kubernetes.io/service-account-token``) get a non-expiring token at create."""
+    if secret.get("type") != "kubernetes.io/service-account-token":
+        return
+    meta = secret.get("metadata") or {}
+    ann = meta.get("annotations") or {}
+    sa_name = ann.get("kubernetes.io/service-account.name")
+    ns = str(meta.get("namespace") or "")
+    if not sa_name:
+        return
+    entry = api.store.get("serviceaccounts", ns, str(sa_name))
+    if entry is None:
+        return
+    uid = json.loads(entry[1])["metadata"]["uid"]
+    token, _ = issue_token(api, ns, str(sa_name), uid, None)
+    ann["kubernetes.io/service-account.uid"] = uid
+    data = secret.setdefault("data", {})
+    data["token"] = base64.b64encode(token.encode()).decode()
+    data["namespace"] = base64.b64encode(ns.encode()).decode()
+
+
+def token_review(api: Api, review: Obj) -> Obj:
+    token = str((review.get("spec") or {}).get("token") or "")
+    ident = ADMIN if token and hmac.compare_digest(token, admin_token(api)) else verify_token(api, token)
+    review["status"] = (
+        {"authenticated": True, "user": ident.user_info(), "audiences": [ISSUER]}
+        if ident is not None
+        else {"authenticated": False, "error": "invalid bearer token"}
+    )
+    return review
+
+
+# ---- authorization -------------------------------------------------------------------------------------------------
+
+
+def _rbac() -> Any:
+    try:
+        return importlib.import_module("berth.cluster.rbac")
+    except ImportError:
+        return None
+
+
+def _objects(api: Api, resource: str) -> list[Obj]:
+    items, _ = api.store.list(resource)
+    return [json.loads(text) for _ns, _n, (_rv, text) in items]
+
+
+def policy(api: Api) -> dict[str, list[Obj]]:
+    """The RBAC objects the authorizer evaluates."""
+    return {
+        "roles": _objects(api, "roles.rbac.authorization.k8s.io"),
+        "clusterroles": _objects(api, "clusterroles.rbac.authorization.k8s.io"),
+        "rolebindings": _objects(api, "rolebindings.rbac.authorization.k8s.io"),
+        "clusterrolebindings": _objects(api, "clusterrolebindings.rbac.authorization.k8s.io"),
+    }
+
+
+def review(
+    api: Api, ident: Identity, attrs: dict[str, Any] | None, non_res: dict[str, Any] | None
+) -> tuple[bool, str]:
+    """(allowed, reason) for an access review's attributes."""
+    if ident.is_admin:
+        return True, ""
+    mod = _rbac()
+    if mod is None or not hasattr(mod, "review"):
+        return True, "RBAC engine not available; allowing"
+    allowed, reason = mod.review(policy(api), ident, attrs, non_res)
+    return bool(allowed), str(reason or "")
+
+
+def authorize(api: Api, ident: Identity, attrs: dict[str, Any]) -> None:
+    """Raise 403 Forbidden (upstream wording) unless ``ident`` may perform ``attrs`` (a resourceAttributes dict,
+    or ``{"path": ..., "verb": ...}`` for non-resource URLs)."""
+    if ident.is_admin:
+        return
+    mod = _rbac()
+    if mod is None or not hasattr(mod, "authorize"):
+        return
+    mod.authorize(policy(api), ident, attrs)
+
+
+def rules_for(api: Api, ident: Identity, namespace: str) -> dict[str, Any]:
+    """``SelfSubjectRulesReview.status`` for ``ident`` in ``namespace``."""
+    if ident.is_admin:
+        return {
+            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+            "incomplete": False,
+        }
+    mod = _rbac()
+    if mod is None or not hasattr(mod, "rules_for"):
+        return {"resourceRules": [], "nonResourceRules": [], "incomplete": True}
+    out: dict[str, Any] = mod.rules_for(policy(api), ident, namespace)
+    return out
+
+
+# ---- bootstrap policy ---------------------------------------------------------------------------------------------
+
+_READ = ["get", "list", "watch"]
+_WRITE = ["create", "delete", "deletecollection", "patch", "update"]
+
+
+def _cr(name: str, rules: list[dict[str, Any]], labels: dict[str, str] | None = None) -> Obj:
+    meta: dict[str, Any] = {
+        "name": name,
+        "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
+        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+    }
+    return {"metadata": meta, "rules": rules}
+
+
+def _crb(name: str, role: str, groups: list[str]) -> Obj:
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in groups],
+    }
+
+
+def bootstrap_policy() -> list[tuple[str, Obj]]:
+    """The cluster roles and bindings a fresh cluster has (a subset of kube-apiserver's bootstrap policy)."""
+    crs = "clusterroles.rbac.authorization.k8s.io"
+    crbs = "clusterrolebindings.rbac.authorization.k8s.io"
+    workloads = [
+        {"apiGroups": [""], "resources": ["pods", "services", "configmaps", "secrets", "serviceaccounts",
+                                          "persistentvolumeclaims", "replicationcontrollers", "endpoints",
+                                          "events"], "verbs": _READ + _WRITE},
+        {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets", "daemonsets",
+                                              "deployments/scale", "replicasets/scale", "statefulsets/scale"],
+         "verbs": _READ + _WRITE},
+        {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": _READ + _WRITE},
+        {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "networkpolicies"], "verbs": _READ + _WRITE},
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": _READ + _WRITE},
+        {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": _READ + _WRITE},
+        {"apiGroups": [""], "resources": ["pods/log", "pods/status", "namespaces"], "verbs": _READ},
+    ]  # fmt: skip
+    view = [
+        {"apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy", "autoscaling"], "resources": [
+            "pods", "services", "configmaps", "serviceaccounts", "persistentvolumeclaims", "replicationcontrollers",
+            "endpoints", "events", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs",
+            "ingresses", "networkpolicies", "poddisruptionbudgets", "horizontalpodautoscalers", "pods/log",
+            "namespaces"], "verbs": _READ},
+    ]  # fmt: skip
+    return [
+        (crs, _cr("cluster-admin", [
+            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+            {"nonResourceURLs": ["*"], "verbs": ["*"]}])),
+        (crs, _cr("admin", [*workloads,
+                            {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
+                             "verbs": _READ + _WRITE}])),
+        (crs, _cr("edit", workloads, {"rbac.authorization.k8s.io/aggregate-to-admin": "true"})),
+        (crs, _cr("view", view, {"rbac.authorization.k8s.io/aggregate-to-edit": "true"})),
+        (crs, _cr("system:discovery", [{"nonResourceURLs": [
+            "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
+            "/version", "/version/"], "verbs": ["get"]}])),
+        (crs, _cr("system:basic-user", [{"apiGroups": ["authorization.k8s.io"], "resources": [
+            "selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
+            {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]}])),
+        (crs, _cr("system:public-info-viewer", [{"nonResourceURLs": [
+            "/healthz", "/livez", "/readyz", "/version", "/version/"], "verbs": ["get"]}])),
+        (crbs, _crb("cluster-admin", "cluster-admin", [MASTERS])),
+        (crbs, _crb("system:discovery", "system:discovery", [AUTHENTICATED])),
+        (crbs, _crb("system:basic-user", "system:basic-user", [AUTHENTICATED])),
+        (crbs, _crb("system:public-info-viewer", "system:public-info-viewer", [AUTHENTICATED,
+                                                                               "system:unauthenticated"])),
+    ]  # fmt: skip

@@ -1,0 +1,299 @@
+"""CustomResourceDefinitions: validating them, establishing them as live resource types, serving their objects.
+
+When a CRD is stored, :func:`established` derives a :class:`ResourceType` from it and adds it to the registry, so
+the very next discovery or OpenAPI request shows it and ``/apis/<group>/<version>/<plural>`` serves it. The CRD's
+status gets ``acceptedNames``, ``storedVersions`` and the ``NamesAccepted`` / ``Established`` conditions that
+``kubectl wait --for=condition=Established`` watches. Deleting a CRD deletes its objects first, then the type.
+
+Versions use the ``None`` conversion strategy, like most CRDs: objects are stored once and served at any served
+version with ``apiVersion`` rewritten. Custom objects get defaults from the version's ``openAPIV3Schema`` and are
+validated by ``validation.py`` when it is available.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from berth.cluster import errors as E
+from berth.cluster.resources import ResourceType, _sort_versions
+from berth.kube.objects import Obj
+
+if TYPE_CHECKING:
+    from berth.cluster.api import Api
+
+CRD_RESOURCE = "customresourcedefinitions.apiextensions.k8s.io"
+
+
+def _now(api: Api) -> str:
+    from berth.cluster.api import format_time
+
+    return format_time(api.clock())
+
+
+def resource_type(crd: Obj) -> ResourceType | None:
+    """The served type for a CRD (None when no version is served)."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    versions = [v for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("served", True)]
+    if not versions:
+        return None
+    ordered = _sort_versions([str(v.get("name")) for v in versions])
+    preferred = next(v for v in versions if v.get("name") == ordered[0])
+    subs = preferred.get("subresources") or {}
+    sub: list[str] = []
+    if "status" in subs:
+        sub.append("status")
+    if "scale" in subs:
+        sub.append("scale")
+    kind = str(names.get("kind") or "")
+    return ResourceType(
+        group=str(spec.get("group") or ""),
+        version=ordered[0],
+        kind=kind,
+        plural=str(names.get("plural") or ""),
+        singular=str(names.get("singular") or kind.lower()),
+        namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+        short_names=tuple(names.get("shortNames") or ()),
+        categories=tuple(names.get("categories") or ()),
+        subresources=tuple(sub),
+        versions=tuple(ordered),
+        generation=True,
+        custom=True,
+        list_kind=str(names.get("listKind") or f"{kind}List"),
+    )
+
+
+def crd_of(api: Api, rt: ResourceType) -> Obj | None:
+    entry = api.store.get(CRD_RESOURCE, "", f"{rt.plural}.{rt.group}")
+    return json.loads(entry[1]) if entry else None
+
+
+def version_of(crd: Obj, version: str) -> dict[str, Any]:
+    for v in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(v, dict) and v.get("name") == version:
+            return v
+    return {}
+
+
+def load_all(api: Api) -> None:
+    """Register every stored, established CRD (at start-up)."""
+    items, _ = api.store.list(CRD_RESOURCE)
+    for _ns, _name, (_rv, text) in items:
+        rt = resource_type(json.loads(text))
+        if rt is not None:
+            api.registry.add(rt)
+
+
+def prepare_crd(api: Api, crd: Obj, old: Obj | None) -> None:
+    """Validate and default a CRD before it is stored; raises 422 with every problem."""
+    spec = crd.setdefault("spec", {})
+    names = spec.setdefault("names", {})
+    meta = crd.setdefault("metadata", {})
+    errs: list[E.FieldError] = []
+    group = spec.get("group")
+    if not group:
+        errs.append(E.required("spec.group", ""))
+    elif "." not in str(group):
+        errs.append(E.invalid_value("spec.group", group, "should be a domain with at least one dot"))
+    for key in ("plural", "kind"):
+        if not names.get(key):
+            errs.append(E.required(f"spec.names.{key}", ""))
+    if names.get("kind"):
+        names.setdefault("singular", str(names["kind"]).lower())
+        names.setdefault("listKind", f"{names['kind']}List")
+    if spec.get("scope") not in ("Namespaced", "Cluster"):
+        errs.append(E.not_supported("spec.scope", spec.get("scope"), ["Cluster", "Namespaced"]))
+    versions = spec.get("versions")
+    if not isinstance(versions, list) or not versions:
+        errs.append(E.required("spec.versions", "must have exactly one version marked as storage version"))
+    else:
+        storage = [v for v in versions if isinstance(v, dict) and v.get("storage")]
+        if len(storage) != 1:
+            errs.append(
+                E.invalid_value(
+                    "spec.versions", versions, "must have exactly one version marked as storage version"
+                )
+            )
+        for i, v in enumerate(versions):
+            if not isinstance(v, dict) or not v.get("name"):
+                errs.append(E.required(f"spec.versions[{i}].name", ""))
+                continue
+            if not isinstance(v.get("schema"), dict) or not v["schema"].get("openAPIV3Schema"):
+                errs.append(E.required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"))
+    if names.get("plural") and group:
+        want = f"{names['plural']}.{group}"
+        if meta.get("name") != want:
+            errs.append(
+                E.invalid_value("metadata.name", meta.get("name"), 'must be spec.names.plural+"."+spec.group')
+            )
+    if errs:
+        raise E.invalid("CustomResourceDefinition", str(meta.get("name") or ""), errs, "apiextensions.k8s.io")
+    spec.setdefault("conversion", {"strategy": "None"})
+    _set_status(api, crd, old)
+
+
+def _condition(
+    ctype: str, status: str, reason: str, message: str, now: str, old: Obj | None
+) -> dict[str, Any]:
+    for c in ((old or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype and c.get("status") == status:
+            now = c.get("lastTransitionTime", now)
+    return {"type": ctype, "status": status, "lastTransitionTime": now, "reason": reason, "message": message}
+
+
+def _set_status(api: Api, crd: Obj, old: Obj | None) -> None:
+    spec = crd["spec"]
+    names = spec["names"]
+    now = _now(api)
+    clash = _name_clash(api, crd)
+    status: dict[str, Any] = {}
+    stored = [str(v["name"]) for v in spec.get("versions") or [] if v.get("storage")]
+    prior = list(((old or {}).get("status") or {}).get("storedVersions") or [])
+    status["storedVersions"] = prior + [v for v in stored if v not in prior]
+    if clash:
+        status["acceptedNames"] = copy.deepcopy(((old or {}).get("status") or {}).get("acceptedNames") or {})
+        status["conditions"] = [
+            _condition("NamesAccepted", "False", "ListKindConflict" if "list" in clash else "KindConflict", clash,
+                       now, old),
+            _condition("Established", "False", "NotAccepted", "not all names are accepted", now, old),
+        ]  # fmt: skip
+    else:
+        status["acceptedNames"] = {
+            k: copy.deepcopy(names[k])
+            for k in ("plural", "singular", "shortNames", "kind", "listKind", "categories")
+            if k in names
+        }
+        status["conditions"] = [
+            _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now, old),
+            _condition(
+                "Established",
+                "True",
+                "InitialNamesAccepted",
+                "the initial names have been accepted",
+                now,
+                old,
+            ),
+        ]
+    crd["status"] = status
+
+
+def _name_clash(api: Api, crd: Obj) -> str:
+    spec = crd["spec"]
+    names = spec["names"]
+    me = crd["metadata"].get("name")
+    for t in api.registry.all():
+        if t.group != spec.get("group") or f"{t.plural}.{t.group}" == me:
+            continue
+        if t.kind == names.get("kind"):
+            return f'"{names["kind"]}" is already in use'
+        if t.plural == names.get("singular") or t.singular == names.get("plural"):
+            return f'"{names.get("plural")}" is already in use'
+    return ""
+
+
+def established(api: Api, crd: Obj) -> Obj:
+    """After a CRD write: (re)register its type when its names are accepted."""
+    conds = {c.get("type"): c.get("status") for c in (crd.get("status") or {}).get("conditions") or []}
+    rt = resource_type(crd)
+    if rt is not None and conds.get("Established") == "True":
+        api.registry.add(rt)
+    return crd
+
+
+def removed(api: Api, crd: Obj) -> None:
+    spec = crd.get("spec") or {}
+    plural = (spec.get("names") or {}).get("plural")
+    if plural and spec.get("group"):
+        api.registry.remove(f"{plural}.{spec['group']}")
+
+
+def delete_custom_objects(api: Api, crd: Obj) -> None:
+    """Delete every object of the CRD's type (finalizers are ignored: the type itself goes away)."""
+    rt = resource_type(crd)
+    if rt is None:
+        return
+    items, _ = api.store.list(rt.resource)
+    for ns, name, (_rv, text) in items:
+        api.store.remove(rt.resource, ns, name, json.loads(text))
+
+
+# ---- custom objects ---------------------------------------------------------------------------------------------
+
+
+def _apply_defaults(schema: Any, value: Any) -> Any:
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict):
+        for key, sub in (schema.get("properties") or {}).items():
+            if not isinstance(sub, dict):
+                continue
+            if key not in value and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+            if key in value:
+                value[key] = _apply_defaults(sub, value[key])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for k in list(value):
+                if k not in (schema.get("properties") or {}):
+                    value[k] = _apply_defaults(extra, value[k])
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_apply_defaults(schema["items"], v) for v in value]
+    return value
+
+
+def prepare_custom(api: Api, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    """Default and validate a custom object against its CRD's schema (422 on failure)."""
+    crd = crd_of(api, rt)
+    if crd is None:
+        return
+    version = str(obj.get("apiVersion", "")).rpartition("/")[2] or rt.version
+    ver = version_of(crd, version) or version_of(crd, rt.version)
+    schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
+    _apply_defaults(schema, obj)
+    try:
+        mod = importlib.import_module("berth.cluster.validation")
+    except ImportError:
+        return
+    if hasattr(mod, "validate_custom"):
+        mod.validate_custom(rt, schema, obj, old)
+
+
+def _get_path(obj: Obj, path: str) -> Any:
+    cur: Any = obj
+    for part in [p for p in path.split(".") if p]:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def scale_of(api: Api, rt: ResourceType, obj: Obj) -> Obj:
+    crd = crd_of(api, rt) or {}
+    scale = (version_of(crd, rt.version).get("subresources") or {}).get("scale") or {}
+    meta = obj.get("metadata") or {}
+    spec_r = _get_path(obj, str(scale.get("specReplicasPath") or ".spec.replicas"))
+    status_r = _get_path(obj, str(scale.get("statusReplicasPath") or ".status.replicas"))
+    sel = _get_path(obj, str(scale.get("labelSelectorPath") or "")) if scale.get("labelSelectorPath") else ""
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
+        "spec": {"replicas": int(spec_r or 0)},
+        "status": {"replicas": int(status_r or 0), "selector": str(sel or "")},
+    }
+
+
+def set_scale_replicas(rt: ResourceType, obj: Obj, replicas: int) -> None:
+    path = ".spec.replicas"
+    parts = [p for p in path.split(".") if p]
+    cur = obj
+    for p in parts[:-1]:
+        cur = cur.setdefault(p, {})
+    cur[parts[-1]] = replicas

@@ -1,0 +1,276 @@
+"""Defaulting for built-in kinds on create and update, as kube-apiserver's ``SetDefaults_*`` functions do.
+
+Why it matters: clients read defaults back. ``kubectl rollout status`` reads ``spec.replicas`` of a Deployment that
+did not set it; the scheduler needs container requests copied from limits and the Pod's ``schedulerName``;
+Jobs need the generated selector and controller-uid labels their pods carry; a Secret's ``stringData`` is merged
+into ``data``. Only defaults a client or controller can observe are reproduced; everything else is left out.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from berth.kube.objects import Obj
+
+DEFAULT_SCHEDULER = "default-scheduler"
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+
+
+def _pod_spec(spec: dict[str, Any]) -> None:
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", DEFAULT_SCHEDULER)
+    spec.setdefault("enableServiceLinks", True)
+    if "serviceAccountName" in spec or "serviceAccount" in spec:
+        sa = spec.get("serviceAccountName") or spec.get("serviceAccount")
+        spec["serviceAccountName"] = sa
+        spec["serviceAccount"] = sa
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict):
+                _container(c)
+    for v in spec.get("volumes") or []:
+        if isinstance(v, dict):
+            for kind in ("configMap", "secret"):
+                if isinstance(v.get(kind), dict):
+                    v[kind].setdefault("defaultMode", 420)
+
+
+def _container(c: dict[str, Any]) -> None:
+    image = str(c.get("image") or "")
+    tail = image.rsplit("/", 1)[-1]
+    latest = "@" not in tail and (":" not in tail or tail.endswith(":latest"))
+    c.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    res = c.setdefault("resources", {})
+    if isinstance(res, dict) and isinstance(res.get("limits"), dict):
+        requests = res.setdefault("requests", {})
+        if isinstance(requests, dict):
+            for k, v in res["limits"].items():
+                requests.setdefault(k, v)
+    for p in c.get("ports") or []:
+        if isinstance(p, dict):
+            p.setdefault("protocol", "TCP")
+
+
+def _qos(spec: dict[str, Any]) -> str:
+    containers = [c for c in (spec.get("containers") or []) if isinstance(c, dict)]
+    requests_any = False
+    guaranteed = bool(containers)
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            requests_any = True
+        for r in ("cpu", "memory"):
+            if r not in lim or str(req.get(r, lim.get(r))) != str(lim.get(r)):
+                guaranteed = False
+    if not requests_any:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def pod(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    _pod_spec(spec)
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("serviceAccount", spec["serviceAccountName"])
+    tolerations = spec.setdefault("tolerations", [])
+    if isinstance(tolerations, list):
+        keys = {t.get("key") for t in tolerations if isinstance(t, dict)}
+        for key in (NOT_READY_TAINT, UNREACHABLE_TAINT):
+            if key not in keys:
+                tolerations.append(
+                    {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+                )
+    status = obj.setdefault("status", {})
+    if isinstance(status, dict):
+        status.setdefault("phase", "Pending")
+        status.setdefault("qosClass", _qos(spec))
+
+
+def _template(obj: Obj) -> None:
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        tmpl = spec.get("template")
+        if isinstance(tmpl, dict) and isinstance(tmpl.get("spec"), dict):
+            _pod_spec(tmpl["spec"])
+
+
+def deployment(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    strategy = spec.setdefault("strategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        ru = strategy.setdefault("rollingUpdate", {})
+        ru.setdefault("maxUnavailable", "25%")
+        ru.setdefault("maxSurge", "25%")
+    _template(obj)
+
+
+def replicaset(obj: Obj) -> None:
+    obj.setdefault("spec", {}).setdefault("replicas", 1)
+    _template(obj)
+
+
+def statefulset(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    spec.setdefault("revisionHistoryLimit", 10)
+    us = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    if us.get("type") == "RollingUpdate":
+        us.setdefault("rollingUpdate", {}).setdefault("partition", 0)
+    spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    _template(obj)
+
+
+def daemonset(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("revisionHistoryLimit", 10)
+    us = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    if us.get("type") == "RollingUpdate":
+        ru = us.setdefault("rollingUpdate", {})
+        ru.setdefault("maxUnavailable", 1)
+        ru.setdefault("maxSurge", 0)
+    _template(obj)
+
+
+def job(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    spec.setdefault("manualSelector", None)
+    if spec.get("manualSelector") is None:
+        spec.pop("manualSelector", None)
+    _template(obj)
+
+
+def job_selector(obj: Obj) -> None:
+    """Job ``generateSelector``: selector and template labels keyed by the Job's uid (create only)."""
+    spec = obj.setdefault("spec", {})
+    if spec.get("manualSelector"):
+        return
+    meta = obj.get("metadata") or {}
+    uid, name = str(meta.get("uid", "")), str(meta.get("name", ""))
+    labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
+    labels.update(
+        {
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": name,
+            "controller-uid": uid,
+            "job-name": name,
+        }
+    )
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+
+
+def cronjob(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+
+
+def service(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec["type"] != "ExternalName":
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    for p in spec.get("ports") or []:
+        if isinstance(p, dict):
+            p.setdefault("protocol", "TCP")
+            if "port" in p:
+                p.setdefault("targetPort", p["port"])
+
+
+def secret(obj: Obj) -> None:
+    obj.setdefault("type", "Opaque")
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = obj.get("data")
+        if not isinstance(data, dict):
+            data = {}
+            obj["data"] = data
+        for k, v in string_data.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
+
+
+def namespace(obj: Obj) -> None:
+    meta = obj.setdefault("metadata", {})
+    name = str(meta.get("name") or "")
+    if name:
+        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("finalizers", ["kubernetes"])
+    status = obj.setdefault("status", {})
+    status.setdefault("phase", "Active")
+
+
+def pvc(obj: Obj) -> None:
+    obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+    obj.setdefault("status", {}).setdefault("phase", "Pending")
+
+
+def priorityclass(obj: Obj) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def pdb(obj: Obj) -> None:
+    obj.setdefault("status", {})
+
+
+DEFAULTERS: dict[str, Callable[[Obj], None]] = {
+    "pods": pod,
+    "deployments.apps": deployment,
+    "replicasets.apps": replicaset,
+    "statefulsets.apps": statefulset,
+    "daemonsets.apps": daemonset,
+    "jobs.batch": job,
+    "cronjobs.batch": cronjob,
+    "services": service,
+    "secrets": secret,
+    "namespaces": namespace,
+    "persistentvolumeclaims": pvc,
+    "priorityclasses.scheduling.k8s.io": priorityclass,
+}
+
+
+def apply(resource: str, obj: Obj) -> None:
+    """Fill in the defaults for ``resource`` in place (unknown resources are left alone)."""
+    fn = DEFAULTERS.get(resource)
+    if fn is not None:
+        fn(obj)
+
+
+def cluster_ip(namespace: str, name: str, taken: set[str]) -> str:
+    """A stable, unused address from 10.96.0.0/12 for a Service (10.96.0.1 is kept for ``kubernetes``)."""
+    seed = int(hashlib.sha256(f"{namespace}/{name}".encode()).hexdigest(), 16)
+    for i in range(1 << 20):
+        n = (seed + i) % ((1 << 20) - 2) + 2
+        ip = f"10.{96 + (n >> 16)}.{(n >> 8) & 255}.{n & 255}"
+        if ip not in taken:
+            return ip
+    raise RuntimeError("service IP range exhausted")

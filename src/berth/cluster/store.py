@@ -1,0 +1,339 @@
+"""Durable object storage for the embedded API server: SQLite in WAL mode, one global revision, an event log.
+
+Design (after kine, k3s's etcd shim): every successful write gets the next value of one global counter, the
+*revision* that clients see as ``resourceVersion``. Two tables hold everything:
+
+* ``objects`` -- the current state: one row per live object, keyed by (resource, namespace, name), value = JSON.
+* ``events``  -- an append-only log, one row per write (ADDED / MODIFIED / DELETED) keyed by revision, with the
+  new value and the previous one (so a watch with a label selector can tell an object *leaving* the selector).
+
+A watch that starts at revision N replays ``events`` after N, then follows live writes. Compaction drops log
+rows older than the newest ``retain`` and records the boundary in ``meta``; a watch or list below it gets 410.
+Because the log lives in SQLite, a watch can resume after the server restarts.
+
+Durability: WAL with ``synchronous=NORMAL`` survives the process being killed (``kill -9``) at any point; only an
+OS crash or power loss may lose the last transactions. One writer lock serialises writes; readers use an in-memory
+copy of the current state (JSON text per object) so ``get``/``list`` never touch the disk.
+
+Watch state machine for a consumer (see :meth:`Store.events_after`)::
+
+    cursor=N --(rows after N available)--> deliver, cursor=last --(N below compacted)--> Gone (410) --> relist
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = "1"
+DEFAULT_RETAIN = 10_000
+COMPACT_EVERY = 1_000
+
+
+class StoreError(Exception):
+    """The data directory cannot be used (corrupted, locked, from a newer version)."""
+
+
+class Compacted(Exception):
+    """The requested revision is older than the kept history (maps to HTTP 410)."""
+
+    def __init__(self, requested: int, oldest: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({oldest})")
+        self.requested = requested
+        self.oldest = oldest
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of the log. ``value`` is the object's JSON after the write (the final state for DELETED),
+    ``prev`` its JSON before (None for ADDED)."""
+
+    rv: int
+    type: str
+    resource: str
+    namespace: str
+    name: str
+    value: str
+    prev: str | None
+
+
+Entry = tuple[int, str]  # (resourceVersion, JSON text)
+
+
+class Store:
+    """SQLite-backed objects + event log. ``path=None`` keeps everything in memory (for tests and benchmarks)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, retain: int = DEFAULT_RETAIN) -> None:
+        self.retain = max(1, retain)
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._objects: dict[str, dict[str, dict[str, Entry]]] = {}
+        self._ring: deque[Event] = deque()
+        self._closed = False
+        self._path = str(path) if path is not None else ":memory:"
+        try:
+            self._db = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=0.5)
+            self._init_schema()
+            self._load()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(self._explain(exc)) from exc
+
+    # ---- setup ---------------------------------------------------------------------------------------------
+
+    def _explain(self, exc: sqlite3.DatabaseError) -> str:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return f"{self._path} is locked by another process (is another `berth cluster up` using it?)"
+        return f"{self._path} is not a usable berth store ({text}); move it away or pass another --data directory"
+
+    def _init_schema(self) -> None:
+        db = self._db
+        if self._path != ":memory:":
+            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise sqlite3.DatabaseError(f"cannot switch to WAL mode (got {mode})")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+            " rv INTEGER NOT NULL, value TEXT NOT NULL, PRIMARY KEY (resource, namespace, name))"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS events (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, resource TEXT NOT NULL,"
+            " namespace TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, prev TEXT)"
+        )
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None:
+            db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        elif row[0] != SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(f"store schema {row[0]} is not supported (expected {SCHEMA_VERSION})")
+
+    def _load(self) -> None:
+        db = self._db
+        self._rv = int(self._meta("rv", "0"))
+        self._compacted = int(self._meta("compacted", "0"))
+        for resource, ns, name, rv, value in db.execute(
+            "SELECT resource, namespace, name, rv, value FROM objects"
+        ):
+            self._objects.setdefault(resource, {}).setdefault(ns, {})[name] = (int(rv), value)
+        last = db.execute("SELECT MAX(rv) FROM events").fetchone()[0]
+        if last is not None and int(last) > self._rv:
+            self._rv = int(last)
+        rows = db.execute(
+            "SELECT rv, type, resource, namespace, name, value, prev FROM events ORDER BY rv DESC LIMIT ?",
+            (self.retain,),
+        ).fetchall()
+        for rv, typ, resource, ns, name, value, prev in reversed(rows):
+            self._ring.append(Event(int(rv), typ, resource, ns, name, value, prev))
+
+    def _meta(self, key: str, default: str) -> str:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else default
+
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+            return str(row[0]) if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._cond.notify_all()
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            self._db.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # ---- reads ---------------------------------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        """The current global revision (what a list reports as its resourceVersion)."""
+        return self._rv
+
+    @property
+    def compacted(self) -> int:
+        """Revisions up to and including this one are no longer in the event log."""
+        return self._compacted
+
+    def get(self, resource: str, namespace: str, name: str) -> Entry | None:
+        return self._objects.get(resource, {}).get(namespace, {}).get(name)
+
+    def list(
+        self, resource: str, namespace: str | None = None
+    ) -> tuple[builtins.list[tuple[str, str, Entry]], int]:
+        """Current objects of one resource (optionally one namespace), sorted by (namespace, name), and the revision."""
+        with self._lock:
+            by_ns = self._objects.get(resource, {})
+            out: builtins.list[tuple[str, str, Entry]] = []
+            spaces = [namespace] if namespace is not None else sorted(by_ns)
+            for ns in spaces:
+                items = by_ns.get(ns, {})
+                out.extend((ns, n, items[n]) for n in sorted(items))
+            return out, self._rv
+
+    def count(self, resource: str) -> int:
+        return sum(len(v) for v in self._objects.get(resource, {}).values())
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {r: n for r in sorted(self._objects) if (n := self.count(r))}
+
+    def resources(self) -> builtins.list[str]:
+        return list(self._objects)
+
+    # ---- writes --------------------------------------------------------------------------------------------
+
+    def next_revision(self) -> int:
+        """The revision the next write will get (call under :meth:`locked`)."""
+        return self._rv + 1
+
+    def locked(self) -> threading.RLock:
+        """The writer lock, for read-modify-write sequences that must not interleave."""
+        return self._lock
+
+    def put(self, resource: str, namespace: str, name: str, obj: dict[str, Any], event: str) -> int:
+        """Create or replace an object; sets ``metadata.resourceVersion`` to the new revision and logs ``event``."""
+        with self._cond:
+            self._check_open()
+            rv = self._rv + 1
+            obj.setdefault("metadata", {})["resourceVersion"] = str(rv)
+            value = json.dumps(obj, separators=(",", ":"))
+            prev = self.get(resource, namespace, name)
+            self._commit(
+                [
+                    (
+                        "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
+                        (resource, namespace, name, rv, value),
+                    )
+                ],
+                Event(rv, event, resource, namespace, name, value, prev[1] if prev else None),
+            )
+            self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = (rv, value)
+            return rv
+
+    def remove(self, resource: str, namespace: str, name: str, final: dict[str, Any]) -> int:
+        """Delete an object; the DELETED event carries ``final`` with a new resourceVersion."""
+        with self._cond:
+            self._check_open()
+            rv = self._rv + 1
+            final.setdefault("metadata", {})["resourceVersion"] = str(rv)
+            value = json.dumps(final, separators=(",", ":"))
+            prev = self.get(resource, namespace, name)
+            self._commit(
+                [
+                    (
+                        "DELETE FROM objects WHERE resource=? AND namespace=? AND name=?",
+                        (resource, namespace, name),
+                    )
+                ],
+                Event(rv, "DELETED", resource, namespace, name, value, prev[1] if prev else None),
+            )
+            by_ns = self._objects.get(resource, {})
+            by_ns.get(namespace, {}).pop(name, None)
+            if namespace in by_ns and not by_ns[namespace]:
+                del by_ns[namespace]
+            return rv
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")
+
+    def _commit(self, statements: builtins.list[tuple[str, tuple[Any, ...]]], event: Event) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, args in statements:
+                db.execute(sql, args)
+            db.execute(
+                "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (event.rv, event.type, event.resource, event.namespace, event.name, event.value, event.prev),
+            )
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (str(event.rv),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._rv = event.rv
+        self._ring.append(event)
+        if event.rv % COMPACT_EVERY == 0:
+            self._compact_locked()
+        while len(self._ring) > self.retain:
+            self._ring.popleft()
+        self._cond.notify_all()
+
+    def compact(self) -> int:
+        """Drop log entries older than the newest ``retain``; returns the compacted revision."""
+        with self._lock:
+            self._compact_locked()
+            return self._compacted
+
+    def _compact_locked(self) -> None:
+        target = self._rv - self.retain
+        if target <= self._compacted:
+            return
+        self._db.execute("DELETE FROM events WHERE rv <= ?", (target,))
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('compacted', ?)", (str(target),))
+        self._compacted = target
+        while self._ring and self._ring[0].rv <= target:
+            self._ring.popleft()
+
+    # ---- watch support -------------------------------------------------------------------------------------
+
+    def events_after(self, rv: int, limit: int = 1000) -> builtins.list[Event]:
+        """Log entries with revision > ``rv`` (at most ``limit``); raises :class:`Compacted` if ``rv`` is too old."""
+        with self._lock:
+            if rv >= self._rv:
+                return []
+            if rv < self._compacted:
+                raise Compacted(rv, self._compacted + 1)
+            ring = self._ring
+            if ring and ring[0].rv <= rv + 1:
+                start = rv + 1 - ring[0].rv
+                out = []
+                for i in range(start, min(len(ring), start + limit)):
+                    out.append(ring[i])
+                return out
+            rows = self._db.execute(
+                "SELECT rv, type, resource, namespace, name, value, prev FROM events WHERE rv > ? ORDER BY rv LIMIT ?",
+                (rv, limit),
+            ).fetchall()
+            return [Event(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
+
+    def wait(self, after: int, timeout: float | None) -> bool:
+        """Block until the revision exceeds ``after`` (True) or the timeout passes / the store closes (False)."""
+        with self._cond:
+            if self._rv > after:
+                return True
+            if self._closed:
+                return False
+            self._cond.wait(timeout)
+            return self._rv > after
+
+    def wake_all(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+
+def open_store(data_dir: str | os.PathLike[str], retain: int = DEFAULT_RETAIN) -> Store:
+    """Open (creating if needed) the store in ``data_dir/store.db``."""
+    path = Path(data_dir) / "store.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Store(path, retain=retain)

@@ -1,0 +1,259 @@
+"""In-process Api semantics (the contract the controllers and the HTTP server share)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from berth.cluster.api import Api, ApiError
+from berth.cluster.store import Store
+
+
+@pytest.fixture()
+def api() -> Api:
+    return Api(Store(retain=50))
+
+
+def deployment(name: str = "web", replicas: int | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": {"app": name}},
+        "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        },
+    }
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}, "spec": spec}
+
+
+def test_bootstrap_namespaces_are_active_with_finalizer(api: Api) -> None:
+    items, _ = api.list("namespaces")
+    names = sorted(i["metadata"]["name"] for i in items)
+    assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+    ns = api.get("namespaces", "default")
+    assert ns["status"]["phase"] == "Active"
+    assert ns["spec"]["finalizers"] == ["kubernetes"]
+    assert ns["metadata"]["labels"]["kubernetes.io/metadata.name"] == "default"
+
+
+def test_create_sets_identity_and_defaults(api: Api) -> None:
+    d = api.create("deployments.apps", deployment(), "default")
+    meta = d["metadata"]
+    assert meta["uid"] and meta["creationTimestamp"].endswith("Z") and meta["generation"] == 1
+    assert d["spec"]["replicas"] == 1
+    assert d["spec"]["strategy"]["rollingUpdate"] == {"maxUnavailable": "25%", "maxSurge": "25%"}
+    assert d["spec"]["template"]["spec"]["schedulerName"] == "default-scheduler"
+
+
+@pytest.mark.parametrize(
+    ("resource", "obj", "namespace", "code", "reason"),
+    [
+        ("configmaps", {"metadata": {"name": "Bad_Name"}}, "default", 422, "Invalid"),
+        ("configmaps", {"metadata": {"name": "a"}}, "missing", 404, "NotFound"),
+        ("configmaps", {"metadata": {"name": "a", "namespace": "other"}}, "default", 400, "BadRequest"),
+        ("configmaps", {"metadata": {"name": "a", "resourceVersion": "3"}}, "default", 500, "InternalError"),
+        ("nosuchthings", {"metadata": {"name": "a"}}, "default", 404, "NotFound"),
+    ],
+    ids=["bad-name", "missing-namespace", "namespace-mismatch", "preset-rv", "unknown-resource"],
+)
+def test_create_errors(
+    api: Api, resource: str, obj: dict[str, Any], namespace: str, code: int, reason: str
+) -> None:
+    with pytest.raises(ApiError) as info:
+        api.create(resource, obj, namespace)
+    assert (info.value.code, info.value.reason) == (code, reason)
+
+
+def test_duplicate_create_is_already_exists(api: Api) -> None:
+    api.create(
+        "pods", {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}, "default"
+    )
+    with pytest.raises(ApiError) as info:
+        api.create("pods", {"metadata": {"name": "p"}, "spec": {"containers": []}}, "default")
+    assert info.value.code == 409 and info.value.message == 'pods "p" already exists'
+
+
+def test_stale_update_conflicts_and_generation_tracks_spec(api: Api) -> None:
+    d = api.create("deployments.apps", deployment(), "default")
+    d["spec"]["replicas"] = 3
+    d2 = api.update("deployments.apps", d, "default")
+    assert d2["metadata"]["generation"] == 2
+    with pytest.raises(ApiError) as info:
+        api.update("deployments.apps", d, "default")
+    assert info.value.code == 409 and "the object has been modified" in info.value.message
+    d2["metadata"]["labels"] = {"x": "y"}
+    d3 = api.update("deployments.apps", d2, "default")
+    assert d3["metadata"]["generation"] == 2
+
+
+def test_status_subresource_is_separate_from_main_endpoint(api: Api) -> None:
+    d = api.create("deployments.apps", deployment(), "default")
+    d["status"] = {"replicas": 5}
+    d2 = api.update("deployments.apps", d, "default")
+    assert d2.get("status") == {}
+    d2["status"] = {"replicas": 5}
+    d2["spec"]["replicas"] = 9
+    d3 = api.update("deployments.apps", d2, "default", subresource="status")
+    assert d3["status"] == {"replicas": 5} and d3["spec"]["replicas"] == 1
+
+
+def test_noop_update_keeps_resource_version(api: Api) -> None:
+    cm = api.create("configmaps", {"metadata": {"name": "a"}, "data": {"k": "v"}}, "default")
+    again = api.update("configmaps", cm, "default")
+    assert again["metadata"]["resourceVersion"] == cm["metadata"]["resourceVersion"]
+
+
+def test_finalizers_hold_deletion_until_removed(api: Api) -> None:
+    cm = api.create("configmaps", {"metadata": {"name": "a", "finalizers": ["x/y"]}}, "default")
+    gone = api.delete("configmaps", "a", "default")
+    assert gone["metadata"]["deletionTimestamp"]
+    cur = api.get("configmaps", "a", "default")
+    cur["metadata"]["finalizers"] = []
+    api.update("configmaps", cur, "default")
+    with pytest.raises(ApiError) as info:
+        api.get("configmaps", "a", "default")
+    assert info.value.code == 404
+    assert cm["metadata"]["uid"]
+
+
+def test_namespace_delete_goes_terminating_and_blocks_new_content(api: Api) -> None:
+    api.create("namespaces", {"metadata": {"name": "team"}})
+    ns = api.delete("namespaces", "team")
+    assert ns["status"]["phase"] == "Terminating"
+    with pytest.raises(ApiError) as info:
+        api.create("configmaps", {"metadata": {"name": "a"}}, "team")
+    assert info.value.code == 403 and info.value.causes[0]["reason"] == "NamespaceTerminating"
+    api.update(
+        "namespaces", {"metadata": {"name": "team"}, "spec": {"finalizers": []}}, subresource="finalize"
+    )
+    with pytest.raises(ApiError):
+        api.get("namespaces", "team")
+
+
+def test_watch_replays_from_revision_and_reports_selector_transitions(api: Api) -> None:
+    cm = api.create("configmaps", {"metadata": {"name": "a", "labels": {"app": "x"}}}, "default")
+    w = api.watch("configmaps", "default", cm["metadata"]["resourceVersion"], label_selector="app=x")
+    api.patch("configmaps", "a", {"data": {"k": "v"}}, "merge", "default")
+    api.patch("configmaps", "a", {"metadata": {"labels": {"app": "y"}}}, "merge", "default")
+    api.patch("configmaps", "a", {"metadata": {"labels": {"app": "x"}}}, "merge", "default")
+    got = [w.next_event(1) for _ in range(3)]
+    assert [e[0] for e in got if e] == ["MODIFIED", "DELETED", "ADDED"]
+    assert w.next_event(0.01) is None
+    w.close()
+
+
+def test_watch_from_zero_lists_current_objects_first(api: Api) -> None:
+    api.create("configmaps", {"metadata": {"name": "a"}}, "default")
+    w = api.watch("configmaps", "default")
+    first = w.next_event(1)
+    assert first is not None and first[0] == "ADDED" and first[1]["metadata"]["name"] == "a"
+
+
+def test_watch_below_compaction_is_gone(api: Api) -> None:
+    for i in range(120):
+        api.create("configmaps", {"metadata": {"name": f"c{i}"}}, "default")
+    api.store.compact()
+    with pytest.raises(ApiError) as info:
+        api.watch("configmaps", "default", "2")
+    assert info.value.code == 410 and "too old resource version" in info.value.message
+
+
+def test_list_pages_with_continue_and_field_selectors(api: Api) -> None:
+    rt = api.resource_type("configmaps")
+    for i in range(5):
+        api.create("configmaps", {"metadata": {"name": f"c{i}"}}, "default")
+    page1 = api.do_list(rt, "default", limit=2)
+    assert [i["metadata"]["name"] for i in page1.items] == ["c0", "c1"] and page1.remaining == 3
+    page2 = api.do_list(rt, "default", limit=2, continue_token=page1.continue_token)
+    assert [i["metadata"]["name"] for i in page2.items] == ["c2", "c3"]
+    items, _ = api.list("configmaps", "default", field_selector="metadata.name=c4")
+    assert [i["metadata"]["name"] for i in items] == ["c4"]
+    with pytest.raises(ApiError) as info:
+        api.list("configmaps", "default", field_selector="data.x=1")
+    assert info.value.code == 400
+
+
+def test_scale_subresource_maps_onto_replicas(api: Api) -> None:
+    api.create("deployments.apps", deployment(replicas=2), "default")
+    rt = api.resource_type("deployments.apps")
+    scale = api.get_scale(rt, "web", "default")
+    assert (
+        scale["kind"] == "Scale"
+        and scale["spec"]["replicas"] == 2
+        and scale["status"]["selector"] == "app=web"
+    )
+    out = api.patch(
+        "deployments.apps", "web", {"spec": {"replicas": 4}}, "merge", "default", subresource="scale"
+    )
+    assert out["kind"] == "Scale" and api.get("deployments.apps", "web", "default")["spec"]["replicas"] == 4
+
+
+def test_binding_sets_node_and_condition_then_conflicts(api: Api) -> None:
+    api.create(
+        "pods", {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}, "default"
+    )
+    binding = {"metadata": {"name": "p"}, "target": {"kind": "Node", "name": "node-1"}}
+    status = api.create("bindings", binding, "default")
+    assert status["status"] == "Success" and status["code"] == 201
+    pod = api.get("pods", "p", "default")
+    assert pod["spec"]["nodeName"] == "node-1"
+    assert any(c["type"] == "PodScheduled" and c["status"] == "True" for c in pod["status"]["conditions"])
+    with pytest.raises(ApiError) as info:
+        api.create("bindings", binding, "default")
+    assert info.value.code == 409
+
+
+def test_dry_run_stores_nothing(api: Api) -> None:
+    out = api.create("configmaps", {"metadata": {"name": "a"}}, "default", dry_run=True)
+    assert out["metadata"]["uid"]
+    with pytest.raises(ApiError):
+        api.get("configmaps", "a", "default")
+
+
+def test_crd_registers_a_type_and_defaults_custom_objects(api: Api) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer", "default": 3}}}},
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+            ],
+        },
+    }
+    out = api.create("customresourcedefinitions.apiextensions.k8s.io", crd)
+    conds = {c["type"]: c["status"] for c in out["status"]["conditions"]}
+    assert conds == {"NamesAccepted": "True", "Established": "True"}
+    w = api.create(
+        "widgets.example.com",
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}},
+        "default",
+    )
+    assert w["metadata"]["generation"] == 1
+    api.patch("widgets.example.com", "w", {"spec": {}}, "merge", "default")
+    assert api.get("widgets.example.com", "w", "default")["spec"] == {"size": 3}
+    api.delete("customresourcedefinitions.apiextensions.k8s.io", "widgets.example.com")
+    with pytest.raises(ApiError) as info:
+        api.resource_type("widgets.example.com")
+    assert info.value.code == 404
+
+
+def test_in_process_writes_are_audited() -> None:
+    lines: list[tuple[Any, ...]] = []
+    api = Api(Store(), audit=lambda *a: lines.append(a))
+    api.create("configmaps", {"metadata": {"name": "a"}}, "default", user="tester")
+    with pytest.raises(ApiError):
+        api.delete("configmaps", "zzz", "default", user="tester")
+    assert lines == [
+        ("tester", "create", "configmaps", "", "default", "a", 201),
+        ("tester", "delete", "configmaps", "", "default", "zzz", 404),
+    ]
