@@ -178,8 +178,8 @@ class ApiError(Exception):
 
     def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.code = code
-        self.reason = reason
+        self.code = int(code)
+        self.reason = str(reason)
         self.message = message
         self.details = details
 

@@ -1,0 +1,337 @@
+"""Schema knowledge of built-in kinds and custom resources: what strategic merge, apply and validation need.
+
+Strategic merge patch must know which lists merge by which key (``containers`` by ``name``, ``ports`` by
+``containerPort``), server-side apply must know which lists are associative (``x-kubernetes-list-type: map`` with
+``x-kubernetes-list-map-keys``), sets or atomic, and which structs are atomic (``x-kubernetes-map-type``), and
+validation needs types, ``required`` and ``enum``. Upstream compiles all of that into the API server from the
+OpenAPI documents; we read it from a compact JSON table, ``builtin_schema.json`` beside this module, generated once
+from the Kubernetes v1.35 schemas the ``kubernetes-validate`` wheel ships (descriptions dropped, every other schema
+keyword and every ``x-kubernetes-*`` extension kept). Regenerate with::
+
+    python -m berth.cluster.schema path/to/v1.35.0-local/_definitions.json
+
+Custom resources use the same :class:`Node` over their CRD's ``openAPIV3Schema`` (see :func:`from_openapi`), so the
+patch and apply engines have one view of "schema" whatever the kind.
+
+A missing or unknown schema is not an error: :data:`ANY` gives the defaults structured-merge-diff uses for deduced
+types (maps merge key by key, lists are atomic, no merge keys).
+
+Pure module: the only read is the package-data table, loaded once on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from functools import cache, cached_property
+from importlib import resources
+from typing import Any
+
+TABLE_FILE = "builtin_schema.json"
+
+# JSON-schema keywords worth keeping in the compact table (plus every ``x-kubernetes-*`` extension).
+_KEPT_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "additionalProperties",
+        "items",
+        "$ref",
+        "required",
+        "enum",
+        "format",
+        "allOf",
+        "oneOf",
+        "anyOf",
+        "default",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "pattern",
+        "nullable",
+    }
+)
+
+
+class Node:
+    """A position in a schema: the schema of one value (object, field, list item or map value).
+
+    Wraps a JSON-schema dict; ``$ref`` (and a single-element ``allOf``) is resolved lazily against ``defs`` so the
+    recursive built-in graph costs nothing until walked. Extensions written on the referring property (say
+    ``x-kubernetes-patch-merge-key`` on ``PodSpec.containers``) win over those on the referenced type.
+    """
+
+    __slots__ = ("__dict__", "_children", "_defs", "_raw")
+
+    def __init__(self, raw: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> None:
+        self._raw = raw
+        self._defs: Mapping[str, Any] = defs or {}
+        self._children: dict[str, Node] = {}
+
+    @cached_property
+    def schema(self) -> Mapping[str, Any]:
+        """The resolved schema dict (referenced type merged under the property's own keywords)."""
+        raw = self._raw
+        target: Mapping[str, Any] | None = None
+        ref = raw.get("$ref")
+        if isinstance(ref, str):
+            target = self._defs.get(ref.rsplit("/", 1)[-1])
+        else:
+            all_of = raw.get("allOf")
+            if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
+                inner = all_of[0].get("$ref")
+                if isinstance(inner, str):
+                    target = self._defs.get(inner.rsplit("/", 1)[-1])
+        if target is None:
+            return raw
+        merged = dict(Node(target, self._defs).schema)
+        merged.update({k: v for k, v in raw.items() if k not in ("$ref", "allOf")})
+        return merged
+
+    # -- shape -----------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def types(self) -> frozenset[str]:
+        """JSON types allowed here (``null`` included when nullable); empty when unconstrained."""
+        t = self.schema.get("type")
+        out: set[str] = set()
+        if isinstance(t, str):
+            out.add(t)
+        elif isinstance(t, list):
+            out.update(str(x) for x in t)
+        if self.schema.get("nullable") is True:
+            out.add("null")
+        if "object" not in out and ("properties" in self.schema or "additionalProperties" in self.schema):
+            out.add("object")
+        if "array" not in out and "items" in self.schema:
+            out.add("array")
+        return frozenset(out)
+
+    @property
+    def properties(self) -> Mapping[str, Any]:
+        props = self.schema.get("properties")
+        return props if isinstance(props, Mapping) else {}
+
+    @property
+    def is_struct(self) -> bool:
+        """An object with declared fields (a Go struct or a CRD object with ``properties``)."""
+        return bool(self.properties)
+
+    @property
+    def is_map(self) -> bool:
+        """An object keyed by arbitrary strings (``additionalProperties`` schema, e.g. labels, data)."""
+        return isinstance(self.schema.get("additionalProperties"), Mapping) and not self.is_struct
+
+    @property
+    def is_list(self) -> bool:
+        return "array" in self.types
+
+    @property
+    def int_or_string(self) -> bool:
+        if self.schema.get("x-kubernetes-int-or-string") is True:
+            return True
+        one_of = self.schema.get("oneOf")
+        if isinstance(one_of, list) and len(one_of) == 2:
+            kinds = {frozenset(Node(o).types - {"null"}) for o in one_of if isinstance(o, Mapping)}
+            return kinds == {frozenset({"string"}), frozenset({"integer"})}
+        return False
+
+    @property
+    def preserve_unknown_fields(self) -> bool:
+        return self.schema.get("x-kubernetes-preserve-unknown-fields") is True
+
+    @property
+    def embedded_resource(self) -> bool:
+        return self.schema.get("x-kubernetes-embedded-resource") is True
+
+    @property
+    def is_any(self) -> bool:
+        """No constraints at all (the deduced schema)."""
+        return not self.types and not self.int_or_string and not self.properties
+
+    # -- navigation ------------------------------------------------------------------------------------------------
+
+    def field(self, name: str) -> Node:
+        """Schema of field or map entry ``name``; :data:`ANY` when undeclared (memoized: walks repeat)."""
+        props = self.properties
+        key = name if name in props else "*"
+        child = self._children.get(key)
+        if child is None:
+            raw = props.get(name) if key == name else self.schema.get("additionalProperties")
+            child = Node(raw, self._defs) if isinstance(raw, Mapping) else ANY
+            self._children[key] = child
+        return child
+
+    def has_field(self, name: str) -> bool:
+        return name in self.properties
+
+    def items(self) -> Node:
+        """Schema of the list's items; :data:`ANY` when undeclared."""
+        child = self._children.get("[]")
+        if child is None:
+            it = self.schema.get("items")
+            child = self._children["[]"] = Node(it, self._defs) if isinstance(it, Mapping) else ANY
+        return child
+
+    # -- merge semantics -------------------------------------------------------------------------------------------
+
+    @property
+    def list_type(self) -> str:
+        """``atomic``, ``set`` or ``map`` (associative); ``atomic`` when unspecified, as upstream deduces."""
+        lt = self.schema.get("x-kubernetes-list-type")
+        return lt if lt in ("atomic", "set", "map") else "atomic"
+
+    @property
+    def list_map_keys(self) -> tuple[str, ...]:
+        keys = self.schema.get("x-kubernetes-list-map-keys")
+        return tuple(str(k) for k in keys) if isinstance(keys, list) else ()
+
+    @property
+    def patch_merge_key(self) -> str:
+        key = self.schema.get("x-kubernetes-patch-merge-key")
+        return key if isinstance(key, str) else ""
+
+    @property
+    def patch_strategies(self) -> frozenset[str]:
+        """``x-kubernetes-patch-strategy`` split on commas: among ``merge``, ``replace``, ``retainKeys``."""
+        ps = self.schema.get("x-kubernetes-patch-strategy")
+        return frozenset(s.strip() for s in ps.split(",")) if isinstance(ps, str) else frozenset()
+
+    @property
+    def map_atomic(self) -> bool:
+        """``x-kubernetes-map-type: atomic``: the whole object is one value for apply."""
+        return self.schema.get("x-kubernetes-map-type") == "atomic"
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        req = self.schema.get("required")
+        return tuple(str(r) for r in req) if isinstance(req, list) else ()
+
+    def __repr__(self) -> str:
+        return f"Node({dict(self._raw)!r})"
+
+
+ANY = Node({})
+"""The schema that says nothing: apply treats maps as granular and lists as atomic; SMP replaces lists."""
+
+
+class Schemas:
+    """The built-in type graph, indexed by group/version/kind."""
+
+    def __init__(self, defs: Mapping[str, Any]) -> None:
+        self.defs = defs
+        index: dict[tuple[str, str, str], str] = {}
+        for name, schema in defs.items():
+            for gvk in schema.get("x-kubernetes-group-version-kind") or []:
+                index[(str(gvk.get("group", "")), str(gvk.get("version", "")), str(gvk.get("kind", "")))] = (
+                    name
+                )
+        self._by_gvk = index
+        self._roots: dict[str, Node] = {}
+
+    def definition_name(self, api_version: str, kind: str) -> str | None:
+        """``apps/v1``, ``Deployment`` -> ``io.k8s.api.apps.v1.Deployment`` (None when unknown)."""
+        group, _, version = api_version.rpartition("/")
+        return self._by_gvk.get((group, version, kind))
+
+    def for_kind(self, api_version: str, kind: str) -> Node | None:
+        """Schema of a whole object of a built-in kind, or None when the kind is not built in."""
+        name = self.definition_name(api_version, kind)
+        return self.definition(name) if name else None
+
+    def definition(self, name: str) -> Node:
+        """The (memoized) node of one definition, e.g. ``io.k8s.api.core.v1.PodSpec``."""
+        node = self._roots.get(name)
+        if node is None:
+            node = self._roots[name] = Node({"$ref": name}, self.defs)
+        return node
+
+    def kinds(self) -> list[tuple[str, str, str]]:
+        """Every built-in (group, version, kind), sorted."""
+        return sorted(self._by_gvk)
+
+
+@cache
+def builtin() -> Schemas:
+    """The built-in schemas (Kubernetes v1.35), loaded once from package data."""
+    text = resources.files("berth.cluster").joinpath(TABLE_FILE).read_text(encoding="utf-8")
+    return Schemas(json.loads(text))
+
+
+def for_kind(api_version: str, kind: str) -> Node | None:
+    """Shortcut: :meth:`Schemas.for_kind` on the built-in table."""
+    return builtin().for_kind(api_version, kind)
+
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def from_openapi(schema: Mapping[str, Any] | None) -> Node:
+    """A :class:`Node` over a CRD version's ``openAPIV3Schema`` (or :data:`ANY` when it has none).
+
+    The object's ``apiVersion``, ``kind`` and ``metadata`` are added when the schema does not declare them, as the
+    API server does for every custom resource, and ``metadata`` keeps the built-in ObjectMeta semantics.
+    """
+    if not schema:
+        return ANY
+    root = dict(schema)
+    props = dict(root.get("properties") or {})
+    props.setdefault("apiVersion", {"type": "string"})
+    props.setdefault("kind", {"type": "string"})
+    props["metadata"] = {"$ref": OBJECT_META}
+    root["properties"] = props
+    root.setdefault("type", "object")
+    return Node(root, builtin().defs)
+
+
+# -- table generation ------------------------------------------------------------------------------------------------
+
+
+def _strip(value: Any, in_properties: bool = False) -> Any:
+    if isinstance(value, dict):
+        if in_properties:
+            return {k: _strip(v) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key == "properties":
+                out[key] = _strip(item, in_properties=True)
+            elif key.startswith("x-kubernetes"):
+                out[key] = item  # extension values are data, not schemas
+            elif key in _KEPT_KEYWORDS:
+                if key == "$ref" and isinstance(item, str):
+                    item = item.rsplit("/", 1)[-1]
+                out[key] = item if key in ("enum", "default", "required") else _strip(item)
+        return out
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def build_table(definitions: Mapping[str, Any]) -> dict[str, Any]:
+    """The compact table from a ``_definitions.json`` document (``$defs`` or ``definitions``)."""
+    defs = definitions.get("$defs") or definitions.get("definitions") or {}
+    return {name: _strip(schema) for name, schema in sorted(defs.items())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Regenerate ``builtin_schema.json`` from a kubernetes-validate ``_definitions.json``."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m berth.cluster.schema <_definitions.json>", file=sys.stderr)
+        return 2
+    with open(args[0], encoding="utf-8") as fh:
+        table = build_table(json.load(fh))
+    target = resources.files("berth.cluster").joinpath(TABLE_FILE)
+    with open(str(target), "w", encoding="utf-8") as fh:
+        json.dump(table, fh, separators=(",", ":"), sort_keys=True)
+        fh.write("\n")
+    print(f"wrote {len(table)} definitions to {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
