@@ -1,18 +1,209 @@
-"""``berth install``: command-line surface of the install part."""
+"""``berth install``: command-line surface of the install part (one action per module, this file only wires)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
 
-from berth.kube.errors import NotImplementedYet
+from berth.kube.errors import InputError, NotImplementedYet
+
+ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
 
 
 @click.group("install")
 def group() -> None:
-    """berth install commands."""
+    """Chart -> package -> setup (render, split, plan) -> plan | script | verify."""
+
+
+def _parse_base(flag: str) -> tuple[str, Path | None]:
+    name, sep, values = flag.partition("=")
+    if not name:
+        raise InputError(f"expected NAME or NAME=VALUES.yaml, got {flag!r}", "--base")
+    if sep and not Path(values).is_file():
+        raise InputError("values file not found", values)
+    return name, Path(values) if sep else None
+
+
+@group.command("package")
+@click.argument("chart")
+@click.option("--version", help="Chart version (required to match for folders and archives).")
+@click.option("--repo", help="Helm repository URL to resolve CHART in (http(s):// or file://).")
+@click.option(
+    "--base", "bases", multiple=True, metavar="NAME[=VALUES.yaml]", help="A base variant (repeatable)."
+)
+@click.option(
+    "--spec",
+    "spec_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="YAML with components, inputs, collector.",
+)
+@click.option("--namespace", help="Default namespace for the package's renders (default: chart name).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Package folder (default ./<chart>-package).",
+)
+def package_cmd(
+    chart: str,
+    version: str | None,
+    repo: str | None,
+    bases: tuple[str, ...],
+    spec_file: Path | None,
+    namespace: str | None,
+    output: Path | None,
+) -> None:
+    """Turn CHART (folder, .tgz, repo/chart, oci://) into a package folder."""
+    from berth.install import package
+
+    if spec_file is not None and not spec_file.is_file():
+        raise InputError("spec file not found", str(spec_file))
+    parsed = [_parse_base(b) for b in bases]
+    out = output or Path(f"{Path(chart.rstrip('/')).name.removesuffix('.tgz')}-package")
+    pkg = package.build(chart, parsed, out, version, repo, spec_file, namespace)
+    click.echo(
+        f"Packaged {pkg.name} {pkg.version} (sha256 {pkg.chart.sha256[:12]}) with base(s) "
+        f"{', '.join(b.name for b in pkg.bases)} to {out}"
+    )
+
+
+@group.command("setup")
+@click.option("--pull", "ref", required=True, help="Package folder or chart reference.")
+@click.option("--base", help="Base variant (default: earlier choice, else the package default).")
+@click.option("--namespace", help="Release namespace (default: the package's).")
+@click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--select", "selects", multiple=True, help="Component to enable (repeatable).")
+@click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Answer an input (repeatable).")
+@click.option("--non-interactive", is_flag=True, help="Never prompt; missing required inputs are errors.")
+@click.option("--version", help="Chart version when --pull is a chart.")
+@click.option("--repo", help="Helm repository URL when --pull is a chart name.")
+@click.option("--live", is_flag=True, help="Check the facts against the cluster.")
+def setup_cmd(
+    ref: str,
+    base: str | None,
+    namespace: str | None,
+    work_dir: Path,
+    selects: tuple[str, ...],
+    inputs: tuple[str, ...],
+    non_interactive: bool,
+    version: str | None,
+    repo: str | None,
+    live: bool,
+) -> None:
+    """Pull, ask, collect facts, render and plan into WORK_DIR (atomically)."""
+    from berth.install import package, setup
+
+    def prompt(inp: package.Input) -> str:
+        text = inp.prompt or f"{inp.name} ({inp.type})"
+        return str(click.prompt(text, default="", show_default=False))
+
+    opts = setup.SetupOptions(
+        ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live
+    )
+    result = setup.run(opts, prompt)
+    for line in result.lines:
+        click.echo(line)
+
+
+def _plan(work_dir: Path, action: str, wait: bool, timeout: int) -> object:
+    from berth.install import plan, setup
+
+    pkg, _sel, _answers, namespace, result, install_only = setup.load_workdir(work_dir)
+    return plan.build(
+        result, plan.Action(action), pkg.release, namespace, str(work_dir), wait, timeout, install_only
+    )
+
+
+@group.command("plan")
+@click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--action", type=click.Choice(ACTIONS), default="install", show_default=True)
+@click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
+@click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
+def plan_cmd(work_dir: Path, action: str, output: str, wait: bool, timeout: int) -> None:
+    """Print every step of ACTION in Helm's execution order."""
+    from berth.install import plan
+
+    p = _plan(work_dir, action, wait, timeout)
+    assert isinstance(p, plan.Plan)
+    if output == "json":
+        click.echo(json.dumps(p.to_json(), indent=2))
+    else:
+        click.echo(plan.render_text(p), nl=False)
+
+
+@group.command("script")
+@click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--action", type=click.Choice(ACTIONS), default="install", show_default=True)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE (default stdout)."
+)
+@click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
+@click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
+def script_cmd(work_dir: Path, action: str, output: Path | None, wait: bool, timeout: int) -> None:
+    """Write a bash 3.2 script (kubectl only) that performs exactly the plan."""
+    from berth.install import plan, script
+    from berth.kube import yamlio
+
+    p = _plan(work_dir, action, wait, timeout)
+    assert isinstance(p, plan.Plan)
+    text = script.generate(p, (work_dir.resolve() / "out"))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        yamlio.write_atomic(output, text, mode=0o755)
+        click.echo(f"Wrote {output} ({len(p.steps)} step(s) for {action})")
+
+
+@group.command("verify")
+@click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+def verify_cmd(work_dir: Path) -> None:
+    """Prove W/out equals a fresh `helm template` of the same chart and values."""
+    from berth.install import verify
+
+    report = verify.run(work_dir)
+    for line in report.lines():
+        click.echo(line)
+    if not report.ok:
+        raise verify.VerifyFailed(report)
+
+
+def _not_yet(name: str) -> click.Command:
+    @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    def cmd() -> None:
+        raise NotImplementedYet(f"berth install {name}")
+
+    cmd.help = f"(issue 6) {name} the plan against a cluster -- not implemented yet."
+    return cmd
+
+
+for _name in ("apply", "uninstall", "upgrade", "status"):
+    group.add_command(_not_yet(_name))
 
 
 @click.command("install")
-def bench() -> None:
-    """Benchmark the install part."""
-    raise NotImplementedYet("berth bench install")
+@click.argument("chart", required=False)
+@click.option(
+    "--objects",
+    "n_objects",
+    type=int,
+    default=500,
+    show_default=True,
+    help="Size of the generated chart when CHART is omitted.",
+)
+@click.option(
+    "--repeat", type=int, default=5, show_default=True, help="Runs per measurement (the best is reported)."
+)
+@click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
+def bench(chart: str | None, n_objects: int, repeat: int, output: str) -> None:
+    """Render + split + plan time vs `helm template` alone on the same chart, in the same run."""
+    from berth.install import bench as bench_mod
+
+    figures = bench_mod.run(chart, n_objects, repeat)
+    if output == "json":
+        click.echo(json.dumps(figures, indent=2))
+    else:
+        for line in bench_mod.text(figures):
+            click.echo(line)

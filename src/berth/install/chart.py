@@ -1,0 +1,245 @@
+"""Chart sources -> one locked chart archive: folder, ``.tgz``, ``repo/chart`` (Helm repo index) or ``oci://``.
+
+Whatever the source, the result is a ``.tgz`` whose SHA-256 is the lock recorded in the package, plus a safely
+extracted copy to render from. Archives are untrusted input: members with absolute paths, ``..``, symlinks,
+hard links or device files are refused before anything is written (a chart needs none of them).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import subprocess
+import tarfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from berth.kube import tools, yamlio
+from berth.kube.errors import InputError, ToolError
+
+FETCH_TIMEOUT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class LockedChart:
+    """A chart archive on disk, its lock and the folder it was extracted to."""
+
+    name: str
+    version: str
+    archive: Path
+    sha256: str
+    directory: Path
+    source: str
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def chart_meta(directory: Path) -> dict[str, Any]:
+    """``Chart.yaml`` of a chart folder, checked for name and version."""
+    chart_yaml = directory / "Chart.yaml"
+    if not chart_yaml.is_file():
+        raise InputError("not a Helm chart: no Chart.yaml", str(directory))
+    docs = yamlio.load_file(chart_yaml)
+    meta = docs[0].body if docs else None
+    if not isinstance(meta, dict) or not meta.get("name") or not meta.get("version"):
+        raise InputError("Chart.yaml must be a mapping with name and version", str(chart_yaml))
+    return meta
+
+
+def pack_folder(directory: Path, dest_dir: Path) -> Path:
+    """A reproducible ``<name>-<version>.tgz`` of a chart folder (sorted entries, zero times and owners).
+
+    Symlinks inside the folder are refused for the same reason they are refused in archives.
+    """
+    meta = chart_meta(directory)
+    name, version = str(meta["name"]), str(meta["version"])
+    out = dest_dir / f"{name}-{version}.tgz"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for root, dirs, files in os.walk(directory):
+            dirs.sort()
+            for fname in sorted(files):
+                path = Path(root) / fname
+                rel = path.relative_to(directory).as_posix()
+                if path.is_symlink():
+                    raise InputError("symlinks are not allowed in a chart", str(path))
+                info = tarfile.TarInfo(f"{name}/{rel}")
+                data = path.read_bytes()
+                info.size = len(data)
+                info.mode = 0o644
+                info.mtime = 0
+                tar.addfile(info, io.BytesIO(data))
+            for d in dirs:
+                if (Path(root) / d).is_symlink():
+                    raise InputError("symlinks are not allowed in a chart", str(Path(root) / d))
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0, filename="") as gz:
+        gz.write(buf.getvalue())
+    return out
+
+
+def _check_members(members: list[tarfile.TarInfo], archive: Path) -> set[str]:
+    """Refuse any member that could write outside the chart folder or is not a plain file or folder."""
+    tops: set[str] = set()
+    for m in members:
+        p = PurePosixPath(m.name)
+        if m.name.startswith("/") or p.is_absolute() or ".." in p.parts:
+            raise InputError(
+                f"refusing archive entry {m.name!r}: path escapes the chart folder", str(archive)
+            )
+        if m.issym() or m.islnk():
+            raise InputError(
+                f"refusing archive entry {m.name!r}: links are not allowed in a chart", str(archive)
+            )
+        if not (m.isfile() or m.isdir()):
+            raise InputError(f"refusing archive entry {m.name!r}: not a file or folder", str(archive))
+        if p.parts:
+            tops.add(p.parts[0])
+    if len(tops) != 1:
+        raise InputError(
+            f"a chart archive must hold one top folder, found {sorted(tops) or 'none'}", str(archive)
+        )
+    return tops
+
+
+def safe_extract(archive: Path, dest: Path) -> Path:
+    """Extract a chart archive after checking every member; return the chart folder (the one top directory)."""
+    try:
+        with tarfile.open(archive, mode="r:*") as tar:
+            members = tar.getmembers()
+            tops = _check_members(members, archive)
+            dest.mkdir(parents=True, exist_ok=True)
+            tar.extractall(dest, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise InputError(f"not a readable .tgz chart archive: {exc}", str(archive)) from exc
+    chart_dir = dest / tops.pop()
+    chart_meta(chart_dir)
+    return chart_dir
+
+
+def _fetch(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_SECONDS) as resp:
+            data: bytes = resp.read()
+            return data
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise InputError(f"cannot fetch {url}: {exc}") from exc
+
+
+def _repo_url(repo_name: str) -> str:
+    """A repository name from Helm's ``repositories.yaml`` (``helm repo add``) -> its URL."""
+    helm = tools.find("helm")
+    proc = subprocess.run(
+        [helm.path, "env", "HELM_REPOSITORY_CONFIG"], capture_output=True, text=True, timeout=30
+    )
+    config = Path(proc.stdout.strip())
+    entries: list[Any] = []
+    if config.is_file():
+        docs = yamlio.load_file(config)
+        body = docs[0].body if docs else {}
+        entries = (body or {}).get("repositories") or []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("name") == repo_name:
+            return str(entry.get("url"))
+    raise InputError(
+        f"unknown Helm repository {repo_name!r}; add it with `helm repo add {repo_name} URL` "
+        "or pass --repo URL with the chart name"
+    )
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    core = v.lstrip("v").split("-", 1)[0].split("+", 1)[0]
+    try:
+        return tuple(int(x) for x in core.split("."))
+    except ValueError:
+        return (-1,)
+
+
+def pull_from_index(repo_url: str, chart: str, version: str | None, dest_dir: Path) -> Path:
+    """Resolve ``chart`` (and ``version``, else the newest stable) in ``<repo_url>/index.yaml`` and download it.
+
+    The index entry's ``digest`` (SHA-256 of the archive), when present, must match the download.
+    """
+    base = repo_url.rstrip("/") + "/"
+    index_text = _fetch(urllib.parse.urljoin(base, "index.yaml")).decode("utf-8", "replace")
+    index = yamlio.load_one(index_text, f"{base}index.yaml") or {}
+    entries = (index.get("entries") or {}).get(chart) if isinstance(index, dict) else None
+    if not entries:
+        raise InputError(f"chart {chart!r} not found in the repository index", f"{base}index.yaml")
+    if version:
+        chosen = [e for e in entries if str(e.get("version")).lstrip("v") == version.lstrip("v")]
+        if not chosen:
+            have = ", ".join(sorted({str(e.get("version")) for e in entries}))
+            raise InputError(f"chart {chart} has no version {version} (have: {have})", f"{base}index.yaml")
+        entry = chosen[0]
+    else:
+        stable = [e for e in entries if "-" not in str(e.get("version"))] or entries
+        entry = max(stable, key=lambda e: _version_key(str(e.get("version"))))
+    urls = entry.get("urls") or []
+    if not urls:
+        raise InputError(f"index entry {chart} {entry.get('version')} has no urls", f"{base}index.yaml")
+    data = _fetch(urllib.parse.urljoin(base, str(urls[0])))
+    digest = entry.get("digest")
+    if digest and hashlib.sha256(data).hexdigest() != str(digest):
+        raise InputError(
+            f"downloaded {chart} {entry.get('version')} does not match the index digest {digest}",
+            f"{base}index.yaml",
+        )
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    out = dest_dir / f"{chart}-{entry.get('version')}.tgz"
+    out.write_bytes(data)
+    return out
+
+
+def pull_oci(ref: str, version: str | None, dest_dir: Path) -> Path:
+    """``oci://`` references go through ``helm pull`` (registry auth is Helm's business)."""
+    helm = tools.find("helm")
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    cmd = [helm.path, "pull", ref, "--destination", str(dest_dir)]
+    if version:
+        cmd += ["--version", version]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise ToolError(f"helm pull {ref} failed: {proc.stderr.strip()}")
+    found = sorted(dest_dir.glob("*.tgz"))
+    if not found:
+        raise ToolError(f"helm pull {ref} produced no archive")
+    return found[0]
+
+
+def resolve(ref: str, work: Path, version: str | None = None, repo: str | None = None) -> LockedChart:
+    """Any chart reference -> a locked archive in ``work/archive`` and its extraction in ``work/chart``."""
+    archive_dir = work / "archive"
+    path = Path(ref)
+    if repo:
+        archive = pull_from_index(repo, ref, version, archive_dir)
+    elif ref.startswith("oci://"):
+        archive = pull_oci(ref, version, archive_dir)
+    elif path.is_dir():
+        archive = pack_folder(path, archive_dir)
+    elif path.is_file():
+        archive_dir.mkdir(parents=True, exist_ok=True)
+        archive = archive_dir / path.name
+        archive.write_bytes(path.read_bytes())
+    elif "/" in ref and not ref.startswith((".", "/")) and len(ref.split("/")) == 2:
+        repo_name, chart = ref.split("/")
+        archive = pull_from_index(_repo_url(repo_name), chart, version, archive_dir)
+    else:
+        raise InputError("chart not found: not a folder, a .tgz file, repo/chart or oci:// reference", ref)
+    directory = safe_extract(archive, work / "chart")
+    meta = chart_meta(directory)
+    if version and str(meta["version"]).lstrip("v") != version.lstrip("v"):
+        raise InputError(f"chart version is {meta['version']}, not the requested {version}", ref)
+    return LockedChart(str(meta["name"]), str(meta["version"]), archive, sha256_file(archive), directory, ref)

@@ -1,0 +1,424 @@
+"""THE lifecycle plan: every step of one action, in Helm 4's execution order, built in exactly one place.
+
+``berth install plan`` prints it, ``berth install script`` turns it into bash, and the later ``apply`` executor
+runs it. A change to Helm semantics is one edit here. The rules (helm/helm ``pkg/action/{install,upgrade,
+uninstall,rollback,release_testing,hooks}.go``):
+
+install    namespace -> crds (server-side apply, wait Established) -> pre-install -> secrets -> apply (install
+           order) -> [readiness, only with --wait] -> post-install
+upgrade    namespace -> crds (templated ones only: Helm never upgrades ``crds/``) -> pre-upgrade -> secrets ->
+           apply -> [readiness] -> post-upgrade
+rollback   pre-rollback -> secrets -> apply -> [readiness] -> post-rollback
+uninstall  pre-delete -> delete (uninstall order; ``resource-policy: keep`` and ``crds/`` CRDs left in place; the
+           release namespace outlives post-delete) -> post-delete
+test       test
+
+Within a hook event the hooks run one at a time, ordered by weight, then name (byte-wise), then kind install
+order (not "weight, kind, name" as Helm's docs say). Per hook: delete it first if ``before-hook-creation``
+(Helm's default, used only when no policy is listed), create it, wait (Job ``Complete``, Pod ``Succeeded``, any
+other kind: nothing); on failure delete it if ``hook-failed`` and delete the already-succeeded
+``hook-succeeded`` hooks in forward order; after the whole event succeeds delete the ``hook-succeeded`` ones in
+reverse. CRD hooks are never deleted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from berth.install import split as split_mod
+from berth.kube import kinds
+from berth.kube.hooks import RESOURCE_POLICY_KEEP, DeletePolicy, HookEvent
+
+DEFAULT_HOOK_TIMEOUT_SECONDS = 300
+"""Helm's ``--timeout`` default (5m), applied per hook and per deletion wait."""
+CRD_TIMEOUT_SECONDS = 120
+
+
+class Action(StrEnum):
+    INSTALL = "install"
+    UPGRADE = "upgrade"
+    UNINSTALL = "uninstall"
+    ROLLBACK = "rollback"
+    TEST = "test"
+
+
+class Phase(StrEnum):
+    """Non-hook step kinds; hook steps use the :class:`HookEvent` value as their phase."""
+
+    NAMESPACE = "namespace"
+    CRDS = "crds"
+    SECRETS = "secrets"
+    APPLY = "apply"
+    DELETE = "delete"
+    READINESS = "readiness"
+
+
+class Wait(StrEnum):
+    """What an executor waits for after creating an object."""
+
+    NONE = "none"
+    JOB_COMPLETE = "job-complete"
+    POD_SUCCEEDED = "pod-succeeded"
+    ESTABLISHED = "established"
+    ROLLOUT = "rollout"
+
+
+PRE_EVENT: dict[Action, HookEvent] = {
+    Action.INSTALL: HookEvent.PRE_INSTALL,
+    Action.UPGRADE: HookEvent.PRE_UPGRADE,
+    Action.UNINSTALL: HookEvent.PRE_DELETE,
+    Action.ROLLBACK: HookEvent.PRE_ROLLBACK,
+}
+POST_EVENT: dict[Action, HookEvent] = {
+    Action.INSTALL: HookEvent.POST_INSTALL,
+    Action.UPGRADE: HookEvent.POST_UPGRADE,
+    Action.UNINSTALL: HookEvent.POST_DELETE,
+    Action.ROLLBACK: HookEvent.POST_ROLLBACK,
+}
+EVENT_ACTION: dict[HookEvent, Action] = {
+    **{e: a for a, e in PRE_EVENT.items()},
+    **{e: a for a, e in POST_EVENT.items()},
+    HookEvent.TEST: Action.TEST,
+}
+ROLLOUT_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
+
+
+@dataclass(frozen=True)
+class PlanObject:
+    """One object as a step touches it. ``file`` is relative to ``W/out``."""
+
+    kind: str
+    name: str
+    namespace: str
+    api_version: str
+    file: str
+    weight: int | None = None
+    delete_policies: tuple[DeletePolicy, ...] | None = None
+    wait: Wait | None = None
+    delete_before_create: bool = False
+    delete_on_failure: bool = False
+
+    @property
+    def group(self) -> str:
+        return self.api_version.split("/", 1)[0] if "/" in self.api_version else ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "namespace": self.namespace}
+        if self.weight is not None:
+            out["weight"] = self.weight
+        if self.delete_policies is not None:
+            out["deletePolicies"] = [p.value for p in self.delete_policies]
+        if self.wait is not None:
+            out["wait"] = self.wait.value
+        return out
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its objects in execution order and the deletions tied to it."""
+
+    phase: str
+    objects: tuple[PlanObject, ...]
+    description: str
+    timeout_seconds: int = DEFAULT_HOOK_TIMEOUT_SECONDS
+    delete_after_success: tuple[PlanObject, ...] = ()
+    """Hook steps: ``hook-succeeded`` objects, already in reverse execution order."""
+
+    @property
+    def is_hook(self) -> bool:
+        return self.phase in {e.value for e in HookEvent}
+
+    def delete_after_failure(self, failed_index: int) -> tuple[PlanObject, ...]:
+        """Deletions when hook ``failed_index`` fails: it (if ``hook-failed``), then the earlier succeeded
+        ``hook-succeeded`` hooks in forward order (Helm 4, v3.21)."""
+        failed = self.objects[failed_index]
+        out = [failed] if failed.delete_on_failure else []
+        succeeded = {id(o) for o in self.delete_after_success}
+        out += [o for o in self.objects[:failed_index] if id(o) in succeeded]
+        return tuple(out)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phase": self.phase, "objects": [o.to_json() for o in self.objects]}
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """A step of another action, with the command that runs it."""
+
+    phase: str
+    run_by: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phase": self.phase, "runBy": self.run_by}
+
+
+@dataclass(frozen=True)
+class Kept:
+    """An object the action deliberately leaves in place, and why."""
+
+    obj: PlanObject
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    action: Action
+    release: str
+    namespace: str
+    steps: tuple[Step, ...]
+    not_run: tuple[NotRun, ...]
+    kept: tuple[Kept, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "action": self.action.value,
+            "steps": [s.to_json() for s in self.steps],
+            "notRun": [n.to_json() for n in self.not_run],
+        }
+        if self.kept:
+            out["kept"] = [{**k.obj.to_json(), "reason": k.reason} for k in self.kept]
+        return out
+
+
+def hook_wait(kind: str) -> Wait:
+    """Helm waits on Jobs (Complete) and Pods (Succeeded) only; other hooks are done once created."""
+    if kind == "Job":
+        return Wait.JOB_COMPLETE
+    if kind == "Pod":
+        return Wait.POD_SUCCEEDED
+    return Wait.NONE
+
+
+def _plain(
+    obj: split_mod.RenderedObject, files: dict[Any, str], folder: str, wait: Wait | None = None
+) -> PlanObject:
+    return PlanObject(
+        obj.kind, obj.name, obj.namespace, obj.api_version, f"{folder}/{files[obj.ref]}", wait=wait
+    )
+
+
+def hook_step(event: HookEvent, result: split_mod.Split, timeout: int) -> Step:
+    """One event's run list with its wait and delete rules."""
+    objs: list[PlanObject] = []
+    succeeded: list[PlanObject] = []
+    for hook in result.hooks_for(event):
+        o = hook.obj
+        policies = hook.delete_policies
+        po = PlanObject(
+            o.kind,
+            o.name,
+            o.namespace,
+            o.api_version,
+            f"lifecycle/{event.value}/{result.file_names[o.ref]}",
+            weight=hook.weight,
+            delete_policies=policies,
+            wait=hook_wait(o.kind),
+            delete_before_create=hook.deletable and DeletePolicy.BEFORE_HOOK_CREATION in policies,
+            delete_on_failure=hook.deletable and DeletePolicy.HOOK_FAILED in policies,
+        )
+        objs.append(po)
+        if hook.deletable and DeletePolicy.HOOK_SUCCEEDED in policies:
+            succeeded.append(po)
+    kept = len(objs) - len(succeeded)
+    desc = f"{len(objs)} {event.value} hook(s), one at a time, timeout {timeout}s each"
+    if kept:
+        desc += f"; {kept} stay after success (no hook-succeeded, or a CRD)"
+    return Step(event.value, tuple(objs), desc, timeout, tuple(reversed(succeeded)))
+
+
+def runner_command(action: Action, work_dir: str) -> str:
+    return f"berth install script --work-dir {work_dir} --action {action.value}"
+
+
+def build(
+    result: split_mod.Split,
+    action: Action,
+    release: str,
+    namespace: str,
+    work_dir: str = "W",
+    wait: bool = False,
+    hook_timeout: int = DEFAULT_HOOK_TIMEOUT_SECONDS,
+    install_only: frozenset[Any] = frozenset(),
+) -> Plan:
+    """The plan of ``action``. ``install_only`` holds identities rendered only under ``.Release.IsInstall``
+    (absent from the ``--is-upgrade`` render): upgrade and rollback neither apply nor prune them."""
+    if action in (Action.UPGRADE, Action.ROLLBACK) and install_only:
+        result = dataclasses.replace(
+            result, hooks=tuple(h for h in result.hooks if h.obj.ref not in install_only)
+        )
+    files = result.file_names
+    steps: list[Step] = []
+    kept: list[Kept] = []
+
+    def hooks_of(event: HookEvent) -> None:
+        if result.hooks_for(event):
+            steps.append(hook_step(event, result, hook_timeout))
+
+    ordinary = kinds.sort_for_install(list(result.ordinary), lambda o: o.kind)
+    secrets = kinds.sort_for_install(list(result.secrets), lambda o: o.kind)
+    if action in (Action.UPGRADE, Action.ROLLBACK):
+        ordinary = [o for o in ordinary if o.ref not in install_only]
+        secrets = [o for o in secrets if o.ref not in install_only]
+
+    def apply_steps() -> None:
+        if secrets:
+            steps.append(
+                Step(
+                    Phase.SECRETS.value,
+                    tuple(_plain(o, files, "secrets") for o in secrets),
+                    f"server-side apply {len(secrets)} Secret(s) from out/secrets before the other objects",
+                )
+            )
+        if ordinary:
+            steps.append(
+                Step(
+                    Phase.APPLY.value,
+                    tuple(_plain(o, files, "manifests") for o in ordinary),
+                    f"server-side apply {len(ordinary)} object(s) in Helm's install order",
+                )
+            )
+        if wait:
+            ready = [o for o in ordinary if o.kind in ROLLOUT_KINDS or o.kind in ("Job", "Pod")]
+            if ready:
+                steps.append(
+                    Step(
+                        Phase.READINESS.value,
+                        tuple(
+                            _plain(
+                                o,
+                                files,
+                                "manifests",
+                                Wait.ROLLOUT if o.kind in ROLLOUT_KINDS else hook_wait(o.kind),
+                            )
+                            for o in ready
+                        ),
+                        f"wait for {len(ready)} workload(s) to be ready (like helm --wait)",
+                        hook_timeout,
+                    )
+                )
+
+    if action in (Action.INSTALL, Action.UPGRADE):
+        steps.append(
+            Step(
+                Phase.NAMESPACE.value,
+                (PlanObject("Namespace", namespace, "", "v1", ""),),
+                f"ensure the release namespace {namespace} exists (like helm --create-namespace)",
+            )
+        )
+        crds = [c for c in result.crds if action == Action.INSTALL or not c.from_crds_dir]
+        if crds:
+            steps.append(
+                Step(
+                    Phase.CRDS.value,
+                    tuple(_plain(c, files, "manifests", Wait.ESTABLISHED) for c in crds),
+                    f"server-side apply {len(crds)} CRD(s) one by one and wait until each is Established",
+                    CRD_TIMEOUT_SECONDS,
+                )
+            )
+        if action == Action.UPGRADE:
+            kept += [
+                Kept(_plain(c, files, "manifests"), "crds/ folder CRD: Helm never upgrades it")
+                for c in result.crds
+                if c.from_crds_dir
+            ]
+        hooks_of(PRE_EVENT[action])
+        apply_steps()
+        hooks_of(POST_EVENT[action])
+    elif action == Action.ROLLBACK:
+        hooks_of(HookEvent.PRE_ROLLBACK)
+        apply_steps()
+        hooks_of(HookEvent.POST_ROLLBACK)
+    elif action == Action.UNINSTALL:
+        hooks_of(HookEvent.PRE_DELETE)
+        release_objects = [
+            *result.ordinary,
+            *result.secrets,
+            *(c for c in result.crds if not c.from_crds_dir),
+        ]
+        deleted = []
+        for o in kinds.sort_for_uninstall(release_objects, lambda o: o.kind):
+            folder = "secrets" if o in result.secrets else "manifests"
+            policy = o.keep
+            if policy is None:
+                deleted.append(_plain(o, files, folder))
+            elif policy == RESOURCE_POLICY_KEEP:
+                kept.append(Kept(_plain(o, files, folder), "helm.sh/resource-policy: keep"))
+            else:
+                kept.append(
+                    Kept(
+                        _plain(o, files, folder),
+                        f"helm.sh/resource-policy: {policy} (Helm neither deletes nor keeps-lists it)",
+                    )
+                )
+        kept += [
+            Kept(_plain(c, files, "manifests"), "crds/ folder CRD: Helm never deletes it")
+            for c in result.crds
+            if c.from_crds_dir
+        ]
+        if deleted:
+            steps.append(
+                Step(
+                    Phase.DELETE.value,
+                    tuple(deleted),
+                    f"delete {len(deleted)} release object(s) in Helm's uninstall order "
+                    f"(webhooks first); the namespace {namespace} stays",
+                )
+            )
+        hooks_of(HookEvent.POST_DELETE)
+    else:
+        hooks_of(HookEvent.TEST)
+
+    ran = {s.phase for s in steps}
+    not_run = tuple(
+        NotRun(e.value, runner_command(EVENT_ACTION[e], work_dir))
+        for e in result.events()
+        if e.value not in ran
+    )
+    return Plan(action, release, namespace, tuple(steps), not_run, tuple(kept))
+
+
+def render_text(plan: Plan) -> str:
+    """The human listing: numbered steps, objects in order, waits, timeouts and deletions."""
+    lines = [
+        f"Plan: {plan.action.value} release {plan.release} in namespace {plan.namespace} "
+        f"({len(plan.steps)} step(s), Helm 4 order: weight, then name, then kind)"
+    ]
+    for i, step in enumerate(plan.steps, 1):
+        lines.append("")
+        lines.append(f"{i}. {step.phase}: {step.description}")
+        for j, o in enumerate(step.objects, 1):
+            extra = []
+            if o.weight is not None:
+                extra.append(f"weight={o.weight}")
+            if o.delete_policies is not None:
+                extra.append("policies=" + (",".join(p.value for p in o.delete_policies) or "(none acting)"))
+            if o.wait is not None and o.wait != Wait.NONE:
+                extra.append(f"wait={o.wait.value}")
+            if o.delete_before_create:
+                extra.append("deleted before creation")
+            if o.delete_on_failure:
+                extra.append("deleted if it fails")
+            lines.append(f"   {j:>3}  {o.label}" + (f"  [{'; '.join(extra)}]" if extra else ""))
+        if step.is_hook:
+            if step.delete_after_success:
+                names = ", ".join(o.label for o in step.delete_after_success)
+                lines.append(f"        after the event succeeds, delete in reverse: {names}")
+            stay = [o.label for o in step.objects if o not in step.delete_after_success]
+            if stay:
+                lines.append(f"        left in place after success: {', '.join(stay)}")
+    if plan.kept:
+        lines.append("")
+        lines.append("Left in place:")
+        lines += [f"   {k.obj.label}: {k.reason}" for k in plan.kept]
+    if plan.not_run:
+        lines.append("")
+        lines.append("Not run by this action:")
+        lines += [f"   {n.phase}: run by `{n.run_by}`" for n in plan.not_run]
+    return "\n".join(lines) + "\n"

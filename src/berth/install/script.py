@@ -1,0 +1,289 @@
+"""The plan as a portable bash script: bash 3.2 (macOS ``/bin/bash``), ``kubectl`` only, flat command lists.
+
+Every decision -- order, which event, which deletion when -- is made here at generation time from the
+:class:`~berth.install.plan.Plan`; the script never parses YAML. It prints and guards the kube context first
+(``--context NAME``, or ``--yes`` to accept the current one), server-side applies each file, waits in deadline
+loops on ``date +%s`` (no GNU ``timeout``) that stop at once on a ``Failed`` Job or Pod and print its logs, applies
+delete policies exactly as Helm does, and is safe to re-run: applies are server-side, deletions ignore missing
+objects, and ``--from-step N`` resumes where a failed run stopped. It ends with the plan's steps it did not run.
+
+Bash 3.2 rules kept: no associative arrays, ``mapfile``, ``${v,,}``, ``|&``, ``[[ -v ]]`` or empty-array
+expansions under ``set -u``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from berth import __version__
+from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
+
+PRELUDE = r"""set -euo pipefail
+
+OUT=__OUT__
+CONTEXT=''
+FROM_STEP=1
+YES=0
+TOTAL=__TOTAL__
+STEP=0
+RAN=0
+
+usage() {
+  cat <<'USAGE'
+Usage: bash SCRIPT [--context NAME | --yes] [--out DIR] [--from-step N]
+  --context NAME   run against this kube context (otherwise the current one, after confirmation)
+  --yes            accept the current kube context without asking
+  --out DIR        the berth work dir's out/ folder (default: the one this script was generated from)
+  --from-step N    skip steps before N (resume after a failure; every step is safe to repeat)
+USAGE
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --context) [ $# -ge 2 ] || { usage >&2; exit 2; }; CONTEXT="$2"; shift 2 ;;
+    --context=*) CONTEXT="${1#--context=}"; shift ;;
+    --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; OUT="$2"; shift 2 ;;
+    --from-step) [ $# -ge 2 ] || { usage >&2; exit 2; }; FROM_STEP="$2"; shift 2 ;;
+    --yes) YES=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+say() { printf '\n>> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+kc() {
+  if [ -n "$CONTEXT" ]; then kubectl --context "$CONTEXT" "$@"; else kubectl "$@"; fi
+}
+
+on_exit() {
+  rc=$?
+  if [ "$rc" -ne 0 ] && [ "$STEP" -gt 0 ]; then
+    printf '\nStopped in step %s of %s. Fix the cause and re-run this script (every step is safe to repeat),\n' "$STEP" "$TOTAL" >&2
+    printf 'or resume with: --from-step %s\n' "$STEP" >&2
+  fi
+}
+trap on_exit EXIT
+
+command -v kubectl >/dev/null 2>&1 || die "kubectl is required (https://kubernetes.io/docs/tasks/tools/)"
+if [ -n "$CONTEXT" ]; then
+  CURRENT="$CONTEXT"
+  kubectl config get-contexts "$CONTEXT" >/dev/null 2>&1 || die "kube context $CONTEXT not found in your kubeconfig"
+else
+  CURRENT="$(kubectl config current-context 2>/dev/null)" || die "no current kube context; pass --context NAME"
+fi
+say "Kube context: $CURRENT"
+if [ -z "$CONTEXT" ] && [ "$YES" != 1 ]; then
+  if [ -t 0 ]; then
+    printf 'Run the __ACTION__ plan of release __RELEASE__ against context %s? [y/N] ' "$CURRENT"
+    read -r reply
+    case "$reply" in y|Y|yes|YES) ;; *) die "aborted" ;; esac
+  else
+    die "not running against the current context without confirmation: pass --context $CURRENT (or --yes)"
+  fi
+fi
+[ -d "$OUT" ] || die "$OUT not found; pass --out WORK_DIR/out"
+
+begin_step() {
+  STEP="$1"
+  if [ "$1" -lt "$FROM_STEP" ]; then
+    say "Skipping step $1/$TOTAL ($2): resuming from step $FROM_STEP"
+    return 1
+  fi
+  say "Step $1/$TOTAL: $2"
+  RAN=$((RAN + 1))
+  return 0
+}
+
+# apply_file FILE NAMESPACE -- NAMESPACE is empty when the file names its own (or the kind is cluster-scoped)
+apply_file() {
+  if [ -n "$2" ]; then
+    kc apply --server-side --field-manager=berth --force-conflicts -n "$2" -f "$OUT/$1"
+  else
+    kc apply --server-side --field-manager=berth --force-conflicts -f "$OUT/$1"
+  fi
+}
+
+# delete_file FILE NAMESPACE TIMEOUT -- delete the object of FILE if present and wait until it is gone
+delete_file() {
+  if [ -n "$2" ]; then
+    kc delete --ignore-not-found --wait=true --timeout="${3}s" -n "$2" -f "$OUT/$1"
+  else
+    kc delete --ignore-not-found --wait=true --timeout="${3}s" -f "$OUT/$1"
+  fi
+}
+
+ensure_namespace() {
+  if kc get namespace "$1" >/dev/null 2>&1; then
+    echo "namespace $1 exists"
+  else
+    kc create namespace "$1"
+  fi
+}
+
+# wait_crd NAME TIMEOUT -- until the CRD exists and is Established
+wait_crd() {
+  deadline=$(( $(date +%s) + $2 ))
+  until kc get crd "$1" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "CRD $1 did not appear within $2 seconds"
+    sleep 2
+  done
+  kc wait --for=condition=Established --timeout="${2}s" "crd/$1"
+}
+
+job_logs() {
+  echo "--- logs of pods of Job $2/$1 ---" >&2
+  kc logs -n "$2" -l "job-name=$1" --all-containers=true --prefix=true --tail=200 >&2 || true
+}
+
+# wait_job NAME NAMESPACE TIMEOUT -- Complete=True succeeds; Failed=True fails at once (not after the timeout)
+wait_job() {
+  deadline=$(( $(date +%s) + $3 ))
+  while :; do
+    conds="$(kc get job "$1" -n "$2" -o 'jsonpath={range .status.conditions[*]}{.type}={.status}{"\n"}{end}' 2>/dev/null || true)"
+    case "$conds" in
+      *Failed=True*) echo "Job $2/$1 failed" >&2; job_logs "$1" "$2"; return 1 ;;
+      *Complete=True*) echo "Job $2/$1 complete"; return 0 ;;
+    esac
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "Job $2/$1 did not complete within $3 seconds" >&2
+      job_logs "$1" "$2"
+      return 1
+    fi
+    sleep 2
+  done
+}
+
+# wait_pod NAME NAMESPACE TIMEOUT -- phase Succeeded succeeds; Failed fails at once
+wait_pod() {
+  deadline=$(( $(date +%s) + $3 ))
+  while :; do
+    phase="$(kc get pod "$1" -n "$2" -o 'jsonpath={.status.phase}' 2>/dev/null || true)"
+    case "$phase" in
+      Failed) echo "Pod $2/$1 failed" >&2; kc logs -n "$2" "$1" --all-containers=true --tail=200 >&2 || true; return 1 ;;
+      Succeeded) echo "Pod $2/$1 succeeded"; return 0 ;;
+    esac
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "Pod $2/$1 did not succeed within $3 seconds" >&2
+      kc logs -n "$2" "$1" --all-containers=true --tail=200 >&2 || true
+      return 1
+    fi
+    sleep 2
+  done
+}
+"""
+
+
+def q(text: str) -> str:
+    """Single-quote for bash (works in 3.2)."""
+    return shlex.quote(text)
+
+
+def _ns_arg(obj: PlanObject, release_ns: str) -> str:
+    """``-n`` value: the release namespace for objects that do not name one (kubectl ignores it when cluster-scoped)."""
+    return q("" if obj.namespace else release_ns)
+
+
+def _object_ns(obj: PlanObject, release_ns: str) -> str:
+    return obj.namespace or release_ns
+
+
+def _hook_lines(step: Step, plan: Plan) -> list[str]:
+    ns = plan.namespace
+    out: list[str] = []
+    for i, o in enumerate(step.objects):
+        policies = ",".join(p.value for p in o.delete_policies or ()) or "none acting"
+        out.append(
+            f"  echo {q(f'-- {step.phase} hook {i + 1}/{len(step.objects)}: {o.label} (weight {o.weight}; {policies})')}"
+        )
+        if o.delete_before_create:
+            out.append(f"  delete_file {q(o.file)} {_ns_arg(o, ns)} {step.timeout_seconds}")
+        out.append(f"  apply_file {q(o.file)} {_ns_arg(o, ns)}")
+        waiter = {Wait.JOB_COMPLETE: "wait_job", Wait.POD_SUCCEEDED: "wait_pod"}.get(o.wait or Wait.NONE)
+        if waiter:
+            out.append(f"  if ! {waiter} {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds}; then")
+            for d in step.delete_after_failure(i):
+                out.append(f"    delete_file {q(d.file)} {_ns_arg(d, ns)} {step.timeout_seconds} || true")
+            hint = ""
+            if not o.delete_before_create:
+                kind = o.kind.lower()
+                hint = (
+                    f" If it is a leftover of an earlier run (no before-hook-creation policy), delete it: "
+                    f"kubectl delete {kind} {o.name} -n {_object_ns(o, ns)}"
+                )
+            msg = f"{step.phase} hook {o.label} failed; Helm stops the event here and skips its remaining hooks.{hint}"
+            out.append(f"    die {q(msg)}")
+            out.append("  fi")
+    if step.delete_after_success:
+        out.append(
+            f"  echo {q(f'-- {step.phase} succeeded: deleting hook-succeeded hooks in reverse order')}"
+        )
+        for d in step.delete_after_success:
+            out.append(f"  delete_file {q(d.file)} {_ns_arg(d, ns)} {step.timeout_seconds}")
+    return out
+
+
+def _step_lines(step: Step, plan: Plan) -> list[str]:
+    ns = plan.namespace
+    if step.phase == Phase.NAMESPACE.value:
+        return [f"  ensure_namespace {q(step.objects[0].name)}"]
+    if step.phase == Phase.CRDS.value:
+        out = []
+        for o in step.objects:
+            out.append(f"  apply_file {q(o.file)} ''")
+            out.append(f"  wait_crd {q(o.name)} {step.timeout_seconds}")
+        return out
+    if step.phase in (Phase.SECRETS.value, Phase.APPLY.value):
+        return [f"  apply_file {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
+    if step.phase == Phase.DELETE.value:
+        return [f"  delete_file {q(o.file)} {_ns_arg(o, ns)} {step.timeout_seconds}" for o in step.objects]
+    if step.phase == Phase.READINESS.value:
+        out = []
+        for o in step.objects:
+            if o.wait == Wait.ROLLOUT:
+                out.append(
+                    f'  kc rollout status -f "$OUT/"{q(o.file)} -n {q(_object_ns(o, ns))} --timeout={step.timeout_seconds}s'
+                )
+            elif o.wait == Wait.JOB_COMPLETE:
+                out.append(f"  wait_job {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds}")
+            elif o.wait == Wait.POD_SUCCEEDED:
+                out.append(f"  wait_pod {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds}")
+        return out
+    return _hook_lines(step, plan)
+
+
+def generate(plan: Plan, out_dir: Path) -> str:
+    """The whole script for ``plan``; ``out_dir`` is the default ``--out`` (the work dir's ``out/``)."""
+    header = [
+        "#!/usr/bin/env bash",
+        f"# Generated by berth {__version__} from the {plan.action.value} plan of release {plan.release} "
+        f"(namespace {plan.namespace}).",
+        "# Do not edit: regenerate with `berth install script`. Runs under bash 3.2+ with kubectl only.",
+        "# Steps:",
+        *[f"#   {i}. {s.phase}: {s.description}" for i, s in enumerate(plan.steps, 1)],
+    ]
+    prelude = (
+        PRELUDE.replace("__OUT__", q(str(out_dir)))
+        .replace("__TOTAL__", str(len(plan.steps)))
+        .replace("__ACTION__", plan.action.value)
+        .replace("__RELEASE__", plan.release)
+    )
+    body: list[str] = []
+    for i, step in enumerate(plan.steps, 1):
+        body.append("")
+        body.append(f"if begin_step {i} {q(f'{step.phase}: {step.description}')}; then")
+        body += _step_lines(step, plan)
+        body.append("fi")
+    hook_steps = sum(1 for s in plan.steps if s.is_hook)
+    body.append("")
+    body.append("STEP=0")
+    done = f"Done. The {plan.action.value} plan of release {plan.release}: "
+    body.append(f'say {q(done)}"$RAN of $TOTAL step(s) ran ({hook_steps} of them lifecycle hook steps)."')
+    for k in plan.kept:
+        body.append(f"echo {q(f'Left in place: {k.obj.label} ({k.reason})')}")
+    for n in plan.not_run:
+        body.append(
+            f"echo {q(f'Not run by this script: the {n.phase} step of this plan; run it with: {n.run_by}')}"
+        )
+    return "\n".join(header) + "\n" + prelude + "\n".join(body) + "\n"

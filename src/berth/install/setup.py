@@ -1,0 +1,237 @@
+"""``berth install setup``: pull -> wizard -> collector -> render -> split -> plan, written atomically.
+
+Everything is built in a staging folder inside the work dir and swapped in only when every step succeeded, so a
+failed run (bad values, template error, missing input, duplicate identities...) leaves ``W/out`` and
+``W/package`` exactly as they were. The chart is rendered twice over: the install variant (what is written) and
+the ``--is-upgrade`` variant, whose difference tells which objects exist only under ``.Release.IsInstall`` (an
+upgrade must neither re-apply nor prune them, as Helm's live ``keep`` check does).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from berth.install import chart as chart_mod
+from berth.install import collector, helm, layout, package, wizard
+from berth.install import plan as plan_mod
+from berth.install import split as split_mod
+from berth.kube import canonical, objects, yamlio
+from berth.kube.errors import InputError
+
+PLAN_FILE = "lifecycle/plan.yaml"
+FACTS_FILE = "facts.yaml"
+
+
+@dataclass(frozen=True)
+class SetupOptions:
+    ref: str
+    work_dir: Path
+    namespace: str | None = None
+    base: str | None = None
+    selects: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    non_interactive: bool = False
+    version: str | None = None
+    repo: str | None = None
+    live: bool = False
+
+
+@dataclass(frozen=True)
+class SetupResult:
+    package: package.Package
+    selection: wizard.Selection
+    namespace: str
+    split: split_mod.Split
+    facts: dict[str, Any]
+    lines: tuple[str, ...]
+
+
+def plan_document(
+    result: split_mod.Split,
+    pkg: package.Package,
+    namespace: str,
+    work_dir: str,
+    install_only: frozenset[objects.Ref],
+) -> dict[str, Any]:
+    """``W/out/lifecycle/plan.yaml``: the plan of every action, for review (``berth install plan`` rebuilds it)."""
+    plans = [
+        plan_mod.build(result, action, pkg.release, namespace, work_dir, install_only=install_only).to_json()
+        for action in plan_mod.Action
+    ]
+    return {
+        "apiVersion": layout.API_VERSION,
+        "kind": "LifecyclePlan",
+        "metadata": {"name": f"{pkg.name}-plan"},
+        "spec": {"release": pkg.release, "namespace": namespace, "plans": plans},
+    }
+
+
+def render_selection(
+    pkg: package.Package,
+    selection: wizard.Selection,
+    answers: dict[str, Any],
+    namespace: str,
+    scratch: Path,
+) -> tuple[split_mod.Split, frozenset[objects.Ref], list[str]]:
+    """Install render (split) + the identities only the install variant has + variant warnings."""
+    chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart")
+    req = package.render_request(
+        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch
+    )
+    rendered = helm.render(req)
+    result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
+    upgrade_req = package.render_request(
+        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, is_upgrade=True
+    )
+    upgrade = split_mod.parse_render(helm.render(upgrade_req, twice=False).text)
+    up = {o.ref: o for o in upgrade}
+    mine = {o.ref: o for o in result.all_objects()}
+    install_only = frozenset(r for r in mine if r not in up)
+    notes = []
+    for r, o in up.items():
+        if r not in mine:
+            notes.append(
+                f"{r} is rendered only on upgrade (.Release.IsUpgrade); the plan does not contain it"
+            )
+        elif canonical.canonical_json(o.body) != canonical.canonical_json(mine[r].body):
+            notes.append(f"{r} renders differently on upgrade; the plan uses the install variant")
+    return result, install_only, notes
+
+
+def _swap(stage: Path, work: Path, names: tuple[str, ...]) -> None:
+    """Move ``stage/<name>`` over ``work/<name>`` for each name, restoring the old ones if a move fails."""
+    moved: list[tuple[Path, Path | None]] = []
+    try:
+        for name in names:
+            target = work / name
+            old = None
+            if target.exists():
+                old = stage / f"{name}.old"
+                target.rename(old)
+            moved.append((target, old))
+            (stage / name).rename(target)
+    except OSError:
+        for target, old in reversed(moved):
+            if target.exists() and old is not None:
+                shutil.rmtree(target, ignore_errors=True)
+            if old is not None and old.exists():
+                old.rename(target)
+        raise
+
+
+def run(opts: SetupOptions, prompt: Callable[[package.Input], str] | None = None) -> SetupResult:
+    """The whole setup; raises before touching ``W/out`` on any error."""
+    work = opts.work_dir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".berth-setup-", dir=work))
+    try:
+        ref = Path(opts.ref)
+        if ref.is_dir() and (ref / package.MANIFEST).is_file():
+            package.load(ref)  # validate before copying
+            shutil.copytree(ref, stage / "package")
+        else:
+            package.build(
+                opts.ref,
+                [("default", None)],
+                stage / "package",
+                opts.version,
+                opts.repo,
+                namespace=opts.namespace,
+            )
+        pkg = package.load(stage / "package")
+        namespace = opts.namespace or pkg.namespace
+        prior_sel, prior_answers = wizard.read_prior(work / "out" / "spec")
+        selection = wizard.select(pkg, opts.base, opts.selects, prior_sel)
+        answers = wizard.answer(
+            pkg,
+            wizard.parse_input_flags(opts.inputs),
+            prior_answers,
+            None if opts.non_interactive else prompt,
+        )
+        result, install_only, notes = render_selection(
+            pkg, selection, answers.effective, namespace, stage / "scratch"
+        )
+        if notes:
+            result = split_mod.Split(
+                result.ordinary,
+                result.crds,
+                result.secrets,
+                result.hooks,
+                (*result.warnings, *notes),
+                result.file_names,
+            )
+        out = stage / "out"
+        env = {
+            "INSTALLER_PACKAGE_DIR": str(work / "package"),
+            "INSTALLER_WORK_DIR": str(work),
+            "INSTALLER_OUT_DIR": str(work / "out"),
+            "INSTALLER_NAMESPACE": namespace,
+            "INSTALLER_BASE": selection.base,
+            "INSTALLER_SELECTED": ",".join(selection.components),
+            **{f"INSTALLER_INPUT_{k.upper()}": str(v) for k, v in answers.effective.items()},
+        }
+        facts = collector.collect(pkg, result, namespace, env, live=opts.live)
+        spec_dir = out / "spec"
+        wizard.write(spec_dir, pkg, selection, answers, namespace)
+        (spec_dir / FACTS_FILE).write_text(
+            yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
+        )
+        layout.write_split(result, out, pkg.name, install_only)
+        (out / ".gitignore").write_text("secrets/\n", encoding="utf-8")
+        doc = plan_document(result, pkg, namespace, str(opts.work_dir), install_only)
+        (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
+        (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
+        shutil.rmtree(stage / "scratch", ignore_errors=True)
+        _swap(stage, work, ("package", "out"))
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    out_dir = work / "out"
+    n_manifests = len(result.ordinary) + len(result.crds)
+    lines = [
+        f"Wizard wrote {out_dir}/spec/selection.yaml and inputs.yaml",
+        f"Collector produced {len(facts)} fact(s) in {out_dir}/spec/facts.yaml",
+        f"Base: {selection.base}; components: [{', '.join(selection.components)}]",
+        f"Namespace: {namespace}",
+        f"Rendered {n_manifests} manifest(s) to {out_dir}/manifests",
+    ]
+    if result.secrets:
+        lines.append(f"Rendered {len(result.secrets)} secret(s) to {out_dir}/secrets (not uploaded)")
+    n_hooks = len(result.hooks)
+    events = ", ".join(e.value for e in result.events()) or "none"
+    lines.append(
+        f"Extracted {n_hooks} hook object(s) to {out_dir}/lifecycle (events: {events}); plan in {out_dir}/{PLAN_FILE}"
+    )
+    lines += [f"warning: {w}" for w in result.warnings]
+    for u in facts.get("unmet", []):
+        lines.append(f"requirement: {u['requirement']}; fix: {u['fix']}")
+    return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
+
+
+def load_workdir(
+    work_dir: Path,
+) -> tuple[package.Package, wizard.Selection, dict[str, Any], str, split_mod.Split, frozenset[objects.Ref]]:
+    """Everything a later command needs from a set-up work dir."""
+    work = work_dir.resolve()
+    out = work / "out"
+    if not (out / layout.INDEX_FILE).is_file():
+        raise InputError(
+            "no berth setup here (out/spec/manifest-index.yaml missing); run berth install setup first",
+            str(work),
+        )
+    pkg = package.load(work / "package")
+    selection, _ = wizard.read_prior(out / "spec")
+    if selection is None:
+        raise InputError(
+            "out/spec/selection.yaml is missing or invalid; re-run berth install setup", str(work)
+        )
+    docs = yamlio.load_file(out / "spec" / wizard.INPUTS_FILE)
+    spec = (docs[0].body or {}).get("spec") or {}
+    answers = {**(spec.get("defaults") or {}), **(spec.get("values") or {})}
+    namespace = str(spec.get("namespace") or pkg.namespace)
+    result, install_only = layout.read_split(out)
+    return pkg, selection, answers, namespace, result, install_only

@@ -1,0 +1,145 @@
+"""``berth install verify``: prove ``W/out`` is exactly what Helm renders, nothing more, nothing less.
+
+A fresh ``helm template`` of the locked chart with the recorded selection and inputs is compared, object by
+object and canonically (key order, nulls, empty maps and lists ignored), with the ordinary objects, CRDs, Secrets
+and hook objects in ``W/out``. It also checks that every object is in exactly one place: each file is listed in
+the manifest index, no hook is also a release object, and a hook has one identical copy in each of its events'
+folders and nowhere else.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from berth.install import helm, layout, package, setup
+from berth.install import split as split_mod
+from berth.kube import canonical, objects, yamlio
+from berth.kube.errors import BerthError
+
+OBJECT_DIRS = ("manifests", "secrets", "lifecycle")
+
+
+@dataclass
+class Report:
+    expected: int = 0
+    matched: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.matched == self.expected
+
+    def lines(self) -> list[str]:
+        out = [f"{self.matched}/{self.expected} objects match"]
+        out += [f"difference: {p}" for p in self.problems]
+        return out
+
+
+class VerifyFailed(BerthError):
+    """W/out differs from Helm's render (exit 1)."""
+
+    exit_code = 1
+
+    def __init__(self, report: Report) -> None:
+        super().__init__(f"verify failed: {len(report.problems)} difference(s); re-run berth install setup")
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str:
+    """The first field path where two canonical values differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a:
+                return f"{path}.{k} only in W/out"
+            if k not in b:
+                return f"{path}.{k} missing from W/out"
+            if a[k] != b[k]:
+                return first_difference(a[k], b[k], f"{path}.{k}")
+        return path or "."
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items rendered, {len(b)} in W/out"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return first_difference(x, y, f"{path}[{i}]")
+        return path
+    return f"{path}: rendered {a!r}, W/out has {b!r}"
+
+
+def run(work_dir: Path) -> Report:
+    pkg, selection, answers, namespace, result, _install_only = setup.load_workdir(work_dir)
+    out = work_dir.resolve() / "out"
+    report = Report()
+    with tempfile.TemporaryDirectory(prefix="berth-verify-") as tmp:
+        from berth.install import chart as chart_mod
+
+        chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, Path(tmp) / "chart")
+        req = package.render_request(
+            pkg, chart_dir, selection.base, selection.components, answers, namespace, Path(tmp) / "scratch"
+        )
+        fresh = split_mod.parse_render(helm.render(req, twice=False).text)
+    expected = {o.ref: canonical.canonicalize(o.body) for o in fresh}
+    have = {o.ref: canonical.canonicalize(o.body) for o in result.all_objects()}
+    report.expected = len(expected)
+    for r, body in expected.items():
+        if r not in have:
+            report.problems.append(f"{r} is rendered by Helm but missing from W/out")
+        elif have[r] != body:
+            report.problems.append(f"{r} differs: {first_difference(body, have[r])}")
+        else:
+            report.matched += 1
+    report.problems += [f"{r} is in W/out but Helm does not render it" for r in have if r not in expected]
+    report.problems += _placement_problems(out, result)
+    return report
+
+
+def _placement_problems(out: Path, result: split_mod.Split) -> list[str]:
+    """Every object file indexed, hooks only under their events, identical copies."""
+    problems: list[str] = []
+    docs = yamlio.load_file(out / layout.INDEX_FILE)
+    entries = (docs[0].body or {}).get("spec", {}).get("files", []) if docs else []
+    indexed: dict[str, objects.Ref] = {}
+    for e in entries:
+        ident = objects.Ref(
+            objects.split_api_version(str(e.get("apiVersion", "")))[0],
+            str(e.get("kind", "")),
+            str(e.get("namespace") or ""),
+            str(e.get("name", "")),
+        )
+        for rel in e.get("files") or [e.get("file")]:
+            indexed[str(rel)] = ident
+    hooks = {h.obj.ref: h for h in result.hooks}
+    on_disk: list[str] = []
+    for folder in OBJECT_DIRS:
+        base = out / folder
+        if base.is_dir():
+            depth = 3 if folder == "lifecycle" else 2  # lifecycle/<event>/<file>; plan.yaml is not an object
+            on_disk += [
+                p.relative_to(out).as_posix()
+                for p in sorted(base.rglob("*.yaml"))
+                if len(p.relative_to(out).parts) == depth
+            ]
+    copies: dict[objects.Ref, list[str]] = {}
+    for rel in on_disk:
+        if rel not in indexed:
+            problems.append(f"{rel} is not in the manifest index (a stale file from an earlier render?)")
+            continue
+        copies.setdefault(indexed[rel], []).append(rel)
+    for r, rels in copies.items():
+        hook = hooks.get(r)
+        if hook is None:
+            if len(rels) != 1 or rels[0].startswith("lifecycle/"):
+                problems.append(f"{r} must be in exactly one place, found: {', '.join(rels)}")
+            continue
+        wanted = {f"lifecycle/{e.value}/{result.file_names[r]}" for e in hook.events}
+        if set(rels) != wanted:
+            problems.append(f"hook {r} should be in {sorted(wanted)}, found {sorted(rels)}")
+        bodies = {
+            canonical.canonical_json(yamlio.load_objects((out / p).read_text(encoding="utf-8"), p)[0][1])
+            for p in rels
+        }
+        if len(bodies) > 1:
+            problems.append(f"hook {r} has copies that differ: {', '.join(rels)}")
+    return problems

@@ -1,0 +1,163 @@
+"""The setup wizard: choose base and components, answer typed inputs, remember the answers.
+
+Answers the user gave (flags, prompts, earlier runs) are stored apart from defaults in ``inputs.yaml``: a re-run
+re-uses the answers but takes a newer package's defaults, because a default is not a decision. Interactive mode
+asks only for inputs without a default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from berth.install import layout
+from berth.install.package import Input, Package
+from berth.kube import yamlio
+from berth.kube.errors import InputError, MultiInputError
+
+SELECTION_FILE = "selection.yaml"
+INPUTS_FILE = "inputs.yaml"
+
+
+@dataclass(frozen=True)
+class Selection:
+    base: str
+    components: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answers:
+    given: dict[str, Any] = field(default_factory=dict)
+    """Values the user chose (now or in an earlier run)."""
+    defaulted: dict[str, Any] = field(default_factory=dict)
+    """Values taken from the package's defaults this run (not remembered as answers)."""
+
+    @property
+    def effective(self) -> dict[str, Any]:
+        return {**self.defaulted, **self.given}
+
+
+def read_prior(spec_dir: Path) -> tuple[Selection | None, dict[str, Any]]:
+    """The selection and the user's answers of an earlier run in this work dir, if any."""
+    selection = None
+    answers: dict[str, Any] = {}
+    sel_path = spec_dir / SELECTION_FILE
+    if sel_path.is_file():
+        docs = yamlio.load_file(sel_path)
+        spec = (docs[0].body or {}).get("spec") if docs and isinstance(docs[0].body, dict) else None
+        if isinstance(spec, dict) and spec.get("base"):
+            selection = Selection(str(spec["base"]), tuple(str(c) for c in spec.get("components") or ()))
+    in_path = spec_dir / INPUTS_FILE
+    if in_path.is_file():
+        docs = yamlio.load_file(in_path)
+        spec = (docs[0].body or {}).get("spec") if docs and isinstance(docs[0].body, dict) else None
+        if isinstance(spec, dict) and isinstance(spec.get("values"), dict):
+            answers = dict(spec["values"])
+    return selection, answers
+
+
+def select(pkg: Package, base: str | None, selects: tuple[str, ...], prior: Selection | None) -> Selection:
+    """The base (flag, else earlier run, else the default, else the only one) and components with ``requires``
+    closed over and ``conflicts`` checked both ways; components keep the package's declaration order."""
+    if base is None and prior is not None and any(b.name == prior.base for b in pkg.bases):
+        base = prior.base
+    if base is None:
+        defaults = [b for b in pkg.bases if b.default]
+        if defaults:
+            base = defaults[0].name
+        elif len(pkg.bases) == 1:
+            base = pkg.bases[0].name
+        else:
+            raise InputError(f"choose a base with --base ({', '.join(b.name for b in pkg.bases)})", "--base")
+    pkg.base(base)
+    wanted = list(selects)
+    if not selects and prior is not None:
+        wanted = [c for c in prior.components if any(x.name == c for x in pkg.components)]
+    chosen: list[str] = []
+    todo = list(wanted)
+    while todo:
+        name = todo.pop(0)
+        comp = pkg.component(name)
+        if name in chosen:
+            continue
+        chosen.append(name)
+        todo.extend(comp.requires)
+    problems = []
+    for name in chosen:
+        for other in pkg.component(name).conflicts:
+            if other in chosen:
+                problems.append(f"component {name} conflicts with {other}; select only one of them")
+    if problems:
+        raise MultiInputError(sorted(set(problems)), "conflicting components")
+    ordered = tuple(c.name for c in pkg.components if c.name in chosen)
+    return Selection(base, ordered)
+
+
+def parse_input_flags(flags: tuple[str, ...]) -> dict[str, str]:
+    """``--input KEY=VALUE`` (split once on ``=``; commas are part of the value)."""
+    out: dict[str, str] = {}
+    for flag in flags:
+        key, sep, value = flag.partition("=")
+        if not sep or not key:
+            raise InputError(f"expected KEY=VALUE, got {flag!r}", "--input")
+        out[key.strip()] = value
+    return out
+
+
+def answer(
+    pkg: Package,
+    given: dict[str, str],
+    prior: dict[str, Any],
+    prompt: Callable[[Input], str] | None,
+) -> Answers:
+    """Resolve every input: flag, else earlier answer (re-validated), else default, else ask (when ``prompt``)."""
+    known = {i.name for i in pkg.inputs}
+    problems = [
+        f"unknown input {k!r} (this package has: {', '.join(sorted(known)) or 'none'})"
+        for k in given
+        if k not in known
+    ]
+    answers: dict[str, Any] = {}
+    defaulted: dict[str, Any] = {}
+    for inp in pkg.inputs:
+        try:
+            if inp.name in given:
+                answers[inp.name] = inp.coerce(given[inp.name], f"--input {inp.name}")
+            elif inp.name in prior:
+                answers[inp.name] = inp.coerce(prior[inp.name], f"earlier answer {inp.name}")
+            elif inp.default is not None:
+                defaulted[inp.name] = inp.default
+            elif prompt is not None:
+                raw = prompt(inp)
+                if raw != "":
+                    answers[inp.name] = inp.coerce(raw, f"answer {inp.name}")
+                elif inp.required:
+                    problems.append(f"missing required input {inp.name}: pass --input {inp.name}=VALUE")
+            elif inp.required:
+                problems.append(f"missing required input {inp.name}: pass --input {inp.name}=VALUE")
+        except InputError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise MultiInputError(problems, "inputs")
+    return Answers(answers, defaulted)
+
+
+def spec_doc(pkg: Package, kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": layout.API_VERSION,
+        "kind": kind,
+        "metadata": {"name": f"{pkg.name}-{kind.lower()}"},
+        "spec": {"package": pkg.name, "packageVersion": pkg.version, **spec},
+    }
+
+
+def write(spec_dir: Path, pkg: Package, selection: Selection, answers: Answers, namespace: str) -> None:
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    sel = spec_doc(pkg, "Selection", {"base": selection.base, "components": list(selection.components)})
+    (spec_dir / SELECTION_FILE).write_text(yamlio.dump(sel), encoding="utf-8")
+    inputs = spec_doc(
+        pkg, "Inputs", {"namespace": namespace, "values": answers.given, "defaults": answers.defaulted}
+    )
+    (spec_dir / INPUTS_FILE).write_text(yamlio.dump(inputs), encoding="utf-8")
