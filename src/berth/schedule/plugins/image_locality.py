@@ -1,0 +1,94 @@
+"""ImageLocality (Score): prefer nodes that already hold the pod's container images, weighted by image size and
+damped by how widespread each image is (an image on every node says nothing about this one).
+
+Why: pulling large images dominates start-up time. Upstream ``plugins/imagelocality/image_locality.go``:
+``sum += int(size * nodesWithImage / allNodes)`` over the pod's init and regular containers present on the node,
+clamped to ``[23 MiB, 1000 MiB x containers]`` and scaled to 0..100 with integer division.
+
+Image facts come from ``NodeInfo.image_states`` ({normalised image name: ImageState(size, num_nodes)}), which the
+scheduler cache fills. If a node lists ``status.images`` but its ``image_states`` is empty (a cache that does not
+fill it), the plugin derives the same table once per cycle from the snapshot and keeps it in CycleState.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from berth.schedule.framework import interface as fw
+from berth.schedule.framework.types import ImageState, NodeInfo, PodInfo, normalized_image_name
+from berth.schedule.plugins import helper
+
+NAME = "ImageLocality"
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+_FALLBACK_STATE_KEY = NAME + "/imageStates"
+
+
+def scaled_image_score(state: ImageState, total_num_nodes: int) -> int:
+    """``int64(float64(size) * float64(numNodes)/float64(totalNumNodes))``."""
+    spread = state.num_nodes / total_num_nodes
+    return int(float(state.size) * spread)
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return helper.go_div(fw.MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+
+
+def image_states_of(nodes: list[NodeInfo] | tuple[NodeInfo, ...]) -> dict[str, dict[str, ImageState]]:
+    """Per node name, its image table computed from every node's ``status.images`` (the cache's job, redone)."""
+    sizes: dict[str, int] = {}
+    holders: dict[str, set[str]] = {}
+    per_node: dict[str, set[str]] = {}
+    for n in nodes:
+        names: set[str] = set()
+        for image_names, size in n.node_images():
+            for raw in image_names:
+                name = normalized_image_name(raw)
+                sizes[name] = size
+                holders.setdefault(name, set()).add(n.name)
+                names.add(name)
+        per_node[n.name] = names
+    return {
+        node: {name: ImageState(sizes[name], len(holders[name])) for name in names}
+        for node, names in per_node.items()
+    }
+
+
+def _num_containers(pod: PodInfo) -> int:
+    spec: dict[str, Any] = pod.pod.get("spec") or {}
+    return len(spec.get("initContainers") or []) + len(spec.get("containers") or [])
+
+
+class ImageLocality(fw.ScorePlugin):
+    NAME = NAME
+
+    def _states(self, state: fw.CycleState, node: NodeInfo) -> dict[str, ImageState]:
+        if node.image_states:
+            return node.image_states
+        if not (node.node.get("status") or {}).get("images"):
+            return {}
+        table: dict[str, dict[str, ImageState]] | None = state.get(_FALLBACK_STATE_KEY)
+        if table is None:
+            table = image_states_of(tuple(self.handle.snapshot().node_infos()))
+            state.write(_FALLBACK_STATE_KEY, table)
+        return table.get(node.name, {})
+
+    def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
+        states = self._states(state, node) if pod.images else {}
+        total = 0
+        if states:
+            total_nodes = self.handle.snapshot().num_nodes()
+            for image in pod.images:
+                st = states.get(image)
+                if st is not None:
+                    total += scaled_image_score(st, total_nodes)
+        return calculate_priority(total, _num_containers(pod)), fw.SUCCESS
+
+
+SPEC = fw.PluginSpec(name=NAME, plugin_class=ImageLocality, reads=("nodes",))

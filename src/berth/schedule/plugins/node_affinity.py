@@ -1,0 +1,369 @@
+"""NodeAffinity (PreFilter, Filter, PreScore, Score): ``spec.nodeSelector``, required and preferred node affinity,
+plus the profile-wide ``addedAffinity`` from args.
+
+Why: node affinity is how pods pick hardware, zones and pools. Upstream ``plugins/nodeaffinity/node_affinity.go``
+with ``component-helpers/scheduling/corev1/nodeaffinity``:
+
+- Filter: ``addedAffinity`` required terms first (``node(s) didn't match scheduler-enforced node affinity``), then
+  nodeSelector (every pair) and the pod's required terms (ORed terms of ANDed expressions), reason
+  ``node(s) didn't match Pod's node affinity/selector``; both UnschedulableAndUnresolvable. A term that fails to
+  parse (bad operator, value count, non-integer Gt/Lt) never matches, as upstream's lazy-error selector does.
+- PreFilter: Skip when there is nothing to check; when every required term pins ``metadata.name In`` it narrows
+  Filter to those names (per-term intersection, union across terms) and an empty union is
+  ``pod affinity terms conflict``.
+- Score: sum of weights of matching preferred terms (pod's and ``addedAffinity``'s); normalised with
+  ``DefaultNormalizeScore(reverse=False)``; PreScore Skip when neither has preferred terms.
+
+Terms are compiled once per pod in PreFilter/PreScore (CycleState), so the per-node calls only compare labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from berth.kube import selectors
+from berth.schedule.framework import interface as fw
+from berth.schedule.framework.types import NodeInfo, PodInfo
+from berth.schedule.plugins import helper
+
+NAME = "NodeAffinity"
+ARGS_KIND = "NodeAffinityArgs"
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+OBJECT_NAME_FIELD = "metadata.name"
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+# --- compiled node selector terms ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledTerm:
+    """One NodeSelectorTerm: label requirements and ``metadata.name`` requirements, all ANDed.
+
+    ``valid`` is False when the term failed to parse; such a term matches no node.
+    """
+
+    labels: tuple[selectors.Requirement, ...]
+    fields: tuple[selectors.Requirement, ...]
+    valid: bool = True
+
+    def matches(self, node_labels: Mapping[str, str], node_name: str) -> bool:
+        if not self.valid:
+            return False
+        for r in self.labels:
+            if not r.matches(node_labels):
+                return False
+        if self.fields:
+            name = {OBJECT_NAME_FIELD: node_name}
+            for r in self.fields:
+                if not r.matches(name):
+                    return False
+        return True
+
+
+def _requirement_problems(
+    expr: Mapping[str, Any], path: str
+) -> tuple[selectors.Requirement | None, list[str]]:
+    """A label requirement of a NodeSelectorTerm, checked like ``labels.NewRequirement``."""
+    key = str(expr.get("key", ""))
+    op = str(expr.get("operator", ""))
+    values = tuple(str(v) for v in expr.get("values") or ())
+    problems: list[str] = []
+    if op not in _OPERATORS:
+        return None, [f"{path}.operator: Unsupported value: {helper.go_value(op)}"]
+    problems.extend(helper.qualified_name_problems(key, f"{path}.key"))
+    if op in ("In", "NotIn") and not values:
+        problems.append(
+            helper.required(f"{path}.values", "for 'in', 'notin' operators, values set can't be empty")
+        )
+    elif op in ("Exists", "DoesNotExist") and values:
+        problems.append(
+            helper.forbidden(f"{path}.values", "values set must be empty for exists and does not exist")
+        )
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            problems.append(
+                helper.required(f"{path}.values", "for 'Gt', 'Lt' operators, exactly one value is required")
+            )
+        else:
+            try:
+                int(values[0])
+            except ValueError:
+                problems.append(
+                    helper.invalid(
+                        f"{path}.values[0]",
+                        values[0],
+                        "for 'Gt', 'Lt' operators, the value must be an integer",
+                    )
+                )
+    if op in ("In", "NotIn"):
+        for i, v in enumerate(values):
+            problems.extend(helper.label_value_problems(v, f"{path}.values[{i}]"))
+    return (None if problems else selectors.Requirement(key, op, values)), problems
+
+
+def _field_problems(expr: Mapping[str, Any], path: str) -> tuple[selectors.Requirement | None, list[str]]:
+    key = str(expr.get("key", ""))
+    op = str(expr.get("operator", ""))
+    values = tuple(str(v) for v in expr.get("values") or ())
+    problems: list[str] = []
+    if key != OBJECT_NAME_FIELD:
+        problems.append(helper.invalid(f"{path}.key", key, "not a valid field selector key"))
+    if op not in ("In", "NotIn"):
+        problems.append(helper.invalid(f"{path}.operator", op, "not a valid selector operator"))
+    if len(values) != 1:
+        problems.append(helper.invalid(f"{path}.values", list(values), "must have one element"))
+    return (None if problems else selectors.Requirement(key, op, values)), problems
+
+
+def compile_term(term: Mapping[str, Any], path: str) -> tuple[CompiledTerm, list[str]]:
+    """Compile a NodeSelectorTerm; problems carry field paths (used for ``addedAffinity`` validation)."""
+    problems: list[str] = []
+    labels: list[selectors.Requirement] = []
+    fields: list[selectors.Requirement] = []
+    for i, expr in enumerate(term.get("matchExpressions") or []):
+        req, errs = _requirement_problems(
+            expr if isinstance(expr, Mapping) else {}, f"{path}.matchExpressions[{i}]"
+        )
+        problems.extend(errs)
+        if req is not None:
+            labels.append(req)
+    for i, expr in enumerate(term.get("matchFields") or []):
+        req, errs = _field_problems(expr if isinstance(expr, Mapping) else {}, f"{path}.matchFields[{i}]")
+        problems.extend(errs)
+        if req is not None:
+            fields.append(req)
+    empty = not term.get("matchExpressions") and not term.get("matchFields")
+    return CompiledTerm(tuple(labels), tuple(fields), valid=not problems and not empty), problems
+
+
+def compile_node_selector(
+    selector: Mapping[str, Any], path: str
+) -> tuple[tuple[CompiledTerm, ...], list[str]]:
+    problems: list[str] = []
+    terms: list[CompiledTerm] = []
+    for i, term in enumerate(selector.get("nodeSelectorTerms") or []):
+        compiled, errs = compile_term(
+            term if isinstance(term, Mapping) else {}, f"{path}.nodeSelectorTerms[{i}]"
+        )
+        problems.extend(errs)
+        terms.append(compiled)
+    return tuple(terms), problems
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredTerm:
+    weight: int
+    term: CompiledTerm
+
+
+def compile_preferred(items: Sequence[Any], path: str) -> tuple[tuple[PreferredTerm, ...], list[str]]:
+    """Preferred terms; weight-0 and empty terms are dropped as upstream does."""
+    problems: list[str] = []
+    out: list[PreferredTerm] = []
+    for i, item in enumerate(items):
+        item = item if isinstance(item, Mapping) else {}
+        pref = item.get("preference") or {}
+        weight = int(item.get("weight") or 0)
+        if weight == 0 or (not pref.get("matchExpressions") and not pref.get("matchFields")):
+            continue
+        compiled, errs = compile_term(pref, f"{path}[{i}].preference")
+        problems.extend(errs)
+        out.append(PreferredTerm(weight, compiled))
+    return tuple(out), problems
+
+
+def preferred_score(terms: Sequence[PreferredTerm], node: NodeInfo) -> int:
+    return sum(t.weight for t in terms if t.term.matches(node.labels, node.name))
+
+
+# --- args ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeAffinityArgs:
+    added_affinity: Mapping[str, Any] | None = None
+
+    @classmethod
+    def decode(cls, raw: Mapping[str, Any] | None, path: str) -> tuple[NodeAffinityArgs, list[str]]:
+        problems: list[str] = []
+        r = helper.ArgsReader(raw, path, problems, ARGS_KIND)
+        added = r.get_mapping("addedAffinity")
+        r.finish()
+        if added is None:
+            return cls(None), problems
+        ap = r.at("addedAffinity")
+        ar = helper.ArgsReader(added, ap, problems)
+        req = ar.get_mapping("requiredDuringSchedulingIgnoredDuringExecution")
+        pref = ar.get_list("preferredDuringSchedulingIgnoredDuringExecution")
+        ar.finish()
+        if req is not None:
+            rp = ar.at("requiredDuringSchedulingIgnoredDuringExecution")
+            rr = helper.ArgsReader(req, rp, problems)
+            terms = rr.get_list("nodeSelectorTerms")
+            rr.finish()
+            for i, term in enumerate(terms or []):
+                _check_term_shape(term, f"{rp}.nodeSelectorTerms[{i}]", problems)
+            problems.extend(compile_node_selector(req, rp)[1])
+        if pref:
+            pp = ar.at("preferredDuringSchedulingIgnoredDuringExecution")
+            for i, item in enumerate(pref):
+                ir = helper.ArgsReader(item, f"{pp}[{i}]", problems)
+                ir.get_int("weight", 0)
+                term = ir.get_mapping("preference")
+                ir.finish()
+                if term is not None:
+                    _check_term_shape(term, f"{pp}[{i}].preference", problems)
+            problems.extend(compile_preferred(pref, pp)[1])
+        return cls(dict(added)), problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {} if self.added_affinity is None else {"addedAffinity": dict(self.added_affinity)}
+
+
+def _check_term_shape(term: Any, path: str, problems: list[str]) -> None:
+    """Strict decoding of a NodeSelectorTerm: only matchExpressions/matchFields of {key, operator, values}."""
+    tr = helper.ArgsReader(term, path, problems)
+    for key in ("matchExpressions", "matchFields"):
+        for j, expr in enumerate(tr.get_list(key) or []):
+            er = helper.ArgsReader(expr, f"{tr.at(key)}[{j}]", problems)
+            er.get_str("key", "")
+            er.get_str("operator", "")
+            er.get_str_list("values")
+            er.finish()
+    tr.finish()
+
+
+# --- the plugin ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequiredAffinity:
+    """What Filter checks per node: nodeSelector pairs and the required terms (None = no required affinity)."""
+
+    node_selector: tuple[tuple[str, str], ...]
+    terms: tuple[CompiledTerm, ...] | None
+
+    def matches(self, node: NodeInfo) -> bool:
+        labels = node.labels
+        for k, v in self.node_selector:
+            if labels.get(k) != v:
+                return False
+        if self.terms is None:
+            return True
+        return any(t.matches(labels, node.name) for t in self.terms)
+
+
+def required_node_affinity(pod: PodInfo) -> RequiredAffinity:
+    required = (pod.affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = None if required is None else compile_node_selector(required, "")[0]
+    return RequiredAffinity(tuple(sorted(pod.node_selector.items())), terms)
+
+
+def pod_preferred_terms(pod: PodInfo) -> tuple[tuple[PreferredTerm, ...] | None, list[str]]:
+    items = (pod.affinity.get("nodeAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
+    if items is None:
+        return None, []
+    return compile_preferred(
+        items, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+    )
+
+
+class NodeAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
+    NAME = NAME
+    args: NodeAffinityArgs
+
+    def __init__(self, args: NodeAffinityArgs | None, handle: fw.Handle) -> None:
+        super().__init__(args or NodeAffinityArgs(), handle)
+        added = self.args.added_affinity or {}
+        req = added.get("requiredDuringSchedulingIgnoredDuringExecution")
+        self._added_terms: tuple[CompiledTerm, ...] | None = (
+            None if req is None else compile_node_selector(req, "")[0]
+        )
+        pref = added.get("preferredDuringSchedulingIgnoredDuringExecution")
+        self._added_preferred: tuple[PreferredTerm, ...] | None = (
+            compile_preferred(pref, "")[0] if pref else None
+        )
+
+    def _added_matches(self, node: NodeInfo) -> bool:
+        if self._added_terms is None:
+            return True
+        return any(t.matches(node.labels, node.name) for t in self._added_terms)
+
+    def pre_filter(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[fw.PreFilterResult | None, fw.Status]:
+        required = (pod.affinity.get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        if required is None and self._added_terms is None and not pod.node_selector:
+            return None, fw.skip()
+        state.write(PRE_FILTER_STATE_KEY, required_node_affinity(pod))
+        terms = (required or {}).get("nodeSelectorTerms") or []
+        if not terms:
+            return None, fw.SUCCESS
+        node_names: set[str] | None = None
+        for term in terms:
+            term_names: set[str] | None = None
+            for r in term.get("matchFields") or []:
+                if r.get("key") == OBJECT_NAME_FIELD and r.get("operator") == "In":
+                    values = {str(v) for v in r.get("values") or ()}
+                    term_names = values if term_names is None else term_names & values
+            if term_names is None:
+                return None, fw.SUCCESS  # this term does not pin names; terms are ORed, so all nodes qualify
+            node_names = term_names if node_names is None else node_names | term_names
+        if node_names is not None and not node_names:
+            return None, fw.unresolvable(ERR_REASON_CONFLICT)
+        return fw.PreFilterResult(frozenset(node_names) if node_names else None), fw.SUCCESS
+
+    def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
+        if not self._added_matches(node):
+            return fw.unresolvable(ERR_REASON_ENFORCED)
+        required: RequiredAffinity | None = state.get(PRE_FILTER_STATE_KEY)
+        if required is None:
+            required = required_node_affinity(pod)
+        if not required.matches(node):
+            return fw.unresolvable(ERR_REASON_POD)
+        return fw.SUCCESS
+
+    def pre_score(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> fw.Status:
+        terms, problems = pod_preferred_terms(pod)
+        if problems:
+            return fw.error(*problems)
+        if terms is None and self._added_preferred is None:
+            return fw.skip()
+        state.write(PRE_SCORE_STATE_KEY, terms or ())
+        return fw.SUCCESS
+
+    def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
+        count = 0
+        if self._added_preferred:
+            count += preferred_score(self._added_preferred, node)
+        terms: tuple[PreferredTerm, ...] | None = state.get(PRE_SCORE_STATE_KEY)
+        if terms is None:
+            terms, problems = pod_preferred_terms(pod)
+            if problems:
+                return 0, fw.error(*problems)
+        if terms:
+            count += preferred_score(terms, node)
+        return count, fw.SUCCESS
+
+    def normalize_score(self, state: fw.CycleState, pod: PodInfo, scores: list[fw.NodeScore]) -> fw.Status:
+        helper.default_normalize_score(scores, reverse=False)
+        return fw.SUCCESS
+
+    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+        return (
+            fw.ClusterEvent("Node", "Add"),
+            fw.ClusterEvent("Node", "UpdateNodeLabel"),
+            fw.ClusterEvent("Pod", "UpdatePodLabel"),
+        )
+
+
+SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeAffinity, args_type=NodeAffinityArgs, reads=("nodes",))

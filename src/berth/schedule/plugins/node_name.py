@@ -1,0 +1,30 @@
+"""NodeName (Filter): a pod that already names a node in ``spec.nodeName`` fits only that node.
+
+Why: pods created with ``nodeName`` bypass placement; if such a pod still reaches the scheduler it must not land
+elsewhere. Upstream ``plugins/nodename/node_name.go``; UnschedulableAndUnresolvable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from berth.schedule.framework import interface as fw
+from berth.schedule.framework.types import NodeInfo, PodInfo
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName(fw.FilterPlugin):
+    NAME = NAME
+
+    def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
+        if pod.node_name and pod.node_name != node.name:
+            return fw.unresolvable(ERR_REASON)
+        return fw.SUCCESS
+
+    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+        return (fw.ClusterEvent("Node", "Add"),)
+
+
+SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeName, reads=("nodes",))

@@ -1,0 +1,64 @@
+"""NodePorts (PreFilter, Filter): a pod asking for host ports fits only nodes where those ports are free.
+
+Why: two pods cannot bind the same ``hostIP:hostPort/protocol``; upstream ``plugins/nodeports/node_ports.go``.
+PreFilter collects the pod's host ports (containers and sidecars) once and returns Skip when there are none, so
+the per-node Filter is skipped for the common pod. A conflict is Unschedulable (preemption can free a port).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from berth.schedule.framework import interface as fw
+from berth.schedule.framework.types import HostPort, NodeInfo, PodInfo
+
+NAME = "NodePorts"
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+
+
+def _sanitized(hp: HostPort) -> HostPort:
+    return HostPort(hp.ip or "0.0.0.0", hp.protocol or "TCP", hp.port)
+
+
+def fits_ports(want: Sequence[HostPort], node: NodeInfo) -> bool:
+    """No wanted port conflicts with one already used on the node."""
+    used = node.used_ports
+    if not used:
+        return True
+    for hp in want:
+        for existing in used:
+            if hp.conflicts(existing):
+                return False
+    return True
+
+
+class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin):
+    NAME = NAME
+
+    def pre_filter(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[fw.PreFilterResult | None, fw.Status]:
+        ports = tuple(_sanitized(hp) for hp in pod.host_ports)
+        if not ports:
+            return None, fw.skip()
+        state.write(PRE_FILTER_STATE_KEY, ports)
+        return None, fw.SUCCESS
+
+    def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
+        want = state.get(PRE_FILTER_STATE_KEY)
+        if want is None:  # PreFilter disabled in this profile: compute here
+            want = tuple(_sanitized(hp) for hp in pod.host_ports)
+        if fits_ports(want, node):
+            return fw.SUCCESS
+        return fw.unschedulable(ERR_REASON)
+
+    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+        return (
+            fw.ClusterEvent("Pod", "Delete"),
+            fw.ClusterEvent("Node", "Add"),
+            fw.ClusterEvent("Node", "Update"),
+        )
+
+
+SPEC = fw.PluginSpec(name=NAME, plugin_class=NodePorts, reads=("pods", "nodes"))

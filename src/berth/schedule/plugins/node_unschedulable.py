@@ -1,0 +1,42 @@
+"""NodeUnschedulable (Filter): a cordoned node (``spec.unschedulable``) takes only pods tolerating
+``node.kubernetes.io/unschedulable:NoSchedule``.
+
+Why: ``kubectl cordon`` must keep new pods away while letting DaemonSet-like pods that tolerate it in.
+Upstream ``plugins/nodeunschedulable/node_unschedulable.go``; the rejection is UnschedulableAndUnresolvable
+(preempting pods cannot uncordon a node).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from berth.kube import taints
+from berth.schedule.framework import interface as fw
+from berth.schedule.framework.types import NodeInfo, PodInfo
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+_UNSCHEDULABLE_TAINT = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": "NoSchedule"}
+
+
+class NodeUnschedulable(fw.FilterPlugin):
+    NAME = NAME
+
+    def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
+        if not node.unschedulable:
+            return fw.SUCCESS
+        if taints.tolerated(_UNSCHEDULABLE_TAINT, pod.tolerations):
+            return fw.SUCCESS
+        return fw.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+        return (
+            fw.ClusterEvent("Node", "Add"),
+            fw.ClusterEvent("Node", "UpdateNodeTaint"),
+            fw.ClusterEvent("Pod", "UpdatePodToleration"),
+        )
+
+
+SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeUnschedulable, reads=("nodes",))

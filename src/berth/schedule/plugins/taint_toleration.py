@@ -1,0 +1,76 @@
+"""TaintToleration (Filter, PreScore, Score): NoSchedule/NoExecute taints the pod does not tolerate exclude a node;
+PreferNoSchedule taints it does not tolerate make a node less attractive.
+
+Why: taints are how operators reserve nodes (control plane, GPUs, draining). Upstream
+``plugins/tainttoleration/taint_toleration.go``: the filter rejects on the first untolerated hard taint
+(UnschedulableAndUnresolvable, reason ``node(s) had untolerated taint(s)`` since kubernetes#134740); the raw score
+counts intolerable PreferNoSchedule taints and is reverse-normalised (fewest such taints -> 100).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from berth.kube import taints
+from berth.schedule.framework import interface as fw
+from berth.schedule.framework.types import NodeInfo, PodInfo
+from berth.schedule.plugins import helper
+
+NAME = "TaintToleration"
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+_HARD_EFFECTS = ("NoSchedule", "NoExecute")
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+
+
+def prefer_no_schedule_tolerations(tolerations: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tolerations that can tolerate a PreferNoSchedule taint (empty effect means every effect)."""
+    return [t for t in tolerations if not t.get("effect") or t.get("effect") == PREFER_NO_SCHEDULE]
+
+
+def count_intolerable_prefer_no_schedule(
+    node_taints: Sequence[dict[str, Any]], tolerations: Sequence[dict[str, Any]]
+) -> int:
+    return sum(
+        1
+        for t in node_taints
+        if t.get("effect") == PREFER_NO_SCHEDULE and not taints.tolerated(t, tolerations)
+    )
+
+
+class TaintToleration(fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
+    NAME = NAME
+
+    def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
+        if not node.taints:
+            return fw.SUCCESS
+        if taints.first_untolerated(node.taints, pod.tolerations, _HARD_EFFECTS) is None:
+            return fw.SUCCESS
+        return fw.unresolvable(ERR_REASON_UNTOLERATED)
+
+    def pre_score(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> fw.Status:
+        state.write(PRE_SCORE_STATE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
+        return fw.SUCCESS
+
+    def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
+        if not node.taints:
+            return 0, fw.SUCCESS
+        tolerations = state.get(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            tolerations = prefer_no_schedule_tolerations(pod.tolerations)
+        return count_intolerable_prefer_no_schedule(node.taints, tolerations), fw.SUCCESS
+
+    def normalize_score(self, state: fw.CycleState, pod: PodInfo, scores: list[fw.NodeScore]) -> fw.Status:
+        helper.default_normalize_score(scores, reverse=True)
+        return fw.SUCCESS
+
+    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+        return (
+            fw.ClusterEvent("Node", "Add"),
+            fw.ClusterEvent("Node", "UpdateNodeTaint"),
+            fw.ClusterEvent("Pod", "UpdatePodToleration"),
+        )
+
+
+SPEC = fw.PluginSpec(name=NAME, plugin_class=TaintToleration, reads=("nodes",))
