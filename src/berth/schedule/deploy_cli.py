@@ -1,0 +1,129 @@
+"""``berth schedule rbac`` and ``berth schedule manifests``: what a configuration needs on a cluster, and the
+objects that run it there.
+
+Kept apart from ``schedule/cli.py`` so the deploy surface has one home; the ``schedule`` group attaches
+:data:`rbac_command` and :data:`manifests_command`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from berth.kube import yamlio
+from berth.kube.errors import InputError
+from berth.schedule import config as config_mod
+from berth.schedule import manifests, rbac
+from berth.schedule.plugins import registry as registry_mod
+
+_CONFIG_HELP = "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)."
+_PLUGIN_HELP = "Register a user plugin by import path (repeatable), as for `berth schedule simulate`."
+
+
+def build_registry(plugin_refs: tuple[str, ...]) -> registry_mod.Registry:
+    """In-tree and entry-point plugins plus every ``--plugin MODULE:CLASS``."""
+    reg = registry_mod.default_registry()
+    for ref in plugin_refs:
+        reg.register(registry_mod.load_user_plugin(ref))
+    return reg
+
+
+def read_config(path: str) -> str:
+    """The configuration file's text (kept verbatim for the ConfigMap); a missing file is an InputError."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InputError(
+            "file not found; pass --config with a KubeSchedulerConfiguration file", path
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read file: {exc}", path) from exc
+
+
+def _notes(notes: tuple[str, ...]) -> None:
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+
+
+@click.command("rbac")
+@click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
+@click.option("--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help=_PLUGIN_HELP)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["yaml", "json", "values"]),
+    default="yaml",
+    show_default=True,
+    help="yaml/json: the ClusterRole; values: the `rbac:` values block of charts/berth-scheduler.",
+)
+@click.option("--name", default=manifests.DEFAULT_NAME, show_default=True, help="The ClusterRole's name.")
+def rbac_command(config_path: str, plugin_refs: tuple[str, ...], output: str, name: str) -> None:
+    """Print the minimal ClusterRole the configured profiles need, each rule annotated with who needs it.
+
+    Computed from the scheduler core (pod/node informers, pods/status, events), leader election (a lease, only
+    when leaderElection.leaderElect is true) and what every enabled plugin reads and writes.
+    """
+    reg = build_registry(plugin_refs)
+    cfg = config_mod.load(config_path, reg)
+    result = rbac.compute(cfg, reg)
+    role = result.cluster_role(name)
+    if output == "json":
+        click.echo(rbac.to_json(role), nl=False)
+    elif output == "values":
+        click.echo(yamlio.dump(dict(manifests.helm_values(result))), nl=False)
+    else:
+        click.echo(rbac.to_yaml(role, result), nl=False)
+    _notes(result.notes)
+
+
+@click.command("manifests")
+@click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
+@click.option(
+    "--image", required=True, metavar="IMAGE", help="Container image with berth (see the Dockerfile)."
+)
+@click.option(
+    "--namespace", default=manifests.DEFAULT_NAMESPACE, show_default=True, help="Namespace to run in."
+)
+@click.option(
+    "--shape",
+    type=click.Choice([s.value for s in manifests.Shape]),
+    default=manifests.Shape.PROFILES.value,
+    show_default=True,
+    help="profiles: one Deployment runs every profile; separate: one Deployment per profile.",
+)
+@click.option("--name", default=manifests.DEFAULT_NAME, show_default=True, help="Base name of the objects.")
+@click.option("--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help=_PLUGIN_HELP)
+@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+def manifests_command(
+    config_path: str,
+    image: str,
+    namespace: str,
+    shape: str,
+    name: str,
+    plugin_refs: tuple[str, ...],
+    output: str,
+) -> None:
+    """Print ServiceAccount, ClusterRole(+Binding), ConfigMap and Deployment(s) that run the configuration.
+
+    Apply with `kubectl apply -f -` into an existing namespace. The image must contain berth (build it from
+    the repository's Dockerfile) and any --plugin modules.
+    """
+    reg = build_registry(plugin_refs)
+    text = read_config(config_path)
+    cfg = config_mod.load(config_path, reg)
+    options = manifests.DeployOptions(
+        image=image,
+        namespace=namespace,
+        shape=manifests.Shape(shape),
+        name=name,
+        plugins=plugin_refs,
+    )
+    rendered = manifests.render(text, cfg, reg, options, source=config_path)
+    if output == "json":
+        doc = {"apiVersion": "v1", "kind": "List", "items": list(rendered.objects)}
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        click.echo(rendered.yaml(), nl=False)
+    _notes(rendered.notes)
