@@ -22,6 +22,7 @@ DEFAULT_SCORE = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("VolumeBinding", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1),
@@ -46,6 +47,7 @@ DEFAULT_PRE_SCORE = [
     "TaintToleration",
     "NodeAffinity",
     "NodeResourcesFit",
+    "VolumeBinding",
     "PodTopologySpread",
     "InterPodAffinity",
     "NodeResourcesBalancedAllocation",
@@ -334,7 +336,8 @@ def test_custom_multipoint_plugin_goes_after_defaults_and_only_where_it_implemen
         pluginConfig=[{"name": "Concentrate", "args": {"labelKey": "app"}}],
     )
     assert score(p) == [*DEFAULT_SCORE, ("Concentrate", 5)]
-    assert "Concentrate" not in p.names("filter") and "Concentrate" not in p.names("preScore")
+    assert p.names("preScore")[-1] == "Concentrate"
+    assert "Concentrate" not in p.names("filter") and "Concentrate" not in p.names("preFilter")
 
 
 def test_custom_specific_point_plugin_goes_after_multipoint_plugins() -> None:
@@ -363,6 +366,7 @@ def test_order_overridden_then_multipoint_then_other_specific() -> None:
         ("NodeAffinity", 1),
         ("TaintToleration", 3),
         ("NodeResourcesFit", 1),
+        ("VolumeBinding", 1),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
         ("NodeResourcesBalancedAllocation", 1),
@@ -456,6 +460,7 @@ def test_spec_2_8_example() -> None:
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
         ("NodeResourcesFit", 1),
+        ("VolumeBinding", 1),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
         ("ImageLocality", 1),
@@ -660,3 +665,102 @@ def test_problems_name_the_file(tmp_path: Path) -> None:
     assert err.value.problems == [
         f"{path}: parallelism: Invalid value: 0: should be an integer value greater than zero"
     ]
+
+
+# --- against the real in-tree plugins -------------------------------------------------------------------------------
+
+
+def test_real_registry_default_profile_matches_upstream_expansion() -> None:
+    """Upstream ``ExpandedPluginsV1`` (testing/defaults) without the removed cloud plugins, plus DynamicResources
+    (DRA is on in 1.34/1.35) -- pinned whole, point by point."""
+    p = config.default_config().profiles[0]
+    got = {
+        pt: [f"{r.name}:{r.weight}" if pt == "score" else r.name for r in p.plugins[pt]] for pt in POINT_NAMES
+    }
+    assert got == {
+        "preEnqueue": ["SchedulingGates", "DynamicResources"],
+        "queueSort": ["PrioritySort"],
+        "preFilter": [
+            "NodeAffinity",
+            "NodePorts",
+            "NodeResourcesFit",
+            "VolumeRestrictions",
+            "NodeVolumeLimits",
+            "VolumeBinding",
+            "VolumeZone",
+            "PodTopologySpread",
+            "InterPodAffinity",
+            "DynamicResources",
+        ],
+        "filter": DEFAULT_FILTER,
+        "postFilter": ["DynamicResources", "DefaultPreemption"],
+        "preScore": DEFAULT_PRE_SCORE,
+        "score": [f"{n}:{w}" for n, w in DEFAULT_SCORE],
+        "reserve": ["VolumeBinding", "DynamicResources"],
+        "permit": [],
+        "preBind": ["VolumeBinding", "DynamicResources"],
+        "bind": ["DefaultBinder"],
+        "postBind": [],
+    }
+    assert sorted(p.plugin_args) == [
+        "DefaultPreemption",
+        "DynamicResources",
+        "InterPodAffinity",
+        "NodeAffinity",
+        "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "VolumeBinding",
+    ]
+
+
+def test_real_registry_spec_2_8_example(tmp_path: Path) -> None:
+    path = tmp_path / "example.yaml"
+    path.write_text(
+        """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler            # defaults: spread
+- schedulerName: concentrate-scheduler
+  percentageOfNodesToScore: 100
+  plugins:
+    multiPoint:
+      enabled:  [{name: Concentrate, weight: 5}]
+      disabled: [{name: NodeResourcesBalancedAllocation}]
+  pluginConfig:
+  - {name: Concentrate, args: {labelKey: app.kubernetes.io/instance}}
+  - {name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}
+  - {name: PodTopologySpread, args: {defaultingType: List}}   # no system-default spreading
+"""
+    )
+    cfg = config.load(path)
+    concentrate = cfg.profile("concentrate-scheduler")
+    assert concentrate is not None
+    assert score(concentrate)[-1] == ("Concentrate", 5)
+    assert "NodeResourcesBalancedAllocation" not in concentrate.enabled_plugins()
+    fit = config.to_dict(cfg)["profiles"][1]["pluginConfig"][1]
+    assert fit["name"] == "NodeResourcesFit"
+    assert fit["args"]["kind"] == "NodeResourcesFitArgs"
+    assert fit["args"]["scoringStrategy"]["type"] == "MostAllocated"
+
+
+def test_real_registry_reports_plugin_args_problems() -> None:
+    doc = {
+        **HEAD,
+        "profiles": [
+            {
+                "pluginConfig": [
+                    {"name": "Concentrate", "args": {"labelKey": ""}},
+                    {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Sideways"}}},
+                ]
+            }
+        ],
+    }
+    with pytest.raises(MultiInputError) as err:
+        config.parse(doc, "c.yaml")
+    assert len(err.value.problems) >= 2
+    assert any(p.startswith("c.yaml: profiles[0].pluginConfig[0].args.labelKey") for p in err.value.problems)
+    assert any(
+        p.startswith("c.yaml: profiles[0].pluginConfig[1].args.scoringStrategy") for p in err.value.problems
+    )

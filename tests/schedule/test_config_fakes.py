@@ -27,7 +27,9 @@ POINTS: dict[str, tuple[str, ...]] = {
     "NodeResourcesFit": ("preFilter", "filter", "preScore", "score"),
     "VolumeRestrictions": ("preFilter", "filter"),
     "NodeVolumeLimits": ("preFilter", "filter"),
-    "VolumeBinding": ("preFilter", "filter", "reserve", "preBind"),
+    # VolumeBinding implements Score (upstream ExpandedPluginsV1 lists it at preScore/score, weight 1); it only
+    # scores with the alpha StorageCapacityScoring gate, at run time.
+    "VolumeBinding": ("preFilter", "filter", "reserve", "preScore", "score", "preBind"),
     "VolumeZone": ("preFilter", "filter"),
     "PodTopologySpread": ("preFilter", "filter", "preScore", "score"),
     "InterPodAffinity": ("preFilter", "filter", "preScore", "score"),
@@ -36,7 +38,7 @@ POINTS: dict[str, tuple[str, ...]] = {
     "NodeResourcesBalancedAllocation": ("preScore", "score"),
     "ImageLocality": ("score",),
     "DefaultBinder": ("bind",),
-    "Concentrate": ("score",),
+    "Concentrate": ("preScore", "score"),
     "QSort": ("queueSort",),  # a second queue sort, as an out-of-tree one (Coscheduling) would be
 }
 

@@ -343,7 +343,7 @@ CASES = [
         ),
         [
             'profiles[0].plugins.multiPoint.enabled[1].name: Duplicate value: "Concentrate": plugin "Concentrate" '
-            'already registered as "ScorePlugin"'
+            'already registered as "PreScorePlugin"'
         ],
         True,
         id="duplicate-in-multipoint",
