@@ -78,7 +78,10 @@ class Render:
 
 def check_values_file(path: Path) -> None:
     """Fail early, naming the file, when a values file is missing or not a YAML mapping (Helm's message is vaguer)."""
-    docs = yamlio.load_file(path)
+    try:
+        docs = yamlio.load_file(path)
+    except InputError as exc:
+        raise InputError(f"invalid values file: {exc}") from exc
     if len(docs) > 1:
         raise InputError("a values file must hold one YAML document", str(path))
     if docs and not isinstance(docs[0].body, dict):

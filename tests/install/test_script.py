@@ -1,0 +1,239 @@
+"""The generated bash script: syntax, bash 3.2 rules, and the exact kubectl calls against a recording shim."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import Run
+
+SHIM = r"""#!/usr/bin/env bash
+echo "$*" >> "$FAKE_LOG"
+case "$*" in
+  *"config current-context"*) echo fake-current ;;
+  *"get job"*)
+    case "$* " in
+      *"get job ${FAKE_FAIL_JOB:-none} "*) printf 'Complete=False\nFailed=True\n' ;;
+      *"get job ${FAKE_PENDING_JOB:-none} "*) printf '' ;;
+      *) printf 'Complete=True\n' ;;
+    esac ;;
+  *"get pod"*) echo Succeeded ;;
+  *"get namespace"*) exit 1 ;;
+  *"logs"*) echo "pod log line: migration exploded" ;;
+esac
+exit 0
+"""
+
+
+@pytest.fixture
+def shim(tmp_path: Path) -> dict[str, str]:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "kubectl").write_text(SHIM)
+    (bindir / "kubectl").chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "FAKE_LOG": str(tmp_path / "calls.log")}
+
+
+def make_script(run: Run, work: Path, tmp_path: Path, *args: str) -> Path:
+    target = tmp_path / "plan.sh"
+    r = run("install", "script", "--work-dir", work, "-o", target, *args)
+    assert r.code == 0, r.err
+    return target
+
+
+def run_script(
+    script: Path, env: dict[str, str], *args: str, **extra_env: str
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    log = Path(env["FAKE_LOG"])
+    if log.exists():
+        log.unlink()
+    proc = subprocess.run(
+        ["bash", str(script), *args],
+        env={**env, **extra_env},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    calls = log.read_text().splitlines() if log.exists() else []
+    return proc, calls
+
+
+def summary(calls: list[str]) -> list[str]:
+    """``apply|delete <file>``, ``wait-job <name>``, ``ns``: the order that matters."""
+    out = []
+    for c in calls:
+        m = re.search(r" (apply|delete) .*-f \S+/out/(\S+)$", c)
+        if m:
+            out.append(f"{m.group(1)} {m.group(2)}")
+        elif " get job " in c:
+            out.append(f"wait-job {c.split(' get job ')[1].split()[0]}")
+        elif " create namespace " in c:
+            out.append(f"create-ns {c.split()[-1]}")
+        elif " wait --for=condition=Established" in c:
+            out.append(f"established {c.split('crd/')[1]}")
+    return out
+
+
+def test_script_is_valid_bash_and_keeps_to_bash_3_2(run: Run, edge_workdir: Path, tmp_path: Path) -> None:
+    for action in ("install", "upgrade", "uninstall", "rollback", "test"):
+        script = make_script(run, edge_workdir, tmp_path, "--action", action)
+        assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+        text = script.read_text()
+        assert text.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in text
+        for forbidden in (
+            "declare -A",
+            "declare -n",
+            "mapfile",
+            "readarray",
+            ",,}",
+            "^^}",
+            "|&",
+            "&>>",
+            "[[",
+            "coproc",
+            "wait -n",
+            "sed -i",
+            "readlink -f",
+            "%(",
+            "sort -V",
+        ):
+            assert forbidden not in text, (action, forbidden)
+        # no GNU `timeout`, and no tool but kubectl (through `kc`)
+        assert not re.search(r"^\s*(timeout|helm|berth)\s", text, re.MULTILINE), action
+
+
+def test_install_runs_the_plan_in_order(
+    run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]
+) -> None:
+    proc, calls = run_script(make_script(run, edge_workdir, tmp_path), shim, "--context", "kind-test")
+    assert proc.returncode == 0, proc.stderr
+    assert all(c.startswith("--context kind-test ") for c in calls[1:])
+    assert summary(calls) == [
+        "create-ns edge",
+        "apply manifests/customresourcedefinition-things-edge-example-com.yaml",
+        "established things.edge.example.com",
+        "apply manifests/customresourcedefinition-widgets-edge-example-com.yaml",
+        "established widgets.edge.example.com",
+        # pre-install: weight, then name, then kind; before-hook-creation deletes first; CRD hook never deleted
+        "apply lifecycle/pre-install/customresourcedefinition-gadgets-edge-example-com.yaml",
+        "delete lifecycle/pre-install/serviceaccount-edge-shared-hook-sa.yaml",
+        "apply lifecycle/pre-install/serviceaccount-edge-shared-hook-sa.yaml",
+        "delete lifecycle/pre-install/configmap-edge-migrate.yaml",
+        "apply lifecycle/pre-install/configmap-edge-migrate.yaml",
+        "delete lifecycle/pre-install/job-edge-migrate.yaml",
+        "apply lifecycle/pre-install/job-edge-migrate.yaml",
+        "wait-job migrate",
+        "delete lifecycle/pre-install/serviceaccount-edge-runner.yaml",
+        "apply lifecycle/pre-install/serviceaccount-edge-runner.yaml",
+        "delete lifecycle/pre-install/role-edge-runner.yaml",
+        "apply lifecycle/pre-install/role-edge-runner.yaml",
+        "apply lifecycle/pre-install/configmap-edge-typo-policy.yaml",
+        # success: hook-succeeded ones in reverse
+        "delete lifecycle/pre-install/role-edge-runner.yaml",
+        "delete lifecycle/pre-install/serviceaccount-edge-runner.yaml",
+        "delete lifecycle/pre-install/job-edge-migrate.yaml",
+        "delete lifecycle/pre-install/configmap-edge-migrate.yaml",
+        "delete lifecycle/pre-install/serviceaccount-edge-shared-hook-sa.yaml",
+        "apply secrets/secret-edge-app-token.yaml",
+        "apply manifests/namespace-edge-reservation.yaml",
+        "apply manifests/serviceaccount-edge-app.yaml",
+        "apply manifests/configmap-edge-app-settings.yaml",
+        "apply manifests/service-edge-app.yaml",
+        "apply manifests/deployment-edge-app.yaml",
+        "apply manifests/validatingwebhookconfiguration-edge-validator.yaml",
+        "apply manifests/thing-edge-default-thing.yaml",
+        "apply manifests/widget-edge-default-widget.yaml",
+        "delete lifecycle/post-install/serviceaccount-edge-shared-hook-sa.yaml",
+        "apply lifecycle/post-install/serviceaccount-edge-shared-hook-sa.yaml",
+        "delete lifecycle/post-install/configmap-edge-operator-config.yaml",
+        "apply lifecycle/post-install/configmap-edge-operator-config.yaml",
+        "delete lifecycle/post-install/job-edge-config-deployer.yaml",
+        "apply lifecycle/post-install/job-edge-config-deployer.yaml",
+        "wait-job config-deployer",
+        "delete lifecycle/post-install/job-edge-config-deployer.yaml",
+        "delete lifecycle/post-install/serviceaccount-edge-shared-hook-sa.yaml",
+    ]
+    assert ">> Kube context: kind-test" in proc.stdout.splitlines()[1]
+    assert "6 of 6 step(s) ran" in proc.stdout
+    assert (
+        "Not run by this script: the post-delete step of this plan; run it with: berth install script"
+        in proc.stdout
+    )
+    applies = [c for c in calls if " apply " in c]
+    assert all("--server-side" in c for c in applies)
+    # objects without a namespace get the release namespace; ones that name theirs do not
+    assert any("-n edge -f" in c and "namespace-edge-reservation" in c for c in applies)
+    assert not any("-n edge" in c and "deployment-edge-app" in c for c in applies)
+
+
+def test_failed_job_stops_the_event_prints_logs_and_cleans_per_policy(
+    run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]
+) -> None:
+    proc, calls = run_script(
+        make_script(run, edge_workdir, tmp_path), shim, "--context", "c", FAKE_FAIL_JOB="migrate"
+    )
+    assert proc.returncode == 1
+    assert "Job edge/migrate failed" in proc.stderr and "pod log line: migration exploded" in proc.stderr
+    assert "resume with: --from-step 3" in proc.stderr
+    tail = summary(calls)[-3:]
+    # Job migrate has no hook-failed: it stays; earlier hook-succeeded ones are deleted in forward order
+    assert tail == [
+        "wait-job migrate",
+        "delete lifecycle/pre-install/serviceaccount-edge-shared-hook-sa.yaml",
+        "delete lifecycle/pre-install/configmap-edge-migrate.yaml",
+    ]
+    assert not any("manifests/deployment" in c for c in calls)
+
+
+def test_job_that_never_finishes_times_out(
+    run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]
+) -> None:
+    script = make_script(run, edge_workdir, tmp_path, "--timeout", "1")
+    proc, _calls = run_script(script, shim, "--context", "c", FAKE_PENDING_JOB="migrate")
+    assert proc.returncode == 1
+    assert "Job edge/migrate did not complete within 1 seconds" in proc.stderr
+
+
+def test_context_guard(run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]) -> None:
+    script = make_script(run, edge_workdir, tmp_path)
+    proc, calls = run_script(script, shim)
+    assert proc.returncode == 1
+    assert "pass --context fake-current (or --yes)" in proc.stderr
+    assert not any(" apply " in c for c in calls)
+    ok, calls = run_script(script, shim, "--yes")
+    assert ok.returncode == 0 and "Kube context: fake-current" in ok.stdout
+    bad, _ = run_script(script, shim, "--bogus")
+    assert bad.returncode == 2 and "unknown option: --bogus" in bad.stderr
+
+
+def test_resume_from_step(run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]) -> None:
+    proc, calls = run_script(
+        make_script(run, edge_workdir, tmp_path), shim, "--context", "c", "--from-step", "4"
+    )
+    assert proc.returncode == 0
+    assert summary(calls)[0] == "apply secrets/secret-edge-app-token.yaml"
+    assert "Skipping step 3/6" in proc.stdout and "3 of 6 step(s) ran" in proc.stdout
+
+
+def test_uninstall_order(run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]) -> None:
+    proc, calls = run_script(
+        make_script(run, edge_workdir, tmp_path, "--action", "uninstall"), shim, "--context", "c"
+    )
+    assert proc.returncode == 0, proc.stderr
+    s = summary(calls)
+    assert s[:2] == ["apply lifecycle/pre-delete/job-edge-drain.yaml", "wait-job drain"]
+    assert s[2] == "delete manifests/validatingwebhookconfiguration-edge-validator.yaml"
+    assert "delete manifests/thing-edge-default-thing.yaml" not in s  # keep
+    assert "delete manifests/customresourcedefinition-things-edge-example-com.yaml" not in s  # crds/ folder
+    assert s[-3:] == [
+        "apply lifecycle/post-delete/job-edge-cleanup.yaml",
+        "wait-job cleanup",
+        "delete lifecycle/post-delete/job-edge-cleanup.yaml",
+    ]
+    assert not any("create namespace" in c or "delete namespace" in c for c in calls)
+    assert "Left in place: Thing edge/default-thing (helm.sh/resource-policy: keep)" in proc.stdout
