@@ -400,3 +400,60 @@ def test_cli_missing_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     code, _, err = run_cli(["schedule", "rbac", "--config", str(tmp_path / "nope.yaml")], capsys)
     assert code == 2
     assert "file not found" in err
+
+
+CONCENTRATE_ONLY = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+profiles:
+  - schedulerName: packer
+    plugins:
+      multiPoint:
+        disabled:
+          - name: "*"
+        enabled:
+          - name: PrioritySort
+          - name: Concentrate
+          - name: DefaultBinder
+    pluginConfig:
+      - name: Concentrate
+        args: {labelKey: app}
+"""
+
+
+def test_cli_concentrate_only_config_needs_only_core_and_binding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(CONCENTRATE_ONLY)
+    code, out, err = run_cli(["schedule", "rbac", "--config", str(path), "--name", "packer"], capsys)
+    assert code == 0, err
+    role = yamlio.load_one(out)
+    assert role["metadata"]["name"] == "packer"
+    assert [(r["apiGroups"][0], r["resources"][0], ",".join(r["verbs"])) for r in role["rules"]] == [
+        ("", "events", "create,patch,update"),
+        ("", "nodes", "get,list,watch"),
+        ("", "pods", "get,list,watch"),
+        ("", "pods/binding", "create"),
+        ("", "pods/status", "patch,update"),
+        ("events.k8s.io", "events", "create,patch,update"),
+    ]
+    assert "# why: core (pod informer: queue and cache), Concentrate, PrioritySort" in out
+    assert "# why: DefaultBinder" in out
+
+
+def test_cli_values_output_is_the_chart_rbac_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(CONCENTRATE_ONLY)
+    code, out, _ = run_cli(["schedule", "rbac", "--config", str(path), "-o", "values"], capsys)
+    assert code == 0
+    values = yamlio.load_one(out)
+    assert set(values) == {"rbac"}
+    code, out_json, _ = run_cli(["schedule", "rbac", "--config", str(path), "-o", "json"], capsys)
+    role = json.loads(out_json)
+    assert values["rbac"]["rules"] == role["rules"]
+    assert values["rbac"]["why"] == role["metadata"]["annotations"][rbac.WHY_ANNOTATION]
