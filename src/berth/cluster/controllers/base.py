@@ -1,0 +1,343 @@
+"""What every controller shares: the context handed in at start, the worker loop, and small object helpers.
+
+A controller (like upstream's) is informers feeding a :class:`~.workqueue.WorkQueue` of keys and one worker thread
+that reconciles a key at a time: read the cached desired state, compare with the observed state, write the
+difference through the Api. A reconcile that hits a 409 (someone wrote first) or any other error is retried with
+backoff; one that wants to look again later (a simulated delay) asks for :meth:`Controller.requeue_after`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from berth.cluster.controllers import client
+from berth.cluster.controllers.informer import InformerFactory
+from berth.cluster.controllers.workqueue import WorkQueue
+from berth.kube.objects import Obj
+
+if TYPE_CHECKING:
+    from berth.cluster.controllers import ControllerOptions
+    from berth.cluster.controllers.events import EventRecorder
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Context:
+    """Dependencies every controller receives (passed in, never global, so tests can build their own)."""
+
+    api: client.ApiLike
+    options: ControllerOptions
+    informers: InformerFactory
+    recorder: EventRecorder
+    stop: threading.Event
+
+
+class Controller:
+    """Base class: subclasses set ``name``, wire informers in ``__init__`` and implement :meth:`reconcile`."""
+
+    name = "controller"
+    key = ""
+    """The :data:`berth.cluster.controllers.CONTROLLER_NAMES` entry this instance runs as (set by ``start``)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.api = ctx.api
+        self.options = ctx.options
+        self.queue = WorkQueue()
+        self._thread: threading.Thread | None = None
+        self._due: dict[str, float] = {}
+        self._due_lock = threading.Lock()
+
+    @property
+    def user(self) -> str:
+        """The identity written to the audit log for this controller's requests."""
+        return f"system:controller:{self.name}"
+
+    # ---- lifecycle -----------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"controller-{self.name}", daemon=True)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        self.queue.shutdown()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def requeue_after(self, key: str, delay: float) -> None:
+        """Ask to reconcile ``key`` again after ``delay`` seconds; an earlier pending request makes this a no-op."""
+        due = time.monotonic() + max(delay, 0.0)
+        with self._due_lock:
+            cur = self._due.get(key)
+            if cur is not None and time.monotonic() < cur <= due:
+                return
+            self._due[key] = due
+        self.queue.add_after(key, delay)
+
+    def _run(self) -> None:
+        while not self.ctx.stop.is_set():
+            key = self.queue.get(timeout=0.2)
+            if key is None:
+                continue
+            with self._due_lock:
+                due = self._due.get(key)
+                if due is not None and due <= time.monotonic():
+                    del self._due[key]
+            try:
+                self.reconcile(key)
+                self.queue.forget(key)
+            except client.ApiError as exc:
+                if not client.is_conflict(exc) and not client.is_not_found(exc):
+                    log.warning("%s: reconcile %s: %s", self.name, key, exc.message)
+                self.queue.add_rate_limited(key)
+            except Exception:
+                if self.ctx.stop.is_set():
+                    break
+                log.exception("%s: reconcile %s failed", self.name, key)
+                self.queue.add_rate_limited(key)
+            finally:
+                self.queue.done(key)
+
+    def reconcile(self, key: str) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+# ---- time ----------------------------------------------------------------------------------------------------
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def fmt_time(t: datetime | None = None) -> str:
+    """``metav1.Time``: seconds precision, ``Z`` suffix."""
+    return (t or now()).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fmt_micro(t: datetime | None = None) -> str:
+    """``metav1.MicroTime``: six fraction digits, ``Z`` suffix."""
+    return (t or now()).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """Parse a Time/MicroTime or Python ``isoformat()`` value; None when absent or malformed."""
+    if not text:
+        return None
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def age_seconds(text: str | None) -> float | None:
+    t = parse_time(text)
+    return None if t is None else (now() - t).total_seconds()
+
+
+# ---- names ---------------------------------------------------------------------------------------------------
+
+SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+"""apimachinery ``rand.String`` alphabet (no vowels, no look-alikes): what generateName appends."""
+
+_rng = random.SystemRandom()
+
+
+def random_suffix(n: int = 5) -> str:
+    return "".join(_rng.choice(SUFFIX_ALPHABET) for _ in range(n))
+
+
+def safe_encode(text: str) -> str:
+    """apimachinery ``rand.SafeEncodeString``: map each byte onto the suffix alphabet (how hashes become names)."""
+    return "".join(SUFFIX_ALPHABET[b % len(SUFFIX_ALPHABET)] for b in text.encode())
+
+
+def fnv32a(data: bytes) -> int:
+    h = 0x811C9DC5
+    for b in data:
+        h ^= b
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+# ---- object helpers ------------------------------------------------------------------------------------------
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def uid(obj: Obj) -> str:
+    return str(meta(obj).get("uid", ""))
+
+
+def deleting(obj: Obj) -> bool:
+    return bool(meta(obj).get("deletionTimestamp"))
+
+
+def generation(obj: Obj) -> int:
+    return int(meta(obj).get("generation") or 0)
+
+
+def controller_ref(obj: Obj) -> dict[str, Any] | None:
+    """The ownerReference with ``controller: true`` (at most one exists)."""
+    for r in meta(obj).get("ownerReferences") or []:
+        if r.get("controller"):
+            return dict(r)
+    return None
+
+
+def owned_by(obj: Obj, owner_uid: str) -> bool:
+    ref = controller_ref(obj)
+    return ref is not None and ref.get("uid") == owner_uid
+
+
+def owner_reference(owner: Obj, api_version: str, kind: str, block: bool = True) -> dict[str, Any]:
+    """A controller ownerReference pointing at ``owner``."""
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": meta(owner).get("name", ""),
+        "uid": uid(owner),
+        "controller": True,
+        "blockOwnerDeletion": block,
+    }
+
+
+def owner_key(obj: Obj, kind: str) -> str | None:
+    """``ns/name`` of the controlling owner when it is of ``kind`` (how a pod event finds its controller)."""
+    ref = controller_ref(obj)
+    if ref is None or ref.get("kind") != kind:
+        return None
+    ns = meta(obj).get("namespace") or ""
+    return f"{ns}/{ref.get('name', '')}" if ns else str(ref.get("name", ""))
+
+
+def condition(obj: Obj, ctype: str) -> dict[str, Any] | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return dict(c)
+    return None
+
+
+def condition_true(obj: Obj, ctype: str) -> bool:
+    c = condition(obj, ctype)
+    return c is not None and c.get("status") == "True"
+
+
+def set_condition(
+    status: dict[str, Any],
+    ctype: str,
+    value: str,
+    reason: str = "",
+    message: str = "",
+    *,
+    heartbeat: bool = False,
+) -> None:
+    """Upsert a condition in ``status.conditions``; ``lastTransitionTime`` moves only when the status changes."""
+    conds: list[dict[str, Any]] = status.setdefault("conditions", [])
+    stamp = fmt_time()
+    for c in conds:
+        if c.get("type") == ctype:
+            if c.get("status") != value:
+                c["lastTransitionTime"] = stamp
+            c["status"] = value
+            if reason:
+                c["reason"] = reason
+            if message:
+                c["message"] = message
+            if heartbeat:
+                c["lastUpdateTime"] = stamp
+            return
+    new: dict[str, Any] = {"type": ctype, "status": value, "lastTransitionTime": stamp}
+    if heartbeat:
+        new["lastUpdateTime"] = stamp
+    if reason:
+        new["reason"] = reason
+    if message:
+        new["message"] = message
+    conds.append(new)
+
+
+# ---- pods ----------------------------------------------------------------------------------------------------
+
+
+def int_field(obj: dict[str, Any], field: str, default: int) -> int:
+    """An optional integer field (``None`` or absent reads as ``default``)."""
+    value = obj.get(field)
+    return default if value is None else int(value)
+
+
+def pod_phase(pod: Obj) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def pod_ready(pod: Obj) -> bool:
+    return pod_phase(pod) == "Running" and condition_true(pod, "Ready")
+
+
+def pod_finished(pod: Obj) -> bool:
+    return pod_phase(pod) in ("Succeeded", "Failed")
+
+
+def pod_active(pod: Obj) -> bool:
+    """Upstream ``IsPodActive``: not finished and not being deleted."""
+    return not pod_finished(pod) and not deleting(pod)
+
+
+def pod_available(pod: Obj, min_ready_seconds: int) -> bool:
+    """Ready for at least ``min_ready_seconds`` (measured from the Ready condition's transition)."""
+    if not pod_ready(pod):
+        return False
+    if min_ready_seconds <= 0:
+        return True
+    c = condition(pod, "Ready") or {}
+    age = age_seconds(c.get("lastTransitionTime"))
+    return age is not None and age >= min_ready_seconds
+
+
+def pod_from_template(
+    template: dict[str, Any],
+    namespace: str,
+    name: str,
+    owner_ref: dict[str, Any],
+    extra_labels: dict[str, str],
+) -> Obj:
+    """A Pod built from a PodTemplateSpec, owned by a workload (upstream ``GetPodFromTemplate``)."""
+    import copy
+
+    tmeta = template.get("metadata") or {}
+    labels = dict(tmeta.get("labels") or {})
+    labels.update(extra_labels)
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "labels": labels,
+        "ownerReferences": [owner_ref],
+    }
+    if tmeta.get("annotations"):
+        metadata["annotations"] = dict(tmeta["annotations"])
+    if tmeta.get("finalizers"):
+        metadata["finalizers"] = list(tmeta["finalizers"])
+    spec = copy.deepcopy(template.get("spec") or {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def sleep_until(pred: Any, timeout: float, interval: float = 0.01) -> bool:
+    """Poll ``pred()`` until true or ``timeout`` (used by start-up sync, never for fixed waits)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(interval)
+    return bool(pred())

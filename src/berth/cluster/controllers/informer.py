@@ -1,0 +1,336 @@
+"""Shared informers: one list+watch loop per resource, a cache of its objects, indexes, and event handlers.
+
+Why: every controller needs "the current pods" (the kubelet, ReplicaSet, Job, StatefulSet, DaemonSet and the garbage
+collector all do). Like client-go's shared informers, one loop per resource feeds them all, so the store answers
+one watch per resource, not one per controller.
+
+The loop (one daemon thread per informer)::
+
+    list ──▶ replace cache (diff → add/update/delete handlers) ──▶ watch from the list's resourceVersion
+      ▲                                                                 │ ADDED/MODIFIED/DELETED → cache + handlers
+      └──────── 410 Gone (history compacted) or a broken watch ◀────────┘
+
+Handlers run on the informer thread and must be quick (they enqueue keys). Cached objects are shared: callers must
+copy before changing one. Locking: ``_lock`` guards the cache and is never held while calling out, so handlers may
+read any informer's cache; ``_dispatch`` orders handler calls and handler registration.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import copy
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from berth.cluster.controllers import client
+from berth.kube.objects import Obj
+
+log = logging.getLogger(__name__)
+
+IndexFunc = Callable[[Obj], Iterable[str]]
+
+OWNER_UID_INDEX = "owner-uid"
+"""Built-in index: the uids in ``metadata.ownerReferences`` (how dependents of an owner are found)."""
+
+
+def key_of(obj: Obj) -> str:
+    """Cache key: ``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace") or ""
+    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """``ns/name`` -> ``(ns, name)``; ``name`` -> ``("", name)``."""
+    ns, sep, name = key.partition("/")
+    return (ns, name) if sep else ("", ns)
+
+
+def owner_uids(obj: Obj) -> list[str]:
+    return [str(r.get("uid", "")) for r in (obj.get("metadata") or {}).get("ownerReferences") or []]
+
+
+def _rv(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
+@dataclass
+class Handler:
+    """Callbacks for one consumer; any may be None."""
+
+    on_add: Callable[[Obj], None] | None = None
+    on_update: Callable[[Obj, Obj], None] | None = None
+    on_delete: Callable[[Obj], None] | None = None
+
+
+class Informer:
+    """List+watch one resource (all namespaces) into a cache. Start with :meth:`start`, end with :meth:`stop`."""
+
+    def __init__(self, api: client.ApiLike, resource: str, stop: threading.Event | None = None) -> None:
+        self.api = api
+        self.resource = resource
+        self._stop = threading.Event()
+        self._parent_stop = stop
+        self._lock = threading.Lock()
+        self._dispatch = threading.RLock()
+        self._cache: dict[str, Obj] = {}
+        self._handlers: list[Handler] = []
+        self._index_funcs: dict[str, IndexFunc] = {OWNER_UID_INDEX: owner_uids}
+        self._indexes: dict[str, dict[str, set[str]]] = {OWNER_UID_INDEX: {}}
+        self._thread: threading.Thread | None = None
+        self._watch: client.WatchLike | None = None
+        self.synced = threading.Event()
+        self.relists = 0
+
+    # ---- configuration -------------------------------------------------------------------------------------
+
+    def add_index(self, name: str, func: IndexFunc) -> None:
+        with self._lock:
+            if name in self._index_funcs:
+                return
+            self._index_funcs[name] = func
+            data: dict[str, set[str]] = {}
+            for key, obj in self._cache.items():
+                for value in func(obj):
+                    data.setdefault(value, set()).add(key)
+            self._indexes[name] = data
+
+    def add_handler(self, handler: Handler) -> None:
+        """Register a consumer; objects already cached are replayed to it as adds."""
+        with self._dispatch:
+            self._handlers.append(handler)
+            if handler.on_add is not None:
+                for obj in self.list():
+                    handler.on_add(obj)
+
+    # ---- reading -------------------------------------------------------------------------------------------
+
+    def get(self, key: str) -> Obj | None:
+        with self._lock:
+            return self._cache.get(key)
+
+    def get_copy(self, key: str) -> Obj | None:
+        obj = self.get(key)
+        return copy.deepcopy(obj) if obj is not None else None
+
+    def list(self, namespace: str | None = None) -> builtins.list[Obj]:
+        with self._lock:
+            if namespace is None:
+                return list(self._cache.values())
+            return [
+                o for o in self._cache.values() if (o.get("metadata") or {}).get("namespace") == namespace
+            ]
+
+    def by_index(self, index: str, value: str) -> builtins.list[Obj]:
+        with self._lock:
+            keys = self._indexes.get(index, {}).get(value, set())
+            return [self._cache[k] for k in keys if k in self._cache]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._cache)
+
+    # ---- lifecycle -----------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=f"informer-{self.resource}", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        w = self._watch
+        if w is not None:
+            with contextlib.suppress(Exception):  # closing a dead watch is best effort
+                w.close()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        return self.synced.wait(timeout)
+
+    def _stopping(self) -> bool:
+        return self._stop.is_set() or (self._parent_stop is not None and self._parent_stop.is_set())
+
+    # ---- the loop ------------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = 0.01
+        rv: str | None = None
+        while not self._stopping():
+            try:
+                if rv is None:
+                    rv = self._relist()
+                rv = self._watch_from(rv)
+                backoff = 0.01
+            except client.ApiError as exc:
+                if client.is_gone(exc):
+                    log.debug("informer %s: %s; re-listing", self.resource, exc.message)
+                    rv = None
+                    continue
+                log.warning("informer %s: %s; retrying", self.resource, exc.message)
+                rv = None
+            except Exception:
+                log.exception("informer %s failed; retrying", self.resource)
+                rv = None
+            self._stop.wait(backoff)
+            backoff = min(backoff * 2, 1.0)
+
+    def _relist(self) -> str:
+        items, rv = self.api.list(self.resource)
+        self.relists += 1
+        fresh = {key_of(o): o for o in items}
+        with self._dispatch:
+            with self._lock:
+                old = self._cache
+                self._cache = {}
+                for idx in self._indexes.values():
+                    idx.clear()
+                for key, obj in fresh.items():
+                    self._store_locked(key, obj)
+            for key, obj in fresh.items():
+                prev = old.get(key)
+                if prev is None:
+                    self._fire_add(obj)
+                elif _rv(prev) != _rv(obj):
+                    self._fire_update(prev, obj)
+            for key, prev in old.items():
+                if key not in fresh:
+                    self._fire_delete(prev)
+        self.synced.set()
+        return rv
+
+    def _watch_from(self, rv: str) -> str:
+        """Follow a watch until stopped (returns the last resourceVersion) or it fails (raises)."""
+        w = self.api.watch(self.resource, resource_version=rv)
+        self._watch = w
+        try:
+            while not self._stopping():
+                ev = w.next_event(timeout=0.2)
+                if ev is None:
+                    continue
+                etype, obj = ev
+                if etype == "ERROR":
+                    code = int(obj.get("code") or 0)
+                    raise client.ApiError(
+                        code or 500, str(obj.get("reason", "")), str(obj.get("message", ""))
+                    )
+                new_rv = _rv(obj)
+                if etype == "BOOKMARK":
+                    rv = new_rv or rv
+                    continue
+                self._apply(etype, obj)
+                rv = new_rv or rv
+        finally:
+            self._watch = None
+            w.close()
+        return rv
+
+    def _apply(self, etype: str, obj: Obj) -> None:
+        key = key_of(obj)
+        with self._dispatch:
+            with self._lock:
+                prev = self._cache.get(key)
+                if prev is not None:
+                    self._unindex_locked(key, prev)
+                    del self._cache[key]
+                if etype != "DELETED":
+                    self._store_locked(key, obj)
+            if etype == "DELETED":
+                self._fire_delete(obj)
+            elif prev is None:
+                self._fire_add(obj)
+            else:
+                self._fire_update(prev, obj)
+
+    def _store_locked(self, key: str, obj: Obj) -> None:
+        self._cache[key] = obj
+        for name, func in self._index_funcs.items():
+            data = self._indexes[name]
+            for value in func(obj):
+                data.setdefault(value, set()).add(key)
+
+    def _unindex_locked(self, key: str, obj: Obj) -> None:
+        for name, func in self._index_funcs.items():
+            data = self._indexes[name]
+            for value in func(obj):
+                keys = data.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del data[value]
+
+    def _fire_add(self, obj: Obj) -> None:
+        for h in self._handlers:
+            if h.on_add is not None:
+                self._call(h.on_add, obj)
+
+    def _fire_update(self, old: Obj, new: Obj) -> None:
+        for h in self._handlers:
+            if h.on_update is not None:
+                self._call(h.on_update, old, new)
+
+    def _fire_delete(self, obj: Obj) -> None:
+        for h in self._handlers:
+            if h.on_delete is not None:
+                self._call(h.on_delete, obj)
+
+    def _call(self, fn: Callable[..., None], *args: Obj) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("informer %s: handler failed", self.resource)
+
+
+class InformerFactory:
+    """One :class:`Informer` per resource, shared by every controller that asks for it."""
+
+    def __init__(self, api: client.ApiLike, stop: threading.Event) -> None:
+        self.api = api
+        self._stop = stop
+        self._lock = threading.Lock()
+        self._informers: dict[str, Informer] = {}
+        self._started = False
+
+    def informer(self, resource: str) -> Informer:
+        with self._lock:
+            inf = self._informers.get(resource)
+            if inf is None:
+                inf = Informer(self.api, resource, self._stop)
+                self._informers[resource] = inf
+                if self._started:
+                    inf.start()
+            return inf
+
+    def drop(self, resource: str) -> None:
+        """Stop and forget an informer (a custom resource whose CRD went away)."""
+        with self._lock:
+            inf = self._informers.pop(resource, None)
+        if inf is not None:
+            inf.stop()
+
+    def start(self) -> None:
+        with self._lock:
+            self._started = True
+            informers = list(self._informers.values())
+        for inf in informers:
+            inf.start()
+
+    def all(self) -> builtins.list[Informer]:
+        with self._lock:
+            return list(self._informers.values())
+
+    def wait_synced(self, timeout: float) -> bool:
+        return all(inf.wait_synced(timeout) for inf in self.all())
+
+    def stop(self, timeout: float = 2.0) -> None:
+        informers = self.all()
+        for inf in informers:
+            inf.stop()
+        for inf in informers:
+            inf.join(timeout)

@@ -1,0 +1,139 @@
+"""Informers list, then follow a watch; they index by owner, replay to late handlers and re-list after 410."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from berth.cluster import errors
+from berth.cluster.api import Api
+from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, Informer, key_of, split_key
+from berth.kube.objects import Obj
+
+from .conftest import wait_for
+
+
+def cm(name: str, owner_uid: str | None = None) -> Obj:
+    meta: dict[str, Any] = {"name": name}
+    if owner_uid:
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": owner_uid}]
+    return {"metadata": meta, "data": {"k": "v"}}
+
+
+def test_cache_follows_creates_updates_and_deletes() -> None:
+    api = Api()
+    api.create("configmaps", cm("before"), "default")
+    seen: list[tuple[str, str]] = []
+    inf = Informer(api, "configmaps")
+    inf.add_handler(
+        Handler(
+            on_add=lambda o: seen.append(("add", o["metadata"]["name"])),
+            on_update=lambda _o, n: seen.append(("update", n["metadata"]["name"])),
+            on_delete=lambda o: seen.append(("delete", o["metadata"]["name"])),
+        )
+    )
+    inf.start()
+    try:
+        assert inf.wait_synced(5)
+        assert inf.get("default/before") is not None
+        api.create("configmaps", cm("after", owner_uid="u1"), "default")
+        obj = api.get("configmaps", "before", "default")
+        obj["data"] = {"k": "changed"}
+        api.update("configmaps", obj, "default")
+        api.delete("configmaps", "before", "default")
+        wait_for(lambda: ("delete", "before") in seen, what="delete event")
+        assert seen == [("add", "before"), ("add", "after"), ("update", "before"), ("delete", "before")]
+        assert inf.get("default/before") is None
+        assert [o["metadata"]["name"] for o in inf.by_index(OWNER_UID_INDEX, "u1")] == ["after"]
+    finally:
+        inf.stop()
+        inf.join(2)
+
+
+def test_late_handler_gets_current_objects_replayed() -> None:
+    api = Api()
+    api.create("configmaps", cm("a"), "default")
+    inf = Informer(api, "configmaps")
+    inf.start()
+    try:
+        assert inf.wait_synced(5)
+        got: list[str] = []
+        inf.add_handler(Handler(on_add=lambda o: got.append(o["metadata"]["name"])))
+        assert "a" in got
+    finally:
+        inf.stop()
+
+
+class _GoneOnceApi:
+    """Delegates to a real Api, but the first watch fails with 410 as a compacted store would."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.lists = 0
+        self.failed = threading.Event()
+
+    def list(self, *a: Any, **kw: Any) -> Any:
+        self.lists += 1
+        return self.api.list(*a, **kw)
+
+    def watch(self, *a: Any, **kw: Any) -> Any:
+        if not self.failed.is_set():
+            self.failed.set()
+            raise errors.too_old_resource_version(1, 100)
+        return self.api.watch(*a, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)
+
+
+def test_410_on_watch_triggers_a_relist() -> None:
+    api = Api()
+    api.create("configmaps", cm("a"), "default")
+    proxy = _GoneOnceApi(api)
+    inf = Informer(proxy, "configmaps")
+    inf.start()
+    try:
+        wait_for(lambda: proxy.lists >= 2, what="a second list after 410")
+        api.create("configmaps", cm("b"), "default")
+        wait_for(lambda: inf.get("default/b"), what="watch after relist")
+    finally:
+        inf.stop()
+
+
+def test_error_event_in_stream_triggers_a_relist() -> None:
+    api = Api()
+
+    class ErrorOnce:
+        def __init__(self) -> None:
+            self.sent = False
+
+        def next_event(self, timeout: float | None = None) -> tuple[str, Obj] | None:
+            if not self.sent:
+                self.sent = True
+                return ("ERROR", errors.too_old_resource_version(1, 5).status())
+            return None
+
+        def close(self) -> None:
+            pass
+
+    class Proxy(_GoneOnceApi):
+        def watch(self, *a: Any, **kw: Any) -> Any:
+            if not self.failed.is_set():
+                self.failed.set()
+                return ErrorOnce()
+            return self.api.watch(*a, **kw)
+
+    proxy = Proxy(api)
+    inf = Informer(proxy, "configmaps")
+    inf.start()
+    try:
+        wait_for(lambda: proxy.lists >= 2, what="relist after an ERROR event")
+    finally:
+        inf.stop()
+
+
+def test_keys_round_trip() -> None:
+    assert key_of({"metadata": {"name": "n", "namespace": "ns"}}) == "ns/n"
+    assert key_of({"metadata": {"name": "node-1"}}) == "node-1"
+    assert split_key("ns/n") == ("ns", "n")
+    assert split_key("node-1") == ("", "node-1")

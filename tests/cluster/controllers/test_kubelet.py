@@ -1,0 +1,195 @@
+"""The simulated kubelet: bound pods run and become Ready, Job pods finish, terminating pods go away."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from berth.cluster.controllers import kubelet
+
+from .conftest import Cluster, condition, pod, wait_for
+
+
+def running(c: Cluster, name: str, ns: str = "default") -> Any:
+    return wait_for(
+        lambda: (p := c.get("pods", name, ns))["status"].get("phase") == "Running" and p,
+        what=f"pod {name} Running",
+    )
+
+
+def test_bound_pod_becomes_running_and_ready(cluster: Cluster) -> None:
+    cluster.api.create(
+        "pods", pod("p", spec={"initContainers": [{"name": "init", "image": "busybox"}]}), "default"
+    )
+    p = running(cluster, "p")
+    st = p["status"]
+    for ctype in ("PodScheduled", "Initialized", "ContainersReady", "Ready"):
+        assert condition(p, ctype)["status"] == "True", ctype  # type: ignore[index]
+    assert ipaddress.ip_address(st["podIP"]) in ipaddress.ip_network("10.244.1.0/24")
+    assert st["podIPs"] == [{"ip": st["podIP"]}]
+    node = cluster.get("nodes", "node-1", None)
+    internal = next(a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP")
+    assert st["hostIP"] == internal
+    assert st["startTime"].endswith("Z")
+    (cs,) = st["containerStatuses"]
+    assert cs["ready"] is True and cs["started"] is True and "running" in cs["state"]
+    assert cs["imageID"].startswith("docker.io/library/nginx@sha256:")
+    assert cs["containerID"].startswith("containerd://")
+    assert st["initContainerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
+
+
+def test_pod_ips_are_unique_per_node(cluster: Cluster) -> None:
+    for i in range(12):
+        cluster.api.create("pods", pod(f"p{i}", node="node-2"), "default")
+    wait_for(
+        lambda: len([p for p in cluster.pods() if p["status"].get("podIP")]) == 12,
+        what="12 running pods",
+    )
+    ips = [p["status"]["podIP"] for p in cluster.pods()]
+    assert len(set(ips)) == 12
+    assert all(ip.startswith("10.244.2.") for ip in ips)
+
+
+def test_host_network_pod_uses_the_node_ip(cluster: Cluster) -> None:
+    cluster.api.create("pods", pod("h", spec={"hostNetwork": True}), "default")
+    p = running(cluster, "h")
+    assert p["status"]["podIP"] == p["status"]["hostIP"]
+
+
+@pytest.mark.parametrize(
+    ("node", "why"),
+    [pytest.param(None, "not bound", id="unbound"), pytest.param("ghost", "node missing", id="missing-node")],
+)
+def test_pods_that_cannot_run_stay_pending(cluster: Cluster, node: str | None, why: str) -> None:
+    cluster.api.create("pods", pod("waiting", node=node), "default")
+    cluster.api.create("pods", pod("marker"), "default")
+    running(cluster, "marker")  # the kubelet has processed later work by now
+    assert cluster.get("pods", "waiting")["status"]["phase"] == "Pending", why
+
+
+def test_pod_starts_once_its_node_appears(cluster: Cluster) -> None:
+    cluster.api.create("pods", pod("early", node="late-node"), "default")
+    cluster.api.create("nodes", {"metadata": {"name": "late-node"}})
+    running(cluster, "early")
+
+
+def job_owned_pod(name: str, job: dict[str, Any]) -> dict[str, Any]:
+    p = pod(name, spec={"restartPolicy": "Never"})
+    p["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": job["metadata"]["name"],
+            "uid": job["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
+    return p
+
+
+@pytest.mark.parametrize(
+    ("annotations", "phase", "code", "reason"),
+    [
+        pytest.param({}, "Succeeded", 0, "Completed", id="succeeds"),
+        pytest.param(
+            {kubelet.SIMULATE_FAILURE_ANNOTATION: "true"}, "Failed", 1, "Error", id="fails-on-annotation"
+        ),
+    ],
+)
+def test_job_pods_finish(
+    make_cluster: Callable[..., Cluster], annotations: dict[str, str], phase: str, code: int, reason: str
+) -> None:
+    cluster = make_cluster(disabled=frozenset({"job"}))  # we hand-make the Job's pod
+    job = cluster.api.create(
+        "jobs.batch",
+        {
+            "metadata": {"name": "j", "annotations": annotations},
+            "spec": {
+                "suspend": True,
+                "template": {
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+                },
+            },
+        },
+        "default",
+    )
+    cluster.api.create("pods", job_owned_pod("jp", job), "default")
+    p = wait_for(lambda: (x := cluster.get("pods", "jp"))["status"].get("phase") == phase and x, what=phase)
+    (cs,) = p["status"]["containerStatuses"]
+    assert cs["state"]["terminated"]["exitCode"] == code
+    assert cs["state"]["terminated"]["reason"] == reason
+    assert cs["ready"] is False
+    assert condition(p, "Ready")["status"] == "False"  # type: ignore[index]
+
+
+def test_pod_annotation_alone_also_fails_a_job_pod(make_cluster: Callable[..., Cluster]) -> None:
+    cluster = make_cluster(disabled=frozenset({"job"}))
+    job = cluster.api.create(
+        "jobs.batch",
+        {
+            "metadata": {"name": "j2"},
+            "spec": {
+                "suspend": True,
+                "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "b"}]}},
+            },
+        },
+        "default",
+    )
+    p = job_owned_pod("jp2", job)
+    p["metadata"]["annotations"] = {kubelet.SIMULATE_FAILURE_ANNOTATION: "true"}
+    cluster.api.create("pods", p, "default")
+    wait_for(lambda: cluster.get("pods", "jp2")["status"].get("phase") == "Failed", what="Failed")
+
+
+def test_plain_pod_keeps_running(cluster: Cluster) -> None:
+    cluster.api.create("pods", pod("svc", spec={"restartPolicy": "Never"}), "default")
+    running(cluster, "svc")
+    cluster.api.create("pods", pod("marker"), "default")
+    running(cluster, "marker")
+    assert cluster.get("pods", "svc")["status"]["phase"] == "Running"
+
+
+def test_terminating_pod_is_removed_once_finalizers_are_gone(cluster: Cluster) -> None:
+    cluster.api.create("pods", pod("fin", metadata={"finalizers": ["example.com/hold"]}), "default")
+    running(cluster, "fin")
+    cluster.api.delete("pods", "fin", "default")
+    p = cluster.get("pods", "fin")
+    assert p["metadata"].get("deletionTimestamp")
+    p["metadata"]["finalizers"] = []
+    cluster.api.update("pods", p, "default")
+    wait_for(lambda: not [x for x in cluster.pods() if x["metadata"]["name"] == "fin"], what="pod removed")
+
+
+def test_kubelet_records_container_events(cluster: Cluster) -> None:
+    cluster.api.create("pods", pod("ev"), "default")
+    running(cluster, "ev")
+    cluster.controllers.ctx.recorder.flush()
+    events = wait_for(
+        lambda: [
+            e for e in cluster.api.list("events", "default")[0] if e["involvedObject"].get("name") == "ev"
+        ],
+        what="events",
+    )
+    reasons = {e["reason"]: e for e in events}
+    assert {"Pulled", "Created", "Started"} <= set(reasons)
+    assert reasons["Started"]["source"] == {"component": "kubelet", "host": "node-1"}
+    assert reasons["Created"]["message"] == "Created container: main"
+
+
+@pytest.mark.parametrize(
+    ("image", "repo"),
+    [
+        pytest.param("nginx", "docker.io/library/nginx", id="library"),
+        pytest.param("nginx:1.27", "docker.io/library/nginx", id="tag"),
+        pytest.param("bitnami/redis:7", "docker.io/bitnami/redis", id="user-repo"),
+        pytest.param("registry.k8s.io/pause:3.10", "registry.k8s.io/pause", id="registry"),
+        pytest.param("localhost:5000/app:v1", "localhost:5000/app", id="registry-port"),
+    ],
+)
+def test_image_id_normalises_repository(image: str, repo: str) -> None:
+    ident = kubelet.image_id(image)
+    assert ident.startswith(repo + "@sha256:")
+    assert ident == kubelet.image_id(image)
