@@ -30,7 +30,7 @@ def req_pod(*requests: dict[str, Any], name: str = "p", **kw: Any) -> PodInfo:
 
 # --- Filter --------------------------------------------------------------------------------------------------------
 
-CLASSIC_INIT = dict(
+CLASSIC_INIT: dict[str, Any] = dict(
     init_containers=[
         container({"cpu": "2", "memory": "1Gi"}, name="i1"),
         container({"cpu": "2", "memory": "3Gi"}, name="i2"),
@@ -218,11 +218,14 @@ CPU_ONLY = [
 
 
 def sized(
-    name: str, cpu_milli: int, memory: int, pods: list[PodInfo] | None = None, **extra: Any
+    name: str,
+    cpu_milli: int,
+    memory: int,
+    pods: list[PodInfo] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> NodeInfo:
-    return node(
-        name, allocatable={"cpu": f"{cpu_milli}m", "memory": memory, "pods": 100, **extra}, pods=pods or []
-    )
+    alloc: dict[str, Any] = {"cpu": f"{cpu_milli}m", "memory": memory, "pods": 100, **(extra or {})}
+    return node(name, allocatable=alloc, pods=pods or [])
 
 
 def no_container_pod(name: str = "p") -> PodInfo:
@@ -279,8 +282,8 @@ MOST = {"scoringStrategy": {"type": "MostAllocated"}}
             },
             req_pod({"cpu": "2000m", "memory": 5000, "intel.com/foo": 2}),
             [
-                sized("n1", 4000, 10000, **{"intel.com/foo": 4}),
-                sized("n2", 4000, 10000, **{"intel.com/foo": 10}),
+                sized("n1", 4000, 10000, extra={"intel.com/foo": 4}),
+                sized("n2", 4000, 10000, extra={"intel.com/foo": 10}),
             ],
             [50, 60],
         ),
@@ -340,9 +343,11 @@ MOST = {"scoringStrategy": {"type": "MostAllocated"}}
             },
             req_pod({"intel.com/foo": 2}),
             [
-                sized("a", 4000, 10000, **{"intel.com/foo": 8}),
-                sized("b", 4000, 10000, **{"intel.com/foo": 4}),
-                sized("c", 4000, 10000, [req_pod({"intel.com/foo": 2}, name="e")], **{"intel.com/foo": 4}),
+                sized("a", 4000, 10000, extra={"intel.com/foo": 8}),
+                sized("b", 4000, 10000, extra={"intel.com/foo": 4}),
+                sized(
+                    "c", 4000, 10000, [req_pod({"intel.com/foo": 2}, name="e")], extra={"intel.com/foo": 4}
+                ),
             ],
             [2, 5, 10],
         ),
@@ -373,7 +378,7 @@ MOST = {"scoringStrategy": {"type": "MostAllocated"}}
                 }
             },
             req_pod(*CPU_AND_MEMORY),
-            [sized("n1", 4000, 10000, **{"intel.com/foo": 4})],
+            [sized("n1", 4000, 10000, extra={"intel.com/foo": 4})],
             [37],
         ),
     ],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from berth.schedule.framework.types import QueuedPodInfo
@@ -44,12 +46,11 @@ def test_less(a: QueuedPodInfo, b: QueuedPodInfo, want: bool) -> None:
 def test_sorting_a_queue() -> None:
     plugin = priority_sort.PrioritySort(None, FakeHandle())
     items = [qp(0, 3.0, 0), qp(100, 4.0, 1), qp(0, 1.0, 2), qp(100, 2.0, 3)]
-    import functools
 
-    ordered = sorted(
-        items,
-        key=functools.cmp_to_key(lambda x, y: -1 if plugin.less(x, y) else (1 if plugin.less(y, x) else 0)),
-    )
+    def cmp(x: QueuedPodInfo, y: QueuedPodInfo) -> int:
+        return -1 if plugin.less(x, y) else (1 if plugin.less(y, x) else 0)
+
+    ordered = sorted(items, key=functools.cmp_to_key(cmp))
     assert [(q.pod_info.priority, q.timestamp) for q in ordered] == [
         (100, 2.0),
         (100, 4.0),
