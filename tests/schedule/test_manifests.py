@@ -271,6 +271,9 @@ def test_cli_plugin_flag_reaches_the_container(
         pytest.param(["--config", "CONFIG"], "--image", id="no-image"),
         pytest.param(["--config", "CONFIG", "--image", "i", "--shape", "both"], "--shape", id="bad-shape"),
         pytest.param(["--config", "MISSING", "--image", "i"], "file not found", id="missing-file"),
+        pytest.param(
+            ["--config", "CONFIG", "--image", " "], "--image: ' ' is not an image reference", id="bad-image"
+        ),
         pytest.param(["--config", "BAD", "--image", "i"], "profiles[0]", id="invalid-config"),
     ],
 )

@@ -107,6 +107,10 @@ def units(
     source: str,
 ) -> list[Unit]:
     """The schedulers to deploy: one for all profiles, or one per profile (``separate``)."""
+    if not options.image or any(c.isspace() for c in options.image):
+        raise InputError(
+            f"{options.image!r} is not an image reference; pass e.g. registry.example/berth:0.1.0", "--image"
+        )
     _check_name(options.name, "--name", "an object name")
     _check_name(options.namespace, "--namespace", "a namespace")
     if options.shape is Shape.PROFILES:
