@@ -50,6 +50,11 @@ CASES = [
         "hook ConfigMap edge/operator-config has copies that differ",
     ),
     (
+        "plan-edited",
+        lambda w: _edit(w / "out/lifecycle/plan.yaml", "name: migrate", "name: migrated"),
+        "lifecycle/plan.yaml: the install plan differs",
+    ),
+    (
         "stray-file",
         lambda w: shutil.copy(
             w / "out/manifests/service-edge-app.yaml", w / "out/manifests/service-edge-old.yaml"

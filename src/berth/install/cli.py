@@ -79,7 +79,11 @@ def package_cmd(
 @click.option("--non-interactive", is_flag=True, help="Never prompt; missing required inputs are errors.")
 @click.option("--version", help="Chart version when --pull is a chart.")
 @click.option("--repo", help="Helm repository URL when --pull is a chart name.")
-@click.option("--live", is_flag=True, help="Check the facts against the cluster.")
+@click.option(
+    "--live", is_flag=True, help="Check the facts against the cluster (server version, CRDs, Secrets)."
+)
+@click.option("--kubeconfig", help="Kubeconfig for --live (default: $KUBECONFIG or ~/.kube/config).")
+@click.option("--context", help="Kube context for --live (default: current-context).")
 def setup_cmd(
     ref: str,
     base: str | None,
@@ -91,6 +95,8 @@ def setup_cmd(
     version: str | None,
     repo: str | None,
     live: bool,
+    kubeconfig: str | None,
+    context: str | None,
 ) -> None:
     """Pull, ask, collect facts, render and plan into WORK_DIR (atomically)."""
     from berth.install import package, setup

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from berth.install import split as split_mod
 from berth.install.package import Package, run_collector
-from berth.kube.errors import NotImplementedYet
+from berth.kube.errors import ToolError
 
 BUILTIN_GROUPS = frozenset(
     {
@@ -167,18 +167,142 @@ def unmet_offline(facts: dict[str, Any]) -> list[Unmet]:
     return out
 
 
+@dataclass(frozen=True)
+class LiveCRD:
+    name: str
+    group: str
+    kind: str
+    versions: tuple[str, ...]
+
+
+class LiveCluster(Protocol):
+    """The few reads the live check needs (a fake in tests, :class:`KubeCluster` for real)."""
+
+    context: str
+
+    def server_version(self) -> str: ...
+
+    def crds(self) -> list[LiveCRD]: ...
+
+    def namespace_exists(self, name: str) -> bool: ...
+
+    def secret_exists(self, namespace: str, name: str) -> bool: ...
+
+
+class KubeCluster:
+    """:class:`LiveCluster` over the official client, built by :func:`berth.kube.client.connect`."""
+
+    def __init__(self, kubeconfig: str | None, context: str | None) -> None:
+        from berth.kube import client
+
+        conn = client.connect(kubeconfig, context)
+        self.context = conn.context
+        self._api = conn.api_client
+
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return fn(*args)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise ToolError(
+                f"live check ({what}) failed in context {self.context}: {exc.status} {exc.reason}"
+            ) from exc
+        except Exception as exc:  # urllib3 connection errors and the like
+            raise ToolError(f"cannot reach the cluster of context {self.context} ({what}): {exc}") from exc
+
+    def server_version(self) -> str:
+        from kubernetes import client as k8s
+
+        info = self._call("version", k8s.VersionApi(self._api).get_code)
+        return str(getattr(info, "git_version", "") or "")
+
+    def crds(self) -> list[LiveCRD]:
+        from kubernetes import client as k8s
+
+        listing = self._call("list CRDs", k8s.ApiextensionsV1Api(self._api).list_custom_resource_definition)
+        out = []
+        for item in getattr(listing, "items", None) or []:
+            spec = item.spec
+            versions = tuple(v.name for v in spec.versions or [] if v.served)
+            out.append(LiveCRD(item.metadata.name, spec.group, spec.names.kind, versions))
+        return out
+
+    def namespace_exists(self, name: str) -> bool:
+        from kubernetes import client as k8s
+
+        return self._call("read namespace", k8s.CoreV1Api(self._api).read_namespace, name) is not None
+
+    def secret_exists(self, namespace: str, name: str) -> bool:
+        from kubernetes import client as k8s
+
+        api = k8s.CoreV1Api(self._api)
+        return self._call("read secret", api.read_namespaced_secret, name, namespace) is not None
+
+
+def live_facts(facts: dict[str, Any], cluster: LiveCluster) -> tuple[dict[str, Any], list[Unmet]]:
+    """Check the offline facts against a cluster: what is there, and what is missing with the fix."""
+    crds = cluster.crds()
+    by_name = {c.name: c for c in crds}
+    by_kind = {(c.group, c.kind): c for c in crds}
+    unmet: list[Unmet] = []
+    chart_crds = []
+    for c in facts.get("chartCRDs", []):
+        live = by_name.get(c["name"])
+        state = "absent (the plan creates it)"
+        if live is not None:
+            missing = [v for v in c["versions"] if v not in live.versions]
+            state = f"present, serving {', '.join(live.versions)}"
+            if missing:
+                state += f"; the chart needs {', '.join(missing)} too (the plan's crds step updates it)"
+        chart_crds.append({"name": c["name"], "state": state})
+    for r in facts.get("requiredCRDs", []):
+        if (r["group"], r["kind"]) not in by_kind:
+            unmet.append(
+                Unmet(
+                    f"no CRD serves {r['kind']} ({r['apiVersion']}) in context {cluster.context}",
+                    f"install the operator or CRDs that provide {r['group']} first",
+                )
+            )
+    secrets = []
+    for s in facts.get("requiredSecrets", []):
+        present = cluster.secret_exists(s["namespace"], s["name"])
+        secrets.append({**s, "present": present})
+        if not present:
+            unmet.append(
+                Unmet(
+                    f"Secret {s['namespace']}/{s['name']} is missing in context {cluster.context}",
+                    f"kubectl create secret generic {s['name']} -n {s['namespace']} --from-literal=KEY=VALUE",
+                )
+            )
+    ns = facts.get("namespace", {}).get("name", "")
+    report = {
+        "context": cluster.context,
+        "serverVersion": cluster.server_version(),
+        "namespaceExists": cluster.namespace_exists(ns) if ns else False,
+        "chartCRDs": chart_crds,
+        "requiredSecrets": secrets,
+    }
+    return report, unmet
+
+
 def collect(
     pkg: Package,
     result: split_mod.Split,
     namespace: str,
     env: dict[str, str],
-    live: bool = False,
+    cluster: LiveCluster | None = None,
 ) -> dict[str, Any]:
-    """All facts: offline ones, then the package collector's keys (if it has one), then live checks."""
+    """All facts: offline ones, then the package collector's keys (if it has one), then live checks (with a
+    ``cluster``). ``unmet`` lists each requirement not met, with its fix."""
     facts = offline_facts(result, namespace, pkg.kube_version)
     if pkg.collector is not None:
         facts.update(run_collector(pkg, {**os.environ, **env}))
-    if live:
-        raise NotImplementedYet("berth install setup --live (needs berth.kube.client, not yet available)")
-    facts["unmet"] = [{"requirement": u.what, "fix": u.fix} for u in unmet_offline(facts)]
+    if cluster is None:
+        unmet = unmet_offline(facts)
+    else:
+        facts["live"], unmet = live_facts(facts, cluster)
+    facts["unmet"] = [{"requirement": u.what, "fix": u.fix} for u in unmet]
     return facts

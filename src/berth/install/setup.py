@@ -39,6 +39,8 @@ class SetupOptions:
     version: str | None = None
     repo: str | None = None
     live: bool = False
+    kubeconfig: str | None = None
+    context: str | None = None
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,13 @@ def _swap(stage: Path, work: Path, names: tuple[str, ...]) -> None:
         raise
 
 
-def run(opts: SetupOptions, prompt: Callable[[package.Input], str] | None = None) -> SetupResult:
-    """The whole setup; raises before touching ``W/out`` on any error."""
+def run(
+    opts: SetupOptions,
+    prompt: Callable[[package.Input], str] | None = None,
+    cluster: collector.LiveCluster | None = None,
+) -> SetupResult:
+    """The whole setup; raises before touching ``W/out`` on any error. With ``opts.live`` the facts are checked
+    against ``cluster`` (default: a client for ``opts.kubeconfig``/``opts.context``)."""
     work = opts.work_dir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".berth-setup-", dir=work))
@@ -175,7 +182,9 @@ def run(opts: SetupOptions, prompt: Callable[[package.Input], str] | None = None
             "INSTALLER_SELECTED": ",".join(selection.components),
             **{f"INSTALLER_INPUT_{k.upper()}": str(v) for k, v in answers.effective.items()},
         }
-        facts = collector.collect(pkg, result, namespace, env, live=opts.live)
+        if opts.live and cluster is None:
+            cluster = collector.KubeCluster(opts.kubeconfig, opts.context)
+        facts = collector.collect(pkg, result, namespace, env, cluster if opts.live else None)
         spec_dir = out / "spec"
         wizard.write(spec_dir, pkg, selection, answers, namespace)
         (spec_dir / FACTS_FILE).write_text(

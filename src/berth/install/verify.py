@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.install import helm, layout, package, setup
+from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
 from berth.kube.errors import BerthError
@@ -92,7 +93,29 @@ def run(work_dir: Path) -> Report:
             report.matched += 1
     report.problems += [f"{r} is in W/out but Helm does not render it" for r in have if r not in expected]
     report.problems += _placement_problems(out, result)
+    report.problems += _plan_problems(out, result, pkg.release, namespace, _install_only)
     return report
+
+
+def _plan_problems(
+    out: Path, result: split_mod.Split, release: str, namespace: str, install_only: frozenset[objects.Ref]
+) -> list[str]:
+    """``lifecycle/plan.yaml`` must list the same steps as the plan rebuilt from W/out now."""
+    path = out / setup.PLAN_FILE
+    if not path.is_file():
+        return [f"{setup.PLAN_FILE} is missing"]
+    docs = yamlio.load_file(path)
+    stored = {
+        p.get("action"): p.get("steps") for p in ((docs[0].body or {}).get("spec") or {}).get("plans") or []
+    }
+    problems = []
+    for action in plan_mod.Action:
+        fresh = plan_mod.build(result, action, release, namespace, install_only=install_only).to_json()[
+            "steps"
+        ]
+        if stored.get(action.value) != fresh:
+            problems.append(f"{setup.PLAN_FILE}: the {action.value} plan differs from the one W/out implies")
+    return problems
 
 
 def _placement_problems(out: Path, result: split_mod.Split) -> list[str]:
