@@ -1,0 +1,492 @@
+"""One profile's plugins, built once and run point by point (upstream ``framework/runtime/framework.go``).
+
+Why: a profile is a pipeline -- which plugins run at each extension point, in which order, with which score
+weights and args. :class:`Framework` builds it from a resolved :class:`~berth.schedule.config.Profile` and a
+:class:`~berth.schedule.plugins.registry.Registry`, refusing what kube-scheduler refuses, with its words:
+``FilterPlugin "Foo" does not exist``, ``plugin "Foo" does not extend FilterPlugin plugin``,
+``at least one bind plugin is needed for profile with scheduler name "x"``.
+
+Semantics kept from upstream:
+
+- PreFilter runs in order; SKIP removes that plugin's Filter for this pod; results narrow the nodes (intersection);
+  UnschedulableAndUnresolvable stops at once, Unschedulable lets later PreFilters run.
+- Filter stops at the first rejecting plugin for a node (so order decides the reported reason).
+- PreScore SKIP removes that plugin's Score; Score -> NormalizeScore -> range check [0, 100] -> x weight.
+- Reserve in order, Unreserve in *reverse* order; Permit; PreBind; Bind until a plugin does not SKIP; PostBind.
+- Plugins whose spec is inactive (accepted in config, behaviour not built yet) are never built or run; the
+  framework lists a warning for each in :attr:`Framework.warnings`.
+
+A plugin raising an exception is a bug in that plugin, not a crash of the scheduler: the call becomes an
+``Error`` status naming the plugin.
+
+Speed hook (optional, berth-only): a Score plugin may define ``score_nodes(state, pod, nodes) -> (list[int],
+Status)`` returning the raw scores of all ``nodes`` at once; the framework then calls it instead of ``score`` per
+node. Results must equal the per-node path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from berth.kube.errors import InputError
+from berth.schedule.framework import interface as fw
+from berth.schedule.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    SUCCESS,
+    ClusterEvent,
+    Code,
+    CycleState,
+    NodeScore,
+    PluginSpec,
+    PostFilterResult,
+    PreFilterResult,
+    Status,
+)
+from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+
+# Upstream (framework.go, pre-hints behaviour): a plugin that registers no events is requeued on any of these.
+ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
+
+Binder = Callable[[PodInfo, str], Status]
+FilterFn = Callable[[CycleState, PodInfo, NodeInfo], Status]
+
+
+class FrameworkError(InputError):
+    """A profile that cannot be built (unknown plugin, wrong extension point, no bind plugin ...). Exit code 2."""
+
+    def __init__(self, scheduler_name: str, detail: str) -> None:
+        super().__init__(
+            f"initializing profiles: creating profile for scheduler name {scheduler_name}: {detail}",
+        )
+        self.scheduler_name = scheduler_name
+        self.detail = detail
+
+
+def inactive_warning(profile: str, plugin: str) -> str:
+    return f'profile "{profile}": plugin {plugin} is accepted but not active yet in berth (it is skipped)'
+
+
+def _crash(plugin: str, point: str, exc: BaseException) -> Status:
+    return Status(Code.ERROR, (f"plugin {plugin} raised in {point}: {type(exc).__name__}: {exc}",), plugin)
+
+
+class Framework:
+    """The plugins of one profile, per extension point, and the code that runs them.
+
+    Also the plugins' :class:`~berth.schedule.framework.interface.Handle`: ``profile_name``, ``snapshot()`` (the
+    current cycle's snapshot) and ``bind()`` (the scheduler's binder).
+
+    Args:
+        profile: a resolved profile (``berth.schedule.config.Profile``): per point the ordered enabled plugins.
+        registry: where plugin names resolve to specs.
+        snapshot: returns the snapshot of the running cycle.
+        binder: what ``handle.bind`` calls (simulation records; live posts ``pods/binding``).
+    """
+
+    def __init__(
+        self,
+        profile: Any,
+        registry: Any,
+        *,
+        snapshot: Callable[[], fw.Snapshot] | None = None,
+        binder: Binder | None = None,
+    ) -> None:
+        self._profile_name: str = profile.scheduler_name
+        self.percentage_of_nodes_to_score: int | None = profile.percentage_of_nodes_to_score
+        self._snapshot_fn = snapshot
+        self._binder = binder
+        self.warnings: list[str] = []
+        self.plugins: dict[str, fw.Plugin] = {}
+        self.specs: dict[str, PluginSpec] = {}
+        self.inactive: list[str] = []
+        plugin_sets: Mapping[str, Sequence[Any]] = profile.plugins
+        unknown_points = sorted(set(plugin_sets) - set(fw.POINT_NAMES))
+        if unknown_points:
+            raise FrameworkError(
+                self._profile_name, f"unknown extension point(s) {', '.join(unknown_points)}"
+            )
+
+        # Build every needed plugin once, in the order they first appear.
+        needed: list[str] = []
+        for point in fw.POINT_NAMES:
+            for ref in plugin_sets.get(point, ()):
+                if ref.name not in needed:
+                    needed.append(ref.name)
+        args_by_name: Mapping[str, Any] = profile.plugin_args
+        for name in needed:
+            spec = registry.get(name)
+            if spec is None:
+                continue  # reported below with the point that names it
+            self.specs[name] = spec
+            if not spec.active:
+                self.inactive.append(name)
+                self.warnings.append(inactive_warning(self._profile_name, name))
+                continue
+            args = args_by_name.get(name)
+            if args is None and spec.args_type is not None:
+                args, problems = spec.args_type.decode(None, f"pluginConfig[{name}].args")
+                if problems:
+                    raise FrameworkError(self._profile_name, f'initializing plugin "{name}": {problems[0]}')
+            try:
+                self.plugins[name] = spec.new(args, self)
+            except InputError as exc:
+                raise FrameworkError(self._profile_name, f'initializing plugin "{name}": {exc}') from exc
+            except Exception as exc:
+                raise FrameworkError(
+                    self._profile_name, f'initializing plugin "{name}": {type(exc).__name__}: {exc}'
+                ) from exc
+
+        lists: dict[str, list[tuple[str, fw.Plugin, int]]] = {}
+        for point, base in fw.EXTENSION_POINTS:
+            seen: set[str] = set()
+            entries: list[tuple[str, fw.Plugin, int]] = []
+            for ref in plugin_sets.get(point, ()):
+                spec = self.specs.get(ref.name)
+                if spec is None:
+                    raise FrameworkError(self._profile_name, f'{base.__name__} "{ref.name}" does not exist')
+                if not issubclass(spec.plugin_class, base):
+                    raise FrameworkError(
+                        self._profile_name, f'plugin "{ref.name}" does not extend {base.__name__} plugin'
+                    )
+                if ref.name in seen:
+                    raise FrameworkError(
+                        self._profile_name, f'plugin "{ref.name}" already registered as "{base.__name__}"'
+                    )
+                seen.add(ref.name)
+                plugin = self.plugins.get(ref.name)
+                if plugin is None:
+                    continue  # inactive
+                entries.append((ref.name, plugin, int(ref.weight or 0) or 1))
+            lists[point] = entries
+
+        configured_sorts = len(plugin_sets.get("queueSort", ()))
+        if configured_sorts != 1:
+            raise FrameworkError(
+                self._profile_name,
+                f'only one queue sort plugin required for profile with scheduler name "{self._profile_name}", '
+                f"but got {configured_sorts}",
+            )
+        if not plugin_sets.get("bind"):
+            raise FrameworkError(
+                self._profile_name,
+                f'at least one bind plugin is needed for profile with scheduler name "{self._profile_name}"',
+            )
+
+        self.queue_sort: list[tuple[str, fw.QueueSortPlugin]] = [
+            (n, p) for n, p, _ in lists["queueSort"] if isinstance(p, fw.QueueSortPlugin)
+        ]
+        self.queue_sort_name = plugin_sets["queueSort"][0].name
+        self.pre_enqueue = [(n, p) for n, p, _ in lists["preEnqueue"] if isinstance(p, fw.PreEnqueuePlugin)]
+        self.pre_filter = [(n, p) for n, p, _ in lists["preFilter"] if isinstance(p, fw.PreFilterPlugin)]
+        self.filter = [(n, p) for n, p, _ in lists["filter"] if isinstance(p, fw.FilterPlugin)]
+        self.post_filter = [(n, p) for n, p, _ in lists["postFilter"] if isinstance(p, fw.PostFilterPlugin)]
+        self.pre_score = [(n, p) for n, p, _ in lists["preScore"] if isinstance(p, fw.PreScorePlugin)]
+        self.score = [(n, p, w) for n, p, w in lists["score"] if isinstance(p, fw.ScorePlugin)]
+        self.reserve = [(n, p) for n, p, _ in lists["reserve"] if isinstance(p, fw.ReservePlugin)]
+        self.permit = [(n, p) for n, p, _ in lists["permit"] if isinstance(p, fw.PermitPlugin)]
+        self.pre_bind = [(n, p) for n, p, _ in lists["preBind"] if isinstance(p, fw.PreBindPlugin)]
+        self.bind_plugins = [(n, p) for n, p, _ in lists["bind"] if isinstance(p, fw.BindPlugin)]
+        self.post_bind = [(n, p) for n, p, _ in lists["postBind"] if isinstance(p, fw.PostBindPlugin)]
+        self._score_batch: list[tuple[str, fw.ScorePlugin, int, Any]] = [
+            (n, p, w, getattr(p, "score_nodes", None)) for n, p, w in self.score
+        ]
+        self._filter_fns: list[tuple[str, FilterFn]] = [(n, p.filter) for n, p in self.filter]
+        # Score plugins whose normalize_score is the base no-op can skip building NodeScore lists.
+        self._normalizes: dict[str, bool] = {
+            n: type(p).normalize_score is not fw.ScorePlugin.normalize_score for n, p, _ in self.score
+        }
+
+    # --- Handle -----------------------------------------------------------------------------------------------
+
+    @property
+    def profile_name(self) -> str:
+        return self._profile_name
+
+    def snapshot(self) -> fw.Snapshot:
+        if self._snapshot_fn is None:
+            raise RuntimeError("this framework was built without a snapshot source")
+        return self._snapshot_fn()
+
+    def bind(self, pod: PodInfo, node_name: str) -> Status:
+        if self._binder is None:
+            return Status(Code.ERROR, ("no binder configured",))
+        return self._binder(pod, node_name)
+
+    # --- facts ------------------------------------------------------------------------------------------------
+
+    @property
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter)
+
+    @property
+    def has_score_plugins(self) -> bool:
+        return bool(self.score)
+
+    @property
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter)
+
+    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return self.queue_sort[0][1].less(a, b) if self.queue_sort else a.timestamp < b.timestamp
+
+    def events_to_register(self) -> dict[str, tuple[ClusterEvent, ...]]:
+        """Plugin name -> the cluster events that may make pods it rejected schedulable again."""
+        out: dict[str, tuple[ClusterEvent, ...]] = {}
+        for name, plugin in self.plugins.items():
+            register = getattr(plugin, "events_to_register", None)
+            events = tuple(register()) if callable(register) else ()
+            out[name] = events or ALL_EVENTS
+        return out
+
+    # --- extension points -------------------------------------------------------------------------------------
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status:
+        for name, plugin in self.pre_enqueue:
+            try:
+                status = plugin.pre_enqueue(pod)
+            except Exception as exc:
+                return _crash(name, "PreEnqueue", exc)
+            if not status.is_success:
+                return status.with_plugin(name)
+        return SUCCESS
+
+    def run_pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """(merged result, status, plugins that narrowed the nodes). Sets ``state.skip_filter``."""
+        result: PreFilterResult | None = None
+        returned = SUCCESS
+        with_nodes: list[str] = []
+        skip: set[str] = set()
+        for name, plugin in self.pre_filter:
+            try:
+                r, status = plugin.pre_filter(state, pod, nodes)
+            except Exception as exc:
+                return None, _crash(name, "PreFilter", exc), set()
+            code = status.code
+            if code is Code.SKIP:
+                skip.add(name)
+                continue
+            if code is not Code.SUCCESS:
+                if code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, status.with_plugin(name), set()
+                if code is Code.UNSCHEDULABLE:
+                    returned = status.with_plugin(name)
+                    continue
+                return (
+                    None,
+                    Status(Code.ERROR, (f'running PreFilter plugin "{name}": {status.message()}',), name),
+                    set(),
+                )
+            if r is not None and r.node_names is not None:
+                with_nodes.append(name)
+                result = r if result is None else result.merge(r)
+                if result.node_names is not None and not result.node_names:
+                    names = sorted(with_nodes)
+                    if len(names) == 1:
+                        msg = f"node(s) didn't satisfy plugin {names[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,)), set(with_nodes)
+        state.skip_filter = skip
+        return result, returned, set(with_nodes)
+
+    def filters_for(self, state: CycleState) -> list[tuple[str, FilterFn]]:
+        """The Filter calls to make for this pod (minus plugins whose PreFilter said SKIP)."""
+        skip = state.skip_filter
+        if not skip:
+            return self._filter_fns
+        return [(n, f) for n, f in self._filter_fns if n not in skip]
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """All Filter plugins on one node; stops at the first that does not succeed."""
+        for name, fn in self.filters_for(state):
+            try:
+                status = fn(state, pod, node)
+            except Exception as exc:
+                return _crash(name, "Filter", exc)
+            if status.code is not Code.SUCCESS:
+                if not status.is_rejected:
+                    return Status(Code.ERROR, (f'running "{name}" filter plugin: {status.message()}',), name)
+                return status.with_plugin(name)
+        return SUCCESS
+
+    def run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for name, plugin in self.post_filter:
+            try:
+                r, status = plugin.post_filter(state, pod, statuses)
+            except Exception as exc:
+                return None, _crash(name, "PostFilter", exc)
+            if status.is_success:
+                return r, status
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status.with_plugin(name)
+            if not status.is_rejected:
+                return None, Status(Code.ERROR, status.reasons, name)
+            if r is not None:
+                result = r
+            reasons.extend(status.reasons)
+            rejector = rejector or name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        skip: set[str] = set()
+        for name, plugin in self.pre_score:
+            try:
+                status = plugin.pre_score(state, pod, nodes)
+            except Exception as exc:
+                return _crash(name, "PreScore", exc)
+            if status.code is Code.SKIP:
+                skip.add(name)
+                continue
+            if not status.is_success:
+                return Status(Code.ERROR, (f'running PreScore plugin "{name}": {status.message()}',), name)
+        state.skip_score = skip
+        return SUCCESS
+
+    def run_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status]:
+        """Weighted total per node (same order as ``nodes``)."""
+        totals = [0] * len(nodes)
+        skip = state.skip_score
+        for name, plugin, weight, batch in self._score_batch:
+            if name in skip:
+                continue
+            try:
+                if batch is not None:
+                    raw, status = batch(state, pod, nodes)
+                    if not status.is_success:
+                        return totals, self._score_failed(name, status)
+                else:
+                    score = plugin.score
+                    results = [score(state, pod, node) for node in nodes]
+                    raw = [r[0] for r in results]
+                    codes = [r[1] for r in results]
+                    if codes.count(SUCCESS) != len(codes):
+                        for status in codes:
+                            if not status.is_success:
+                                return totals, self._score_failed(name, status)
+                if self._normalizes[name]:
+                    scores = [NodeScore(node.name, s) for node, s in zip(nodes, raw, strict=True)]
+                    status = plugin.normalize_score(state, pod, scores)
+                    if not status.is_success:
+                        return totals, Status(
+                            Code.ERROR,
+                            (
+                                f'running Normalize on Score plugins: plugin "{name}" failed with: {status.message()}',
+                            ),
+                            name,
+                        )
+                    raw = [ns.score for ns in scores]
+            except Exception as exc:
+                return totals, _crash(name, "Score", exc)
+            if raw and (max(raw) > MAX_NODE_SCORE or min(raw) < MIN_NODE_SCORE):
+                bad = next(s for s in raw if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
+                return totals, Status(
+                    Code.ERROR,
+                    (
+                        f'applying score defaultWeights on Score plugins: plugin "{name}" returns an invalid '
+                        f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
+                        "normalizing",
+                    ),
+                    name,
+                )
+            if weight == 1:
+                totals = [t + s for t, s in zip(totals, raw, strict=True)]
+            else:
+                totals = [t + s * weight for t, s in zip(totals, raw, strict=True)]
+        return totals, SUCCESS
+
+    @staticmethod
+    def _score_failed(name: str, status: Status) -> Status:
+        return Status(
+            Code.ERROR, (f'running Score plugins: plugin "{name}" failed with: {status.message()}',), name
+        )
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for name, plugin in self.reserve:
+            try:
+                status = plugin.reserve(state, pod, node_name)
+            except Exception as exc:
+                return _crash(name, "Reserve", exc)
+            if not status.is_success:
+                if status.is_rejected:
+                    return status.with_plugin(name)
+                return Status(Code.ERROR, (f'running Reserve plugin "{name}": {status.message()}',), name)
+        return SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Every Reserve plugin's Unreserve, in reverse order (they must be idempotent)."""
+        for _name, plugin in reversed(self.reserve):
+            try:
+                plugin.unreserve(state, pod, node_name)
+            except Exception:
+                continue
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
+        """(status, longest wait requested). WAIT is reported to the caller, which decides what waiting means."""
+        wait = 0.0
+        waiting = ""
+        for name, plugin in self.permit:
+            try:
+                status, timeout = plugin.permit(state, pod, node_name)
+            except Exception as exc:
+                return _crash(name, "Permit", exc), 0.0
+            if status.is_success:
+                continue
+            if status.is_rejected:
+                return status.with_plugin(name), 0.0
+            if status.code is Code.WAIT:
+                wait = max(wait, min(float(timeout), 15 * 60.0))
+                waiting = waiting or name
+                continue
+            return Status(Code.ERROR, (f'running Permit plugin "{name}": {status.message()}',), name), 0.0
+        if waiting:
+            return Status(Code.WAIT, (), waiting), wait
+        return SUCCESS, 0.0
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for name, plugin in self.pre_bind:
+            try:
+                status = plugin.pre_bind(state, pod, node_name)
+            except Exception as exc:
+                return _crash(name, "PreBind", exc)
+            if status.code is Code.SKIP:
+                continue
+            if not status.is_success:
+                if status.is_rejected:
+                    return status.with_plugin(name)
+                return Status(Code.ERROR, (f'running PreBind plugin "{name}": {status.message()}',), name)
+        return SUCCESS
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Bind plugins in order until one does not SKIP. All skipping is itself a failure (SKIP)."""
+        status = Status(Code.SKIP)
+        for name, plugin in self.bind_plugins:
+            try:
+                status = plugin.bind(state, pod, node_name)
+            except Exception as exc:
+                return _crash(name, "Bind", exc)
+            if status.code is Code.SKIP:
+                continue
+            if not status.is_success:
+                if status.is_rejected:
+                    return status.with_plugin(name)
+                return Status(Code.ERROR, (f'running Bind plugin "{name}": {status.message()}',), name)
+            return SUCCESS
+        return status
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for _name, plugin in self.post_bind:
+            try:
+                plugin.post_bind(state, pod, node_name)
+            except Exception:
+                continue

@@ -1,0 +1,490 @@
+"""The scheduler's one queue of pods waiting for a node (upstream ``backend/queue/scheduling_queue.go``).
+
+Why one queue: every profile shares it, ordered by the single queueSort plugin, so profiles interleave fairly by
+priority and age. Three sub-queues, each pod in at most one of them (or "in flight" while a cycle runs)::
+
+    add ──PreEnqueue ok──▶ activeQ (heap, queueSort order) ──pop──▶ in flight ──┬─ bound: done
+     │                        ▲   ▲                                             │
+     └─PreEnqueue rejects─▶ unschedulable (gated) ◀── rejected by plugins ──────┤
+                              │   ▲                                             │
+                 cluster event│   │ event during the cycle, or an error         │
+                  / 5 min     ▼   │                                             │
+                            backoffQ (heap by backoff expiry) ◀─────────────────┘
+
+- Backoff: ``initial * 2**(attempts-1)`` seconds capped at ``max`` (1, 2, 4, 8, 10 s with the defaults); 0 for a
+  pod never attempted. When activeQ is empty, :meth:`SchedulingQueue.pop` may take a pod rejected by plugins from
+  backoffQ early (upstream ``SchedulerPopFromBackoffQ``, on since 1.33); pods that failed with an error always wait.
+- Unschedulable pods go back on a :class:`~berth.schedule.framework.interface.ClusterEvent` that one of the
+  plugins which rejected them registered (``events_to_register``), and every 30 s those waiting over 5 min.
+- Time comes from an injectable clock: the simulation passes a :class:`VirtualClock`, so backoff costs no
+  wall-clock time and runs are reproducible.
+
+Thread-safe (one lock); :meth:`SchedulingQueue.pop_wait` blocks for the live scheduler.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from berth.schedule.framework.interface import ClusterEvent, Status
+from berth.schedule.framework.types import PodInfo, QueuedPodInfo
+
+FLUSH_UNSCHEDULABLE_INTERVAL_SECONDS = 30.0
+MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
+FLUSH_BACKOFF_INTERVAL_SECONDS = 1.0
+
+Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+PreEnqueue = Callable[[PodInfo], Status]
+
+# Events the queue itself raises (upstream framework/events.go).
+UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent("*", "ForceActivate")
+
+_WILDCARDS = ("*", "All")
+
+
+class Where(StrEnum):
+    """Which sub-queue a pending pod sits in."""
+
+    ACTIVE = "activeQ"
+    BACKOFF = "backoffQ"
+    UNSCHEDULABLE = "unschedulable"
+    GATED = "gated"
+    IN_FLIGHT = "inFlight"
+
+
+class VirtualClock:
+    """A clock that only moves when told: simulation time."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += max(0.0, seconds)
+
+    def advance_to(self, t: float) -> None:
+        self.now = max(self.now, t)
+
+
+def event_matches(registered: ClusterEvent, event: ClusterEvent) -> bool:
+    """Does an event a plugin registered cover ``event``?
+
+    Resources match when equal or either is ``*``; actions when equal, either is ``*``/``All``, or the registered
+    action is the umbrella ``Update`` and the event is a specific update (``UpdateNodeLabel`` ...).
+    """
+    if registered.resource != event.resource and "*" not in (registered.resource, event.resource):
+        return False
+    ra, ea = registered.action, event.action
+    if ra == ea or ra in _WILDCARDS or ea in _WILDCARDS:
+        return True
+    return (ra == "Update" and ea.startswith("Update")) or (ea == "Update" and ra.startswith("Update"))
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPod:
+    """A pod still waiting, where, and why (for reports)."""
+
+    info: QueuedPodInfo
+    where: Where
+
+
+class _ActiveItem:
+    """activeQ heap entry: queueSort order, then insertion sequence, so equal pods pop FIFO."""
+
+    __slots__ = ("alive", "less", "qp")
+
+    def __init__(self, qp: QueuedPodInfo, less: Less) -> None:
+        self.qp = qp
+        self.less = less
+        self.alive = True
+
+    def __lt__(self, other: _ActiveItem) -> bool:
+        a, b = self.qp, other.qp
+        if self.less(a, b):
+            return True
+        if self.less(b, a):
+            return False
+        return a.sequence < b.sequence
+
+
+class SchedulingQueue:
+    """activeQ + backoffQ + unschedulable pods, with PreEnqueue gating and event-driven requeueing.
+
+    Args:
+        less: the queueSort plugin's ``less`` (the first profile's; all profiles must agree).
+        clock: seconds; wall clock (``time.monotonic``) by default, a :class:`VirtualClock` in simulation.
+        initial_backoff_seconds / max_backoff_seconds: ``podInitialBackoffSeconds`` / ``podMaxBackoffSeconds``.
+        pre_enqueue: runs the PreEnqueue plugins of the pod's profile; a non-success parks the pod as gated.
+        plugin_events: profile name -> plugin name -> events that may make pods it rejected schedulable.
+        pop_from_backoff: let :meth:`pop` take a plugin-rejected pod from backoffQ when activeQ is empty.
+    """
+
+    def __init__(
+        self,
+        less: Less,
+        *,
+        clock: Callable[[], float] | None = None,
+        initial_backoff_seconds: float = 1.0,
+        max_backoff_seconds: float = 10.0,
+        pre_enqueue: PreEnqueue | None = None,
+        plugin_events: Mapping[str, Mapping[str, Sequence[ClusterEvent]]] | None = None,
+        pop_from_backoff: bool = True,
+    ) -> None:
+        self._less = less
+        self._clock = clock or time.monotonic
+        self._initial = float(initial_backoff_seconds)
+        self._max = float(max_backoff_seconds)
+        self._pre_enqueue = pre_enqueue
+        self._plugin_events = plugin_events or {}
+        self._pop_from_backoff = pop_from_backoff
+        self._cond = threading.Condition(threading.RLock())
+        self._active_heap: list[_ActiveItem] = []
+        self._active: dict[str, _ActiveItem] = {}
+        self._backoff_heap: list[tuple[float, int, str]] = []
+        self._backoff: dict[str, tuple[QueuedPodInfo, int]] = {}  # key -> (pod, heap token)
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._in_flight: dict[str, QueuedPodInfo] = {}
+        self._seq = 0
+        self.scheduling_cycle = 0
+        self._move_request_cycle = -1
+        self._last_leftover_flush = self._clock()
+        self._closed = False
+
+    # --- adding -----------------------------------------------------------------------------------------------
+
+    def add(self, pod: PodInfo) -> None:
+        """A new pending pod (informer Add): PreEnqueue, then activeQ or gated."""
+        with self._cond:
+            if self._known(pod.key):
+                self._update_locked(pod)
+                return
+            self._seq += 1
+            qp = QueuedPodInfo(pod_info=pod, timestamp=self._clock(), sequence=self._seq)
+            self._to_active_or_gated(qp)
+
+    def _to_active_or_gated(self, qp: QueuedPodInfo) -> bool:
+        if self._pre_enqueue is not None:
+            status = self._pre_enqueue(qp.pod_info)
+            if not status.is_success:
+                qp.gated = True
+                qp.unschedulable_plugins = {status.plugin} if status.plugin else set()
+                self._unschedulable[qp.key] = qp
+                return False
+        qp.gated = False
+        item = _ActiveItem(qp, self._less)
+        self._active[qp.key] = item
+        heapq.heappush(self._active_heap, item)
+        self._cond.notify()
+        return True
+
+    def _to_backoff(self, qp: QueuedPodInfo) -> None:
+        self._seq += 1
+        expiry = qp.timestamp + self.backoff_duration(qp.attempts)
+        self._backoff[qp.key] = (qp, self._seq)
+        heapq.heappush(self._backoff_heap, (expiry, self._seq, qp.key))
+        self._cond.notify()
+
+    def _known(self, key: str) -> bool:
+        return key in self._active or key in self._backoff or key in self._unschedulable
+
+    # --- popping ----------------------------------------------------------------------------------------------
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule, or None when nothing is ready (never blocks)."""
+        with self._cond:
+            self._flush_backoff_completed_locked()
+            qp = self._pop_active()
+            if qp is None and self._pop_from_backoff:
+                qp = self._pop_backoff_early()
+            if qp is None:
+                return None
+            qp.attempts += 1
+            if qp.initial_attempt_timestamp is None:
+                qp.initial_attempt_timestamp = self._clock()
+            self.scheduling_cycle += 1
+            qp.unschedulable_plugins = set()
+            qp.pending_plugins = set()
+            self._in_flight[qp.key] = qp
+            return qp
+
+    def pop_wait(self, timeout: float | None = None) -> QueuedPodInfo | None:
+        """Like :meth:`pop` but waits (up to ``timeout`` seconds) for a pod; None on timeout or :meth:`close`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._closed:
+                qp = self.pop()
+                if qp is not None:
+                    return qp
+                wait = FLUSH_BACKOFF_INTERVAL_SECONDS
+                if deadline is not None:
+                    wait = min(wait, deadline - time.monotonic())
+                    if wait <= 0:
+                        return None
+                self._cond.wait(wait)
+                self.tick()
+            return None
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def _pop_active(self) -> QueuedPodInfo | None:
+        heap = self._active_heap
+        while heap:
+            item = heapq.heappop(heap)
+            if item.alive:
+                del self._active[item.qp.key]
+                return item.qp
+        return None
+
+    def _pop_backoff_early(self) -> QueuedPodInfo | None:
+        heap = self._backoff_heap
+        skipped: list[tuple[float, int, str]] = []
+        found: QueuedPodInfo | None = None
+        while heap:
+            entry = heapq.heappop(heap)
+            live = self._backoff.get(entry[2])
+            if live is None or live[1] != entry[1]:
+                continue
+            qp = live[0]
+            if not (qp.unschedulable_plugins or qp.pending_plugins):
+                # Failed with an error (no plugin rejected it): it always serves its backoff.
+                skipped.append(entry)
+                continue
+            del self._backoff[entry[2]]
+            found = qp
+            break
+        for entry in skipped:
+            heapq.heappush(heap, entry)
+        return found
+
+    def done(self, key: str) -> None:
+        """The cycle for ``key`` ended (bound, or handed back through :meth:`add_unschedulable_if_not_present`)."""
+        with self._cond:
+            self._in_flight.pop(key, None)
+
+    # --- failures ---------------------------------------------------------------------------------------------
+
+    def add_unschedulable_if_not_present(self, qp: QueuedPodInfo, pod_scheduling_cycle: int) -> Where:
+        """Put a pod whose cycle failed back: unschedulable (rejected by plugins, nothing changed since) or
+        backoffQ (an error, or a cluster event arrived while it was being scheduled)."""
+        with self._cond:
+            self._in_flight.pop(qp.key, None)
+            if self._known(qp.key):
+                return self.where(qp.key) or Where.ACTIVE
+            qp.timestamp = self._clock()
+            rejectors = qp.unschedulable_plugins | qp.pending_plugins
+            if not rejectors or self._move_request_cycle >= pod_scheduling_cycle:
+                self._to_backoff(qp)
+                return Where.BACKOFF
+            self._unschedulable[qp.key] = qp
+            return Where.UNSCHEDULABLE
+
+    def backoff_duration(self, attempts: int) -> float:
+        if attempts <= 0:
+            return 0.0
+        duration = self._initial
+        for _ in range(1, attempts):
+            if duration > self._max - duration:
+                return self._max
+            duration += duration
+        return min(duration, self._max)
+
+    def _backoff_expiry(self, qp: QueuedPodInfo) -> float:
+        return qp.timestamp + self.backoff_duration(qp.attempts)
+
+    def _is_backing_off(self, qp: QueuedPodInfo) -> bool:
+        return self._backoff_expiry(qp) > self._clock()
+
+    # --- cluster events ---------------------------------------------------------------------------------------
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent) -> int:
+        """An event happened: move unschedulable pods one of whose rejecting plugins registered it. Returns how many
+        moved. Also remembers the event for pods now in flight (they go to backoffQ if they fail)."""
+        with self._cond:
+            self._move_request_cycle = self.scheduling_cycle
+            moved = 0
+            for key, qp in list(self._unschedulable.items()):
+                if qp.gated and event is not FORCE_ACTIVATE:
+                    # Gated pods wait for their own update (or the gate plugin's events).
+                    if not self._interested(qp, event):
+                        continue
+                    del self._unschedulable[key]
+                    if not self._to_active_or_gated(qp):
+                        continue
+                    moved += 1
+                    continue
+                if event not in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE) and not self._interested(qp, event):
+                    continue
+                del self._unschedulable[key]
+                self._requeue(qp)
+                moved += 1
+            return moved
+
+    def _interested(self, qp: QueuedPodInfo, event: ClusterEvent) -> bool:
+        rejectors = qp.unschedulable_plugins | qp.pending_plugins
+        if not rejectors:
+            return True
+        events = self._plugin_events.get(qp.pod_info.scheduler_name, {})
+        for plugin in rejectors:
+            for registered in events.get(plugin, ()):
+                if event_matches(registered, event):
+                    return True
+        return False
+
+    def _requeue(self, qp: QueuedPodInfo) -> None:
+        if qp.pending_plugins and not qp.unschedulable_plugins:
+            self._to_active_or_gated(qp)
+        elif self._is_backing_off(qp):
+            self._to_backoff(qp)
+        else:
+            self._to_active_or_gated(qp)
+
+    # --- pod updates ------------------------------------------------------------------------------------------
+
+    def update(self, pod: PodInfo) -> None:
+        """The pending pod changed (informer Update). An unschedulable pod gets another chance; a gated one is
+        re-checked by PreEnqueue."""
+        with self._cond:
+            self._update_locked(pod)
+
+    def _update_locked(self, pod: PodInfo) -> None:
+        key = pod.key
+        item = self._active.get(key)
+        if item is not None:
+            item.alive = False
+            item.qp.pod_info = pod
+            fresh = _ActiveItem(item.qp, self._less)
+            self._active[key] = fresh
+            heapq.heappush(self._active_heap, fresh)
+            return
+        live = self._backoff.get(key)
+        if live is not None:
+            live[0].pod_info = pod
+            return
+        qp = self._unschedulable.get(key)
+        if qp is not None:
+            qp.pod_info = pod
+            del self._unschedulable[key]
+            if qp.gated:
+                self._to_active_or_gated(qp)
+            else:
+                self._requeue(qp)
+            return
+        flying = self._in_flight.get(key)
+        if flying is not None:
+            flying.pod_info = pod
+            return
+        self._seq += 1
+        self._to_active_or_gated(QueuedPodInfo(pod_info=pod, timestamp=self._clock(), sequence=self._seq))
+
+    def delete(self, key: str) -> bool:
+        """The pod was deleted or bound by someone else: drop it from every sub-queue."""
+        with self._cond:
+            found = False
+            item = self._active.pop(key, None)
+            if item is not None:
+                item.alive = False
+                found = True
+            if self._backoff.pop(key, None) is not None:
+                found = True
+            if self._unschedulable.pop(key, None) is not None:
+                found = True
+            if self._in_flight.pop(key, None) is not None:
+                found = True
+            return found
+
+    # --- time -------------------------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Periodic work: backoffQ -> activeQ for expired backoffs; every 30 s, pods unschedulable > 5 min."""
+        with self._cond:
+            self._flush_backoff_completed_locked()
+            now = self._clock()
+            if now - self._last_leftover_flush >= FLUSH_UNSCHEDULABLE_INTERVAL_SECONDS:
+                self._last_leftover_flush = now
+                self._flush_unschedulable_leftover_locked(now)
+
+    def _flush_backoff_completed_locked(self) -> None:
+        heap = self._backoff_heap
+        now = self._clock()
+        while heap and heap[0][0] <= now:
+            _, token, key = heapq.heappop(heap)
+            live = self._backoff.get(key)
+            if live is None or live[1] != token:
+                continue
+            del self._backoff[key]
+            self._to_active_or_gated(live[0])
+
+    def _flush_unschedulable_leftover_locked(self, now: float) -> None:
+        for key, qp in list(self._unschedulable.items()):
+            if not qp.gated and now - qp.timestamp > MAX_IN_UNSCHEDULABLE_SECONDS:
+                del self._unschedulable[key]
+                self._requeue(qp)
+
+    def next_backoff_expiry(self) -> float | None:
+        """When the earliest pod in backoffQ becomes ready (None if backoffQ is empty)."""
+        with self._cond:
+            heap = self._backoff_heap
+            while heap:
+                expiry, token, key = heap[0]
+                live = self._backoff.get(key)
+                if live is not None and live[1] == token:
+                    return expiry
+                heapq.heappop(heap)
+            return None
+
+    # --- views ------------------------------------------------------------------------------------------------
+
+    def where(self, key: str) -> Where | None:
+        with self._cond:
+            if key in self._active:
+                return Where.ACTIVE
+            if key in self._backoff:
+                return Where.BACKOFF
+            qp = self._unschedulable.get(key)
+            if qp is not None:
+                return Where.GATED if qp.gated else Where.UNSCHEDULABLE
+            if key in self._in_flight:
+                return Where.IN_FLIGHT
+            return None
+
+    def pending(self) -> list[PendingPod]:
+        """Every pod the queue holds, with its sub-queue."""
+        with self._cond:
+            out = [PendingPod(item.qp, Where.ACTIVE) for item in self._active.values()]
+            out += [PendingPod(qp, Where.BACKOFF) for qp, _ in self._backoff.values()]
+            out += [
+                PendingPod(qp, Where.GATED if qp.gated else Where.UNSCHEDULABLE)
+                for qp in self._unschedulable.values()
+            ]
+            out += [PendingPod(qp, Where.IN_FLIGHT) for qp in self._in_flight.values()]
+            return out
+
+    def counts(self) -> dict[Where, int]:
+        with self._cond:
+            gated = sum(1 for qp in self._unschedulable.values() if qp.gated)
+            return {
+                Where.ACTIVE: len(self._active),
+                Where.BACKOFF: len(self._backoff),
+                Where.UNSCHEDULABLE: len(self._unschedulable) - gated,
+                Where.GATED: gated,
+                Where.IN_FLIGHT: len(self._in_flight),
+            }
+
+    def has_active(self) -> bool:
+        with self._cond:
+            return bool(self._active)
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._active) + len(self._backoff) + len(self._unschedulable) + len(self._in_flight)

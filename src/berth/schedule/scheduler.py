@@ -1,0 +1,711 @@
+"""The Scheduler: one cache, one queue, one framework per profile, and the cycle that places one pod.
+
+Why: this is the object every mode shares -- ``berth schedule simulate``, ``berth bench schedule``, the live
+``berth schedule run`` and the embedded cluster's default-scheduler. Only two things differ between them: who calls
+the event methods (simulation files vs informers) and the :class:`Binder` (record vs ``POST pods/binding``).
+
+One pod's path (upstream ``schedule_one.go``), read top-down in :meth:`Scheduler.schedule_one`:
+
+1. pop from the queue; route by ``spec.schedulerName`` to that profile's framework (a name with no profile was
+   never queued: :meth:`Scheduler.add_pod` reports it as *ignored*); skip pods being deleted or already assumed;
+2. refresh the snapshot (only changed nodes are re-cloned); no nodes -> ``no nodes available to schedule pods``;
+3. PreFilter (may reject for all nodes, or narrow the node list); a nominated node is tried first;
+4. Filter from the shared rotating ``next_start_node_index`` until ``num_feasible_nodes_to_find`` nodes pass;
+   none -> FitError ``0/N nodes are available: <histogram>.`` and PostFilter; exactly one -> chosen unscored;
+5. PreScore, Score (+normalize, x weight); the highest total wins, ties broken by reservoir sampling with a seeded
+   ``random.Random`` (kube-scheduler 1.34's selectHost);
+6. assume in the cache, Reserve, Permit, then the binding cycle: PreBind, Bind, FinishBinding, PostBind. A
+   failure after assume un-reserves (reverse order), forgets the pod and requeues it.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from berth.kube.errors import InputError
+from berth.kube.objects import Obj
+from berth.schedule import percentage
+from berth.schedule.cache import Cache, Snapshot
+from berth.schedule.framework.interface import (
+    SUCCESS,
+    ClusterEvent,
+    Code,
+    CycleState,
+    Status,
+)
+from berth.schedule.framework.runtime import Framework, FrameworkError
+from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from berth.schedule.queue import SchedulingQueue, VirtualClock, Where
+
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+MAX_EVENT_MESSAGE = 1024  # FailedScheduling event notes are truncated to this (the condition keeps it all)
+
+NODE_ADD = ClusterEvent("Node", "Add")
+NODE_DELETE = ClusterEvent("Node", "Delete")
+ASSIGNED_POD_ADD = ClusterEvent("Pod", "Add")
+ASSIGNED_POD_DELETE = ClusterEvent("Pod", "Delete")
+
+
+class Result(StrEnum):
+    """How one scheduling cycle ended (the ``result`` label of upstream's schedule_attempts_total)."""
+
+    SCHEDULED = "scheduled"
+    UNSCHEDULABLE = "unschedulable"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+class FailureReason(StrEnum):
+    """The ``reason`` of the PodScheduled=False condition and FailedScheduling event."""
+
+    UNSCHEDULABLE = "Unschedulable"
+    SCHEDULER_ERROR = "SchedulerError"
+    SCHEDULING_GATED = "SchedulingGated"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    pod: str  # "ns/name"
+    scheduler_name: str
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    pod: str
+    scheduler_name: str
+    message: str
+    reason: FailureReason = FailureReason.UNSCHEDULABLE
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """A pod whose ``spec.schedulerName`` names no profile: left Pending, never queued (upstream behaviour)."""
+
+    pod: str
+    scheduler_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class CycleOutcome:
+    """What :meth:`Scheduler.schedule_one` did with one pod."""
+
+    pod: str
+    scheduler_name: str
+    result: Result
+    node: str = ""
+    message: str = ""
+    reason: FailureReason | None = None
+
+
+class Binder(Protocol):
+    """Makes a placement real. ``echoes_bindings``: True when nobody else will report the bound pod back (the
+    simulation), so the scheduler feeds the bound pod to itself as an update, as an informer would."""
+
+    echoes_bindings: bool
+
+    def bind(self, pod: PodInfo, node_name: str) -> Status: ...
+
+
+class SimulationBinder:
+    """Records placements in memory; optionally fails chosen pods (to exercise the failure path)."""
+
+    echoes_bindings = True
+
+    def __init__(self, fail: Callable[[PodInfo, str], str | None] | None = None) -> None:
+        self.bound: dict[str, str] = {}
+        self._fail = fail
+
+    def bind(self, pod: PodInfo, node_name: str) -> Status:
+        if self._fail is not None:
+            problem = self._fail(pod, node_name)
+            if problem:
+                return Status(Code.ERROR, (problem,))
+        self.bound[pod.key] = node_name
+        return SUCCESS
+
+
+@dataclass
+class Diagnosis:
+    """Why no node fit (upstream ``framework.Diagnosis``)."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_status: Status | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if not status.plugin:
+            return
+        if status.code is Code.PENDING:
+            self.pending_plugins.add(status.plugin)
+        elif status.is_rejected:
+            self.unschedulable_plugins.add(status.plugin)
+
+
+def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
+    """kube-scheduler's FitError text: ``0/N nodes are available: <PreFilterMsg | histogram>.[ <PostFilterMsg>]``.
+
+    The histogram counts reasons, not nodes; nodes excluded by a PreFilterResult count with the absent-node
+    reason; entries ``"<count> <reason>"`` are sorted as plain strings and joined by ``", "``.
+    """
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if diagnosis.pre_filter_msg:
+        msg += f" {diagnosis.pre_filter_msg}."
+    else:
+        counts: Counter[str] = Counter()
+        for status in diagnosis.node_to_status.values():
+            for reason in status.reasons:
+                counts[reason] += 1
+        explicit = len(diagnosis.node_to_status)
+        if explicit < num_all_nodes and diagnosis.absent_status is not None:
+            for reason in diagnosis.absent_status.reasons:
+                counts[reason] += num_all_nodes - explicit
+        entries = sorted(f"{count} {reason}" for reason, count in counts.items())
+        if entries:
+            msg += f" {', '.join(entries)}."
+    if diagnosis.post_filter_msg:
+        post = diagnosis.post_filter_msg
+        msg += f" {post}" if post.endswith(".") else f" {post}."
+    return msg
+
+
+def truncate_event_message(message: str) -> str:
+    """FailedScheduling event notes are capped at 1024 characters, ending in ``" ..."``."""
+    if len(message) <= MAX_EVENT_MESSAGE:
+        return message
+    return message[: MAX_EVENT_MESSAGE - 4] + " ..."
+
+
+def node_update_events(old: Obj | None, new: NodeInfo) -> list[ClusterEvent]:
+    """The specific update actions a node change amounts to (upstream ``nodeSchedulingPropertiesChange``)."""
+    if old is None:
+        return [ClusterEvent("Node", "Update")]
+    before = NodeInfo(old)
+    events = []
+    if before.allocatable != new.allocatable:
+        events.append(ClusterEvent("Node", "UpdateNodeAllocatable"))
+    if before.labels != new.labels:
+        events.append(ClusterEvent("Node", "UpdateNodeLabel"))
+    if before.taints != new.taints or before.unschedulable != new.unschedulable:
+        events.append(ClusterEvent("Node", "UpdateNodeTaint"))
+    if (old.get("status") or {}).get("conditions") != (new.node.get("status") or {}).get("conditions"):
+        events.append(ClusterEvent("Node", "UpdateNodeCondition"))
+    if (old.get("metadata") or {}).get("annotations") != (new.node.get("metadata") or {}).get("annotations"):
+        events.append(ClusterEvent("Node", "UpdateNodeAnnotation"))
+    return events
+
+
+def pod_update_events(old: PodInfo, new: PodInfo) -> list[ClusterEvent]:
+    """Update actions of an assigned pod (labels changed, resources scaled down)."""
+    events = []
+    if old.labels != new.labels:
+        events.append(ClusterEvent("Pod", "UpdatePodLabel"))
+    if any(new.requests.get(k, 0) < v for k, v in old.requests.items()):
+        events.append(ClusterEvent("Pod", "UpdatePodScaleDown"))
+    return events
+
+
+_TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class Scheduler:
+    """kube-scheduler's core in one object. Public in :mod:`berth.schedule`.
+
+    Args:
+        config: a resolved ``SchedulerConfiguration`` (``berth.schedule.config.load``).
+        registry: plugin specs (defaults to the in-tree ones plus entry points).
+        binder: where placements go (:class:`SimulationBinder` by default).
+        seed: seeds the tie-breaking RNG (None: nondeterministic, as upstream).
+        clock: seconds for the queue's backoff; a :class:`~berth.schedule.queue.VirtualClock` by default, so a
+            simulation never sleeps. Live mode passes ``time.monotonic``.
+        on_outcome: called after every cycle (live mode posts Scheduled/FailedScheduling events from it).
+
+    Raises:
+        FrameworkError: a profile cannot be built (exit code 2).
+    """
+
+    def __init__(
+        self,
+        config: Any,
+        registry: Any = None,
+        binder: Binder | None = None,
+        seed: int | None = None,
+        *,
+        clock: Callable[[], float] | None = None,
+        on_outcome: Callable[[CycleOutcome], None] | None = None,
+    ) -> None:
+        if registry is None:
+            from berth.schedule.plugins.registry import default_registry
+
+            registry = default_registry()
+        self.config = config
+        self.registry = registry
+        self.binder: Binder = binder if binder is not None else SimulationBinder()
+        self.rng = random.Random(seed)
+        self.clock: Callable[[], float] = clock if clock is not None else VirtualClock()
+        self.on_outcome = on_outcome
+        self.cache = Cache(clock=self.clock)
+        self._snapshot = Snapshot()
+        self.frameworks: dict[str, Framework] = {}
+        self.warnings: list[str] = []
+        first: Framework | None = None
+        for profile in config.profiles:
+            name = profile.scheduler_name
+            if not name:
+                raise FrameworkError(name, "scheduler name is needed")
+            if name in self.frameworks:
+                raise FrameworkError(name, f'duplicate profile with scheduler name "{name}"')
+            framework = Framework(profile, registry, snapshot=self._current_snapshot, binder=self._bind)
+            if first is None:
+                first = framework
+            elif framework.queue_sort_name != first.queue_sort_name:
+                raise FrameworkError(
+                    name,
+                    f'different queue sort plugins for profile "{name}": "{framework.queue_sort_name}", '
+                    f'first: "{first.queue_sort_name}"',
+                )
+            elif profile.plugin_args.get(framework.queue_sort_name) != config.profiles[0].plugin_args.get(
+                first.queue_sort_name
+            ):
+                raise FrameworkError(name, f'different queue sort plugin args for profile "{name}"')
+            self.frameworks[name] = framework
+            self.warnings.extend(framework.warnings)
+        if first is None:
+            raise InputError("the configuration has no profiles", "profiles")
+        self.queue = SchedulingQueue(
+            first.queue_sort_less,
+            clock=self.clock,
+            initial_backoff_seconds=config.pod_initial_backoff_seconds,
+            max_backoff_seconds=config.pod_max_backoff_seconds,
+            pre_enqueue=self._pre_enqueue,
+            plugin_events={n: f.events_to_register() for n, f in self.frameworks.items()},
+        )
+        self.next_start_node_index = 0
+        self.placements: list[Placement] = []
+        self.failures: dict[str, Failure] = {}
+        self.ignored: dict[str, Ignored] = {}
+        self.attempts: Counter[tuple[str, Result]] = Counter()
+        self._pending_pods: dict[str, PodInfo] = {}  # unassigned pods this scheduler is responsible for
+        self.max_error_attempts: int | None = (
+            None  # set by run_until_idle: give up on pods that keep erroring
+        )
+        self._lock = threading.RLock()
+
+    # --- plumbing for the frameworks --------------------------------------------------------------------------
+
+    def _current_snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def _bind(self, pod: PodInfo, node_name: str) -> Status:
+        return self.binder.bind(pod, node_name)
+
+    def _pre_enqueue(self, pod: PodInfo) -> Status:
+        fw = self.frameworks.get(pod.scheduler_name)
+        return fw.run_pre_enqueue(pod) if fw is not None else SUCCESS
+
+    @property
+    def scheduler_names(self) -> tuple[str, ...]:
+        return tuple(self.frameworks)
+
+    # --- events (an informer feed or the simulation drives these) ---------------------------------------------
+
+    def add_node(self, node: Obj, where: str | None = None) -> None:
+        self.cache.add_node(node, where)
+        self.queue.move_all_to_active_or_backoff(NODE_ADD)
+
+    def update_node(self, old: Obj | None, new: Obj, where: str | None = None) -> None:
+        info = self.cache.update_node(new, where)
+        for event in node_update_events(old, info):
+            self.queue.move_all_to_active_or_backoff(event)
+
+    def remove_node(self, node: Obj | str) -> None:
+        name = node if isinstance(node, str) else str((node.get("metadata") or {}).get("name") or "")
+        self.cache.remove_node(name)
+        self.queue.move_all_to_active_or_backoff(NODE_DELETE)
+
+    def add_pod(self, pod: Obj, where: str | None = None) -> None:
+        """A pod appeared. Bound pods go to the cache (whatever their scheduler, so they count); pending pods of a
+        configured profile go to the queue; others are ignored (and reported)."""
+        info = PodInfo(pod, where)
+        if info.node_name:
+            self.cache.add_pod(info)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
+            return
+        if (pod.get("status") or {}).get("phase") in _TERMINAL_PHASES:
+            return
+        if info.scheduler_name not in self.frameworks:
+            self.ignored[info.key] = Ignored(info.key, info.scheduler_name)
+            return
+        self._pending_pods[info.key] = info
+        self.queue.add(info)
+
+    def update_pod(self, old: Obj | None, new: Obj, where: str | None = None) -> None:
+        info = PodInfo(new, where)
+        old_info = PodInfo(old) if old is not None else None
+        if info.node_name:
+            # Bound (by us -- confirming an assumption -- or by someone else) or an update of a bound pod.
+            if old_info is None or not old_info.node_name:
+                self.ignored.pop(info.key, None)
+                self._observe_bound(info)
+                return
+            self.cache.update_pod(info)
+            for event in pod_update_events(old_info, info):
+                self.queue.move_all_to_active_or_backoff(event)
+            return
+        if (new.get("status") or {}).get("phase") in _TERMINAL_PHASES:
+            self.remove_pod(new)
+            return
+        if info.scheduler_name not in self.frameworks:
+            self.queue.delete(info.key)
+            self._pending_pods.pop(info.key, None)
+            self.ignored[info.key] = Ignored(info.key, info.scheduler_name)
+            return
+        self.ignored.pop(info.key, None)
+        self._pending_pods[info.key] = info
+        self.queue.update(info)
+
+    def _observe_bound(self, pod: PodInfo) -> None:
+        """What the informer's update does when a pod we bound shows up with ``spec.nodeName``."""
+        self.queue.delete(pod.key)
+        self._pending_pods.pop(pod.key, None)
+        self.cache.add_pod(pod)
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
+
+    def remove_pod(self, pod: Obj | str) -> None:
+        if isinstance(pod, str):
+            key = pod
+        else:
+            meta = pod.get("metadata") or {}
+            key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        self.ignored.pop(key, None)
+        self.failures.pop(key, None)
+        self._pending_pods.pop(key, None)
+        self.queue.delete(key)
+        if self.cache.remove_pod(key) is not None:
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    # --- the cycle --------------------------------------------------------------------------------------------
+
+    def schedule_one(self) -> CycleOutcome | None:
+        """Pop one pod and run its scheduling + binding cycle. None when no pod is ready."""
+        qp = self.queue.pop()
+        if qp is None:
+            return None
+        outcome = self._cycle(qp)
+        self.attempts[(outcome.scheduler_name, outcome.result)] += 1
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+        return outcome
+
+    def _cycle(self, qp: QueuedPodInfo) -> CycleOutcome:
+        pod = qp.pod_info
+        fw = self.frameworks.get(pod.scheduler_name)
+        if fw is None:
+            # Upstream logs `profile not found for scheduler name "<name>"` and drops the pod.
+            self.queue.done(pod.key)
+            self.ignored[pod.key] = Ignored(pod.key, pod.scheduler_name)
+            return CycleOutcome(
+                pod.key,
+                pod.scheduler_name,
+                Result.SKIPPED,
+                message=f'profile not found for scheduler name "{pod.scheduler_name}"',
+            )
+        if pod.terminating or self.cache.is_assumed(pod.key):
+            self.queue.done(pod.key)
+            return CycleOutcome(
+                pod.key, pod.scheduler_name, Result.SKIPPED, message=f"skip schedule deleting pod: {pod.key}"
+            )
+        self.cache.update_snapshot(self._snapshot)
+        state = CycleState()
+        cycle = self.queue.scheduling_cycle
+        host, failure, diagnosis = self._schedule_pod(fw, state, pod)
+        if failure is not None:
+            return self._fail(qp, failure, diagnosis, cycle)
+
+        # Assume, Reserve, Permit.
+        assumed = pod.with_node(host)
+        self.cache.assume_pod(assumed)
+        status = fw.run_reserve(state, assumed, host)
+        if not status.is_success:
+            fw.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            return self._fail(qp, status, _diagnosis_for(status), cycle)
+        status, _wait = fw.run_permit(state, assumed, host)
+        if status.code is Code.WAIT:
+            status = Status(
+                Code.UNSCHEDULABLE,
+                (
+                    f'plugin "{status.plugin}" asked the pod to wait at Permit; berth does not hold pods at Permit yet',
+                ),
+                status.plugin,
+            )
+        if not status.is_success:
+            fw.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            return self._fail(qp, status, _diagnosis_for(status), cycle)
+
+        # Binding cycle (synchronous here; upstream runs it in a goroutine).
+        self.queue.done(pod.key)
+        status = fw.run_pre_bind(state, assumed, host)
+        if status.is_success:
+            status = fw.run_bind(state, assumed, host)
+            if status.code is Code.SKIP:
+                status = Status(Code.ERROR, ("no bind plugin bound the pod (all returned Skip)",))
+        if not status.is_success:
+            fw.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+            error = status if status.code is Code.ERROR else Status(Code.ERROR, status.reasons, status.plugin)
+            return self._fail(qp, error, Diagnosis(), cycle)
+        self.cache.finish_binding(assumed)
+        fw.run_post_bind(state, assumed, host)
+        self.placements.append(Placement(pod.key, pod.scheduler_name, host))
+        self.failures.pop(pod.key, None)
+        self._pending_pods.pop(pod.key, None)
+        if self.binder.echoes_bindings:
+            self._observe_bound(assumed)
+        return CycleOutcome(pod.key, pod.scheduler_name, Result.SCHEDULED, node=host)
+
+    def _schedule_pod(
+        self, fw: Framework, state: CycleState, pod: PodInfo
+    ) -> tuple[str, Status | None, Diagnosis]:
+        """(chosen node, None, _) or ("", failure status, diagnosis). Unschedulable failures carry the FitError
+        message; errors their own."""
+        diagnosis = Diagnosis()
+        all_nodes = self._snapshot.node_infos()
+        num_all = len(all_nodes)
+        if num_all == 0:
+            return "", Status(Code.ERROR, (NO_NODES_AVAILABLE,)), diagnosis
+
+        result, status, narrowing = fw.run_pre_filter(state, pod, all_nodes)
+        if not status.is_success:
+            if not status.is_rejected:
+                return "", status, diagnosis
+            diagnosis.absent_status = status
+            diagnosis.pre_filter_msg = status.message()
+            if status.plugin:
+                diagnosis.add_plugin_status(status)
+            else:
+                diagnosis.unschedulable_plugins.update(narrowing)
+            return "", self._post_filter(fw, state, pod, num_all, diagnosis), diagnosis
+
+        nominated = str(((pod.pod.get("status") or {}).get("nominatedNodeName")) or "")
+        if nominated:
+            node = self._snapshot.get(nominated)
+            if node is not None and (
+                result is None or result.node_names is None or nominated in result.node_names
+            ):
+                st = fw.run_filter(state, pod, node)
+                if st.is_success:
+                    return nominated, None, diagnosis
+                if st.code is Code.ERROR:
+                    return "", st, diagnosis
+
+        nodes: Sequence[NodeInfo] = all_nodes
+        if result is not None and result.node_names is not None:
+            allowed = result.node_names
+            nodes = [n for n in all_nodes if n.name in allowed]
+            diagnosis.absent_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",),
+            )
+        feasible, error = self._find_feasible(fw, state, pod, nodes, diagnosis)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        self.next_start_node_index = (self.next_start_node_index + processed) % num_all
+        if error is not None:
+            return "", error, diagnosis
+        if not feasible:
+            return "", self._post_filter(fw, state, pod, num_all, diagnosis), diagnosis
+        if len(feasible) == 1:
+            return feasible[0].name, None, diagnosis
+
+        if fw.has_score_plugins:
+            status = fw.run_pre_score(state, pod, feasible)
+            if not status.is_success:
+                return "", status, diagnosis
+            totals, status = fw.run_score(state, pod, feasible)
+            if not status.is_success:
+                return "", status, diagnosis
+        else:
+            totals = [1] * len(feasible)
+        return self._select_host(feasible, totals), None, diagnosis
+
+    def _find_feasible(
+        self, fw: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], diagnosis: Diagnosis
+    ) -> tuple[list[NodeInfo], Status | None]:
+        """Filter from the rotating start until enough nodes pass (upstream ``findNodesThatPassFilters``)."""
+        n = len(nodes)
+        if n == 0:
+            return [], None
+        to_find = percentage.num_feasible_nodes_to_find(
+            n,
+            self.config.percentage_of_nodes_to_score,
+            fw.percentage_of_nodes_to_score,
+            fw.has_score_plugins,
+        )
+        start = self.next_start_node_index % n
+        ordered = list(nodes[start:]) + list(nodes[:start]) if start else nodes
+        if not fw.has_filter_plugins:
+            return list(ordered[:to_find]), None
+        filters = fw.filters_for(state)
+        feasible: list[NodeInfo] = []
+        statuses = diagnosis.node_to_status
+        ok = Code.SUCCESS
+        name = ""
+        # Plugin-major over chunks of exactly as many nodes as are still needed: per node the plugins still run in
+        # order and stop at the first rejection, and exactly the nodes the sequential loop would visit are
+        # visited -- but each plugin runs in a tight comprehension (Filter plugins are side-effect free; upstream
+        # runs them in parallel).
+        pos = 0
+        try:
+            while pos < n and len(feasible) < to_find:
+                want = to_find - len(feasible)
+                chunk = ordered[pos : pos + want]
+                pos += len(chunk)
+                for name, fn in filters:
+                    results = [fn(state, pod, node) for node in chunk]
+                    if results.count(SUCCESS) == len(results):
+                        continue
+                    keep = []
+                    for node, status in zip(chunk, results, strict=True):
+                        if status.code is ok:
+                            keep.append(node)
+                            continue
+                        if not status.is_rejected:
+                            return feasible, Status(
+                                Code.ERROR, (f'running "{name}" filter plugin: {status.message()}',), name
+                            )
+                        status = status.with_plugin(name)
+                        statuses[node.name] = status
+                        diagnosis.add_plugin_status(status)
+                    chunk = keep
+                    if not chunk:
+                        break
+                feasible.extend(chunk)
+        except Exception as exc:
+            return feasible, Status(
+                Code.ERROR, (f"plugin {name} raised in Filter: {type(exc).__name__}: {exc}",), name
+            )
+        return feasible, None
+
+    def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int]) -> str:
+        """Highest total wins; ties broken uniformly by reservoir sampling (the k-th tie wins with p = 1/k)."""
+        best = max(totals)
+        tied = [i for i, total in enumerate(totals) if total == best]
+        chosen = tied[0]
+        rand = self.rng.random
+        for ties, i in enumerate(tied[1:], start=2):
+            if rand() * ties < 1.0:
+                chosen = i
+        return nodes[chosen].name
+
+    def _post_filter(
+        self, fw: Framework, state: CycleState, pod: PodInfo, num_all: int, diagnosis: Diagnosis
+    ) -> Status:
+        if fw.has_post_filter_plugins:
+            statuses = dict(diagnosis.node_to_status)
+            if diagnosis.absent_status is not None:
+                for node in self._snapshot.node_infos():
+                    statuses.setdefault(node.name, diagnosis.absent_status)
+            _result, status = fw.run_post_filter(state, pod, statuses)
+            diagnosis.post_filter_msg = status.message() if not status.is_success else ""
+        return Status(Code.UNSCHEDULABLE, (fit_error_message(num_all, diagnosis),))
+
+    def _fail(self, qp: QueuedPodInfo, status: Status, diagnosis: Diagnosis, cycle: int) -> CycleOutcome:
+        """Upstream ``handleSchedulingFailure``: requeue (unschedulable or backoff) and record the message."""
+        pod = qp.pod_info
+        is_error = status.code is Code.ERROR
+        if is_error:
+            qp.unschedulable_plugins = set()
+            qp.pending_plugins = set()
+        else:
+            qp.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+            qp.pending_plugins = set(diagnosis.pending_plugins)
+        message = status.message()
+        reason = FailureReason.SCHEDULER_ERROR if is_error else FailureReason.UNSCHEDULABLE
+        give_up = is_error and self.max_error_attempts is not None and qp.attempts >= self.max_error_attempts
+        if pod.key in self._pending_pods and not give_up:
+            self.queue.add_unschedulable_if_not_present(qp, cycle)
+        else:
+            self.queue.done(pod.key)  # deleted or bound meanwhile, or given up by a simulation
+        self.failures[pod.key] = Failure(pod.key, pod.scheduler_name, message, reason)
+        return CycleOutcome(
+            pod.key,
+            pod.scheduler_name,
+            Result.ERROR if is_error else Result.UNSCHEDULABLE,
+            message=message,
+            reason=reason,
+        )
+
+    # --- driving ----------------------------------------------------------------------------------------------
+
+    def run_until_idle(self, max_error_attempts: int = 10) -> int:
+        """Simulation: schedule until no pod can make progress. Returns the number of cycles run.
+
+        Time is virtual: when activeQ is empty but pods are backing off, the clock jumps to the next expiry. A pod
+        that keeps failing with an *error* is given up after ``max_error_attempts`` tries (it stays reported as
+        unschedulable with its last message); pods rejected by plugins wait for cluster events, as upstream.
+        """
+        cycles = 0
+        clock = self.clock
+        self.max_error_attempts = max_error_attempts
+        try:
+            while True:
+                if self.schedule_one() is not None:
+                    cycles += 1
+                    continue
+                expiry = self.queue.next_backoff_expiry()
+                if expiry is None or not isinstance(clock, VirtualClock):
+                    return cycles
+                clock.advance_to(expiry)
+                self.queue.tick()
+        finally:
+            self.max_error_attempts = None
+
+    def run(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
+        """Live: schedule pods as they become ready until ``stop`` is set (the clock must be wall time)."""
+        while not stop.is_set():
+            qp = self.queue.pop_wait(timeout=poll_seconds)
+            if qp is None:
+                self.queue.tick()
+                continue
+            outcome = self._cycle(qp)
+            self.attempts[(outcome.scheduler_name, outcome.result)] += 1
+            if self.on_outcome is not None:
+                self.on_outcome(outcome)
+
+    # --- reporting --------------------------------------------------------------------------------------------
+
+    def unschedulable(self) -> list[Failure]:
+        """Pods still waiting (or given up), each with the last reason it could not be placed; gated pods say so."""
+        gated = {p.info.key: p.info for p in self.queue.pending() if p.where is Where.GATED}
+        out = [
+            Failure(key, qp.pod_info.scheduler_name, SCHEDULING_GATED_MESSAGE, FailureReason.SCHEDULING_GATED)
+            for key, qp in gated.items()
+        ]
+        out += [f for key, f in self.failures.items() if key not in gated]
+        return out
+
+    def placement_counts(self) -> Mapping[str, Mapping[str, int]]:
+        """node -> scheduler name -> pods placed there by this run."""
+        out: dict[str, dict[str, int]] = {}
+        for p in self.placements:
+            out.setdefault(p.node, {})
+            out[p.node][p.scheduler_name] = out[p.node].get(p.scheduler_name, 0) + 1
+        return out
+
+
+def _diagnosis_for(status: Status) -> Diagnosis:
+    d = Diagnosis()
+    d.add_plugin_status(status)
+    return d

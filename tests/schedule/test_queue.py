@@ -1,0 +1,190 @@
+"""SchedulingQueue: queueSort order, backoff arithmetic, event-driven requeueing, gating, virtual time."""
+
+from __future__ import annotations
+
+import pytest
+from runtime_support import pod_info
+
+from berth.schedule.framework.interface import SUCCESS, ClusterEvent, Status, unresolvable
+from berth.schedule.framework.types import PodInfo, QueuedPodInfo
+from berth.schedule.queue import SchedulingQueue, VirtualClock, Where, event_matches
+
+
+def priority_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    pa, pb = a.pod_info.priority, b.pod_info.priority
+    return pa > pb if pa != pb else a.timestamp < b.timestamp
+
+
+def gate(pod: PodInfo) -> Status:
+    if pod.labels.get("gated"):
+        return Status(unresolvable("waiting for scheduling gates: [g]").code, ("gated",), "SchedulingGates")
+    return SUCCESS
+
+
+def make(clock: VirtualClock | None = None, **kw: object) -> tuple[SchedulingQueue, VirtualClock]:
+    c = clock or VirtualClock()
+    events = {
+        "default-scheduler": {
+            "NodeResourcesFit": (ClusterEvent("Node", "Add"), ClusterEvent("Pod", "Delete")),
+            "TaintToleration": (ClusterEvent("Node", "UpdateNodeTaint"),),
+            "SchedulingGates": (ClusterEvent("Pod", "UpdatePodSchedulingGatesEliminated"),),
+        }
+    }
+    return SchedulingQueue(priority_less, clock=c, pre_enqueue=gate, plugin_events=events, **kw), c  # type: ignore[arg-type]
+
+
+def fail(q: SchedulingQueue, qp: QueuedPodInfo, *plugins: str) -> Where:
+    qp.unschedulable_plugins = set(plugins)
+    return q.add_unschedulable_if_not_present(qp, q.scheduling_cycle)
+
+
+def drain(q: SchedulingQueue) -> list[str]:
+    out = []
+    while (qp := q.pop()) is not None:
+        out.append(qp.pod_info.name)
+        q.done(qp.key)
+    return out
+
+
+def test_pop_order_is_priority_then_age_then_insertion() -> None:
+    q, clock = make()
+    q.add(pod_info("low", priority=1))
+    q.add(pod_info("a", priority=5))
+    clock.advance(1)
+    q.add(pod_info("later", priority=5))
+    q.add(pod_info("b-same-time", priority=5))
+    assert drain(q) == ["a", "later", "b-same-time", "low"]
+
+
+@pytest.mark.parametrize(
+    ("attempts", "seconds"),
+    [(0, 0.0), (1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (5, 10.0), (12, 10.0)],
+    ids=lambda v: str(v),
+)
+def test_backoff_doubles_from_initial_and_caps_at_max(attempts: int, seconds: float) -> None:
+    q, _ = make()
+    assert q.backoff_duration(attempts) == seconds
+
+
+def test_backoff_uses_configured_initial_and_max() -> None:
+    q, _ = make(initial_backoff_seconds=3, max_backoff_seconds=20)
+    assert [q.backoff_duration(a) for a in range(1, 6)] == [3.0, 6.0, 12.0, 20.0, 20.0]
+
+
+def test_rejected_pod_waits_in_unschedulable_until_a_relevant_event() -> None:
+    q, _ = make()
+    q.add(pod_info("a"))
+    qp = q.pop()
+    assert qp is not None and qp.attempts == 1
+    assert fail(q, qp, "NodeResourcesFit") is Where.UNSCHEDULABLE
+    assert q.pop() is None
+    # An event none of its rejecting plugins registered leaves it there.
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", "UpdateNodeTaint")) == 0
+    assert q.where("default/a") is Where.UNSCHEDULABLE
+    # A registered one moves it (to backoffQ: it was attempted just now).
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add")) == 1
+    assert q.where("default/a") is Where.BACKOFF
+
+
+def test_pop_takes_a_plugin_rejected_pod_from_backoff_when_active_is_empty() -> None:
+    q, _ = make()
+    q.add(pod_info("a"))
+    qp = q.pop()
+    assert qp is not None
+    fail(q, qp, "NodeResourcesFit")
+    q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"))
+    again = q.pop()
+    assert again is not None and again.attempts == 2
+
+
+def test_error_failed_pods_serve_their_backoff_in_virtual_time() -> None:
+    q, clock = make()
+    q.add(pod_info("a"))
+    qp = q.pop()
+    assert qp is not None
+    assert fail(q, qp) is Where.BACKOFF  # no rejecting plugin: an error
+    assert q.pop() is None
+    assert q.next_backoff_expiry() == 1.0
+    clock.advance_to(1.0)
+    assert drain(q) == ["a"]
+
+
+def test_event_during_the_cycle_sends_the_pod_to_backoff_instead_of_unschedulable() -> None:
+    q, _ = make()
+    q.add(pod_info("a"))
+    qp = q.pop()
+    assert qp is not None
+    q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"))  # arrives while "a" is in flight
+    assert fail(q, qp, "NodeResourcesFit") is Where.BACKOFF
+
+
+def test_gated_pods_wait_for_their_gate_to_go() -> None:
+    q, _ = make()
+    q.add(pod_info("g", labels={"gated": "yes"}))
+    assert q.where("default/g") is Where.GATED
+    assert q.pop() is None
+    q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"))
+    assert q.where("default/g") is Where.GATED
+    q.update(pod_info("g"))  # gates removed
+    assert drain(q) == ["g"]
+
+
+def test_unschedulable_pods_are_flushed_after_five_minutes() -> None:
+    q, clock = make()
+    q.add(pod_info("a"))
+    qp = q.pop()
+    assert qp is not None
+    fail(q, qp, "NodeResourcesFit")
+    clock.advance(299)
+    q.tick()
+    assert q.where("default/a") is Where.UNSCHEDULABLE
+    clock.advance(31)
+    q.tick()
+    assert q.where("default/a") is Where.ACTIVE
+
+
+def test_update_and_delete_reach_every_sub_queue() -> None:
+    q, _ = make()
+    q.add(pod_info("a", priority=1))
+    q.add(pod_info("b", priority=2))
+    q.update(pod_info("a", priority=3))  # re-sorted
+    assert q.delete("default/b")
+    assert not q.delete("default/b")
+    assert drain(q) == ["a"]
+    assert len(q) == 0
+
+
+def test_pending_lists_every_pod_with_its_place() -> None:
+    q, _ = make()
+    q.add(pod_info("a"))
+    q.add(pod_info("g", labels={"gated": "1"}))
+    assert sorted((p.info.pod_info.name, p.where) for p in q.pending()) == [
+        ("a", Where.ACTIVE),
+        ("g", Where.GATED),
+    ]
+    assert q.counts()[Where.GATED] == 1
+
+
+@pytest.mark.parametrize(
+    ("registered", "event", "matches"),
+    [
+        (("Node", "Add"), ("Node", "Add"), True),
+        (("Node", "Add"), ("Node", "Delete"), False),
+        (("Node", "Add"), ("Pod", "Add"), False),
+        (("Node", "Update"), ("Node", "UpdateNodeLabel"), True),
+        (("Node", "UpdateNodeLabel"), ("Node", "Update"), True),
+        (("Node", "UpdateNodeTaint"), ("Node", "UpdateNodeLabel"), False),
+        (("*", "*"), ("Pod", "Delete"), True),
+        (("Pod", "All"), ("Pod", "UpdatePodLabel"), True),
+        (("Node", "Add"), ("*", "UnschedulableTimeout"), False),
+    ],
+    ids=lambda v: "/".join(v) if isinstance(v, tuple) else str(v),
+)
+def test_event_matching(registered: tuple[str, str], event: tuple[str, str], matches: bool) -> None:
+    assert event_matches(ClusterEvent(*registered), ClusterEvent(*event)) is matches
+
+
+def test_pop_wait_returns_none_after_close() -> None:
+    q, _ = make()
+    q.close()
+    assert q.pop_wait(timeout=5) is None

@@ -1,0 +1,267 @@
+"""Framework (one profile's pipeline): construction errors with upstream wording, and each extension point's rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from runtime_support import (
+    JOURNAL_KEY,
+    node,
+    pod_info,
+    profile,
+    registry,
+)
+
+from berth.schedule.cache import Cache, Snapshot
+from berth.schedule.framework.interface import SUCCESS, Code, CycleState, Status
+from berth.schedule.framework.runtime import Framework, FrameworkError
+from berth.schedule.framework.types import NodeInfo, PodInfo
+
+REG = registry()
+
+
+def build(**points: Any) -> Framework:
+    return Framework(profile("p", **points), REG)
+
+
+def nodes(*names: str, ok: tuple[str, ...] = ()) -> list[NodeInfo]:
+    return [NodeInfo(node(n, labels={"ok": "1"} if n in ok else {})) for n in names]
+
+
+@pytest.mark.parametrize(
+    ("points", "detail"),
+    [
+        pytest.param(
+            {"filter": ["NoSuchPlugin"]}, 'FilterPlugin "NoSuchPlugin" does not exist', id="unknown-plugin"
+        ),
+        pytest.param(
+            {"filter": ["PrioritySort"]},
+            'plugin "PrioritySort" does not extend FilterPlugin plugin',
+            id="wrong-point",
+        ),
+        pytest.param(
+            {"score": ["NodeName"]},
+            'plugin "NodeName" does not extend ScorePlugin plugin',
+            id="filter-as-score",
+        ),
+        pytest.param(
+            {"filter": ["NodeName", "NodeName"]},
+            'plugin "NodeName" already registered as "FilterPlugin"',
+            id="repeated",
+        ),
+        pytest.param(
+            {"bind": []},
+            'at least one bind plugin is needed for profile with scheduler name "p"',
+            id="no-bind",
+        ),
+        pytest.param(
+            {"queueSort": []},
+            'only one queue sort plugin required for profile with scheduler name "p", but got 0',
+            id="no-queue-sort",
+        ),
+        pytest.param(
+            {"queueSort": ["PrioritySort", "FifoSort"]},
+            'only one queue sort plugin required for profile with scheduler name "p", but got 2',
+            id="two-queue-sorts",
+        ),
+    ],
+)
+def test_construction_errors_use_upstream_wording(points: dict[str, Any], detail: str) -> None:
+    with pytest.raises(FrameworkError) as err:
+        build(**points)
+    assert str(err.value) == f"initializing profiles: creating profile for scheduler name p: {detail}"
+    assert err.value.exit_code == 2
+
+
+def test_plugin_args_are_defaulted_when_the_profile_has_none() -> None:
+    fw = build(filter=["NodeResourcesFit"], score=["NodeResourcesFit"])
+    assert fw.plugins["NodeResourcesFit"].args is not None
+
+
+def test_invalid_args_of_a_plugin_fail_construction_naming_it() -> None:
+    with pytest.raises(FrameworkError, match=r'initializing plugin "Concentrate": .*labelKey'):
+        build(score=["Concentrate"])
+
+
+def test_inactive_plugins_are_not_built_or_run_and_warn() -> None:
+    fw = build(filter=["NodeName", "PodTopologySpread"], postFilter=["DefaultPreemption"])
+    assert "PodTopologySpread" not in fw.plugins
+    assert [n for n, _ in fw.filter] == ["NodeName"]
+    assert fw.post_filter == []
+    assert fw.warnings == [
+        'profile "p": plugin PodTopologySpread is accepted but not active yet in berth (it is skipped)',
+        'profile "p": plugin DefaultPreemption is accepted but not active yet in berth (it is skipped)',
+    ]
+
+
+def test_prefilter_skip_removes_that_plugins_filter_for_the_pod() -> None:
+    fw = build(preFilter=["LabelFilter"], filter=["LabelFilter"])
+    ns = nodes("n1")
+    state = CycleState()
+    _, status, _ = fw.run_pre_filter(state, pod_info("a", labels={"skip-label-filter": "y"}), ns)
+    assert status.is_success
+    assert fw.run_filter(state, pod_info("a"), ns[0]).is_success
+    assert state.read(JOURNAL_KEY) == ["LabelFilter.pre_filter"]  # the Filter never ran
+
+    state = CycleState()
+    fw.run_pre_filter(state, pod_info("b"), ns)
+    status = fw.run_filter(state, pod_info("b"), ns[0])
+    assert (status.code, status.reasons, status.plugin) == (
+        Code.UNSCHEDULABLE,
+        ("node(s) lacked label ok",),
+        "LabelFilter",
+    )
+
+
+def test_filters_stop_at_the_first_rejecting_plugin() -> None:
+    fw = build(filter=["LabelFilter", "AlwaysReject"])
+    state = CycleState()
+    ns = nodes("n1", "n2", ok=("n2",))
+    assert fw.run_filter(state, pod_info("a"), ns[0]).plugin == "LabelFilter"
+    assert fw.run_filter(state, pod_info("a"), ns[1]).plugin == "AlwaysReject"
+    assert state.read(JOURNAL_KEY) == [
+        "LabelFilter.filter:n1",
+        "LabelFilter.filter:n2",
+        "AlwaysReject.filter:n2",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected_nodes", "code", "message"),
+    [
+        pytest.param({}, None, Code.SUCCESS, "", id="no-result"),
+        pytest.param({"pin": "n1.n2"}, {"n1", "n2"}, Code.SUCCESS, "", id="one-narrowing"),
+        pytest.param({"pin": "n1.n2", "pin2": "n2.n3"}, {"n2"}, Code.SUCCESS, "", id="intersection"),
+        pytest.param(
+            {"pin": ""},
+            set(),
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "node(s) didn't satisfy plugin PinTo",
+            id="empty-one",
+        ),
+        pytest.param(
+            {"pin": "n1", "pin2": "n2"},
+            set(),
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "node(s) didn't satisfy plugin(s) [PinTo PinToo] simultaneously",
+            id="empty-intersection",
+        ),
+    ],
+)
+def test_prefilter_results_narrow_by_intersection(
+    labels: dict[str, str], expected_nodes: set[str] | None, code: Code, message: str
+) -> None:
+    fw = build(preFilter=["PinTo", "PinToo"])
+    result, status, _ = fw.run_pre_filter(CycleState(), pod_info("a", labels=labels), nodes("n1", "n2", "n3"))
+    got = None if result is None or result.node_names is None else set(result.node_names)
+    assert got == expected_nodes
+    assert status.code is code
+    assert status.message() == message
+
+
+def test_prefilter_unresolvable_stops_and_names_the_plugin() -> None:
+    fw = build(preFilter=["PreFilterReject", "LabelFilter"])
+    state = CycleState()
+    _, status, _ = fw.run_pre_filter(state, pod_info("a", labels={"reject": "1"}), nodes("n1"))
+    assert (status.code, status.plugin, status.message()) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "PreFilterReject",
+        "the pod asked to be rejected",
+    )
+    assert state.get(JOURNAL_KEY) is None  # LabelFilter's PreFilter never ran
+
+
+def test_scores_are_normalised_then_weighted_and_summed() -> None:
+    fw = build(score=[("NameScore", 2), ("NormalizedNameScore", 1), ("ReverseNameScore", 3)])
+    ns = nodes("n1", "n2", "n4")
+    totals, status = fw.run_score(CycleState(), pod_info("a"), ns)
+    assert status is SUCCESS
+    # n1: 1*2 + 25 + 9*3 = 54; n2: 2*2 + 50 + 8*3 = 78; n4: 4*2 + 100 + 6*3 = 126
+    assert totals == [54, 78, 126]
+
+
+def test_score_out_of_range_after_normalizing_is_an_error() -> None:
+    fw = build(score=["OutOfRangeScore"])
+    _, status = fw.run_score(CycleState(), pod_info("a"), nodes("n1"))
+    assert status.code is Code.ERROR
+    assert status.message() == (
+        'applying score defaultWeights on Score plugins: plugin "OutOfRangeScore" returns an invalid score 101, '
+        "it should in the range of [0, 100] after normalizing"
+    )
+
+
+def test_prescore_skip_removes_that_plugins_score() -> None:
+    fw = build(preScore=["SkippingScore"], score=["SkippingScore", "NameScore"])
+    state = CycleState()
+    ns = nodes("n1", "n3")
+    assert fw.run_pre_score(state, pod_info("a"), ns).is_success
+    totals, status = fw.run_score(state, pod_info("a"), ns)
+    assert status.is_success and totals == [1, 3]
+
+
+def test_a_crashing_plugin_becomes_an_error_status_naming_it() -> None:
+    fw = build(filter=["Crashing"])
+    status = fw.run_filter(CycleState(), pod_info("a"), nodes("n1")[0])
+    assert status.code is Code.ERROR and status.plugin == "Crashing"
+    assert "ZeroDivisionError: boom" in status.message()
+
+
+def test_unreserve_runs_in_reverse_order_after_a_failed_reserve() -> None:
+    fw = build(reserve=["ReserveA", "ReserveB", "ReserveFail"])
+    state = CycleState()
+    status = fw.run_reserve(state, pod_info("a"), "n1")
+    assert (status.code, status.plugin) == (Code.UNSCHEDULABLE, "ReserveFail")
+    fw.run_unreserve(state, pod_info("a"), "n1")
+    assert state.read(JOURNAL_KEY) == [
+        "ReserveA.reserve",
+        "ReserveB.reserve",
+        "ReserveFail.reserve",
+        "ReserveFail.unreserve",
+        "ReserveB.unreserve",
+        "ReserveA.unreserve",
+    ]
+
+
+def test_bind_passes_over_skipping_binders_and_all_skipping_is_not_success() -> None:
+    bound: list[tuple[str, str]] = []
+
+    def binder(pod: PodInfo, node_name: str) -> Status:
+        bound.append((pod.key, node_name))
+        return SUCCESS
+
+    fw = Framework(profile("p", bind=["SkipBinder", "DefaultBinder"]), REG, binder=binder)
+    state = CycleState()
+    assert fw.run_bind(state, pod_info("a"), "n1").is_success
+    assert bound == [("default/a", "n1")]
+    assert state.read(JOURNAL_KEY) == ["SkipBinder.bind"]
+
+    only_skip = Framework(profile("p", bind=["SkipBinder"]), REG, binder=binder)
+    assert only_skip.run_bind(CycleState(), pod_info("a"), "n1").code is Code.SKIP
+
+
+def test_permit_rejection_names_the_plugin() -> None:
+    fw = build(permit=["PermitReject"])
+    status, _ = fw.run_permit(CycleState(), pod_info("a"), "n1")
+    assert (status.code, status.plugin, status.message()) == (
+        Code.UNSCHEDULABLE,
+        "PermitReject",
+        "not permitted",
+    )
+
+
+def test_plugins_see_the_cycle_snapshot_through_the_handle() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    snap = cache.update_snapshot(Snapshot())
+    fw = Framework(profile("p", filter=["NodeName"]), REG, snapshot=lambda: snap)
+    handle = fw.plugins["NodeName"].handle
+    assert handle.profile_name == "p"
+    assert [n.name for n in handle.snapshot().node_infos()] == ["n1"]
+
+
+def test_events_default_to_everything_for_plugins_that_register_none() -> None:
+    fw = build(filter=["LabelFilter", "NodeName"])
+    events = fw.events_to_register()
+    assert [(e.resource, e.action) for e in events["LabelFilter"]] == [("*", "*")]
+    assert ("Node", "Add") in [(e.resource, e.action) for e in events["NodeName"]]
