@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -12,10 +12,8 @@ from berth.cluster import controllers
 from berth.cluster.api import Api
 from berth.kube.objects import Obj
 
-T = TypeVar("T")
 
-
-def wait_for(pred: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
+def wait_for(pred: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
     """Poll ``pred`` until it returns something truthy (returned) or fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     last: Any = None
@@ -25,7 +23,7 @@ def wait_for(pred: Callable[[], T], timeout: float = 10.0, what: str = "conditio
         except Exception as exc:  # a 404 while an object is not there yet
             last = exc
         if last and not isinstance(last, Exception):
-            return last  # type: ignore[no-any-return]
+            return last
         time.sleep(0.005)
     raise AssertionError(f"timed out waiting for {what}; last value: {last!r}")
 

@@ -27,7 +27,7 @@ def rollout_done(d: dict[str, Any]) -> bool:
     """kubectl's ``rollout status`` test for a Deployment (rollout_status.go)."""
     st = d.get("status") or {}
     want = d["spec"]["replicas"]
-    return (
+    return bool(
         st.get("observedGeneration", 0) >= d["metadata"]["generation"]
         and st.get("updatedReplicas", 0) >= want
         and st.get("replicas", 0) <= st.get("updatedReplicas", 0)
@@ -35,10 +35,22 @@ def rollout_done(d: dict[str, Any]) -> bool:
     )
 
 
-def wait_rollout(c: Cluster, name: str) -> dict[str, Any]:
+def wait_rollout(c: Cluster, name: str) -> Any:
     return wait_for(
         lambda: (d := c.get("deployments.apps", name)) and rollout_done(d) and d, what=f"rollout of {name}"
     )
+
+
+def set_image_and_wait(c: Cluster, name: str, image: str) -> Any:
+    d = c.get("deployments.apps", name)
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    gen = c.api.update("deployments.apps", d, "default")["metadata"]["generation"]
+
+    def done() -> Any:
+        x = c.get("deployments.apps", name)
+        return x["metadata"]["generation"] == gen and rollout_done(x) and x
+
+    return wait_for(done, what=f"rollout of {name} to {image}")
 
 
 def owned_sets(c: Cluster, d: dict[str, Any]) -> list[dict[str, Any]]:
@@ -111,10 +123,8 @@ class PodTracker:
                 self.pods[name] = obj
             alive = len(self.pods)
             ready = sum(
-                1
-                for p in self.pods.values()
-                if condition(p, "Ready") and condition(p, "Ready")["status"] == "True"
-            )  # type: ignore[index]
+                1 for p in self.pods.values() if (condition(p, "Ready") or {}).get("status") == "True"
+            )
             self.max_alive = max(self.max_alive, alive)
             self.min_ready = ready if self.min_ready is None else min(self.min_ready, ready)
 
@@ -208,16 +218,7 @@ def test_rollback_to_an_old_template_reuses_its_replicaset(cluster: Cluster) -> 
     first = wait_rollout(cluster, "back")
     (rs1,) = owned_sets(cluster, first)
     for image in ("nginx:1.28", "nginx:1.27"):
-        d = cluster.get("deployments.apps", "back")
-        d["spec"]["template"]["spec"]["containers"][0]["image"] = image
-        gen = cluster.api.update("deployments.apps", d, "default")["metadata"]["generation"]
-        wait_for(
-            lambda gen=gen: (
-                (x := cluster.get("deployments.apps", "back"))["metadata"]["generation"] == gen
-                and rollout_done(x)
-            ),
-            what=image,
-        )
+        set_image_and_wait(cluster, "back", image)
     d = cluster.get("deployments.apps", "back")
     sets = {rs["metadata"]["name"]: rs for rs in owned_sets(cluster, d)}
     assert len(sets) == 2
@@ -266,16 +267,7 @@ def test_revision_history_limit_prunes_old_sets(cluster: Cluster) -> None:
     cluster.api.create("deployments.apps", deploy("hist", replicas=1, revisionHistoryLimit=1), "default")
     wait_rollout(cluster, "hist")
     for image in ("a:1", "a:2", "a:3"):
-        d = cluster.get("deployments.apps", "hist")
-        d["spec"]["template"]["spec"]["containers"][0]["image"] = image
-        gen = cluster.api.update("deployments.apps", d, "default")["metadata"]["generation"]
-        wait_for(
-            lambda gen=gen: (
-                (x := cluster.get("deployments.apps", "hist"))["metadata"]["generation"] == gen
-                and rollout_done(x)
-            ),
-            what=image,
-        )
+        set_image_and_wait(cluster, "hist", image)
     d = cluster.get("deployments.apps", "hist")
     wait_for(lambda: len(owned_sets(cluster, d)) == 2, what="history pruned to 1 old set")
 

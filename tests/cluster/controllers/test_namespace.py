@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from .conftest import Cluster, pod, wait_for
 
 
@@ -20,7 +22,7 @@ def test_new_namespace_is_active_labelled_and_has_default_account(cluster: Clust
 
 def test_bootstrap_namespaces_get_default_accounts(cluster: Cluster) -> None:
     for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
-        wait_for(lambda ns=ns: cluster.get("serviceaccounts", "default", ns), what=f"default SA in {ns}")
+        wait_for(partial(cluster.get, "serviceaccounts", "default", ns), what=f"default SA in {ns}")
 
 
 def test_deleted_default_account_is_recreated(cluster: Cluster) -> None:

@@ -23,7 +23,7 @@ def rs(name: str, replicas: int, labels: dict[str, str] | None = None, **spec: A
     return {"metadata": {"name": name}, "spec": body}
 
 
-def ready_status(c: Cluster, name: str, n: int) -> dict[str, Any]:
+def ready_status(c: Cluster, name: str, n: int) -> Any:
     return wait_for(
         lambda: (
             (s := c.get("replicasets.apps", name).get("status") or {}).get("readyReplicas", 0) == n
