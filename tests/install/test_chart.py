@@ -163,3 +163,19 @@ def http_repo(tmp_path: Path) -> Iterator[str]:
 def test_repo_index_over_local_http(tmp_path: Path, http_repo: str) -> None:
     locked = chart.resolve("t", tmp_path / "w", version="1.0.0", repo=http_repo)
     assert locked.version == "1.0.0" and locked.archive.name == "t-1.0.0.tgz"
+
+
+def test_folder_packing_honours_helmignore(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "templates").mkdir(parents=True)
+    (src / "Chart.yaml").write_bytes(CHART_YAML)
+    (src / ".helmignore").write_text("# comment\n*.orig\nscratch/\ntemplates/skip.yaml\n")
+    (src / "templates" / "cm.yaml").write_text("x")
+    (src / "templates" / "cm.yaml.orig").write_text("x")
+    (src / "templates" / "skip.yaml").write_text("x")
+    (src / "scratch").mkdir()
+    (src / "scratch" / "notes.txt").write_text("x")
+    locked = chart.resolve(str(src), tmp_path / "w")
+    with tarfile.open(locked.archive) as tar:
+        names = sorted(tar.getnames())
+    assert names == ["t/.helmignore", "t/Chart.yaml", "t/templates/cm.yaml"]

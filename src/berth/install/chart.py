@@ -7,6 +7,7 @@ hard links or device files are refused before anything is written (a chart needs
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import hashlib
 import io
@@ -58,21 +59,54 @@ def chart_meta(directory: Path) -> dict[str, Any]:
     return meta
 
 
+def helmignore(directory: Path) -> list[str]:
+    """Patterns of the chart's ``.helmignore`` (comments, blanks and ``!`` negations skipped)."""
+    path = directory / ".helmignore"
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            out.append(line)
+    return out
+
+
+def ignored(rel: str, is_dir: bool, patterns: list[str]) -> bool:
+    """Whether ``rel`` (posix, relative to the chart) matches a ``.helmignore`` pattern, as Helm's glob rules do
+    for the common forms: ``name``, ``*.ext``, ``dir/``, ``path/to/file``."""
+    name = rel.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        dir_only = pattern.endswith("/")
+        pat = pattern.rstrip("/").lstrip("/")
+        if dir_only and not is_dir:
+            continue
+        target = rel if "/" in pat else name
+        if fnmatch.fnmatchcase(target, pat):
+            return True
+    return False
+
+
 def pack_folder(directory: Path, dest_dir: Path) -> Path:
     """A reproducible ``<name>-<version>.tgz`` of a chart folder (sorted entries, zero times and owners).
 
-    Symlinks inside the folder are refused for the same reason they are refused in archives.
+    ``.helmignore`` is honoured as Helm does when it loads a folder. Symlinks inside the folder are refused for
+    the same reason they are refused in archives.
     """
     meta = chart_meta(directory)
     name, version = str(meta["name"]), str(meta["version"])
     out = dest_dir / f"{name}-{version}.tgz"
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        patterns = helmignore(directory)
         for root, dirs, files in os.walk(directory):
-            dirs.sort()
+            base = Path(root).relative_to(directory)
+            dirs[:] = sorted(d for d in dirs if not ignored((base / d).as_posix(), True, patterns))
             for fname in sorted(files):
                 path = Path(root) / fname
                 rel = path.relative_to(directory).as_posix()
+                if ignored(rel, False, patterns):
+                    continue
                 if path.is_symlink():
                     raise InputError("symlinks are not allowed in a chart", str(path))
                 info = tarfile.TarInfo(f"{name}/{rel}")
