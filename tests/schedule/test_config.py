@@ -764,3 +764,152 @@ def test_real_registry_reports_plugin_args_problems() -> None:
     assert any(
         p.startswith("c.yaml: profiles[0].pluginConfig[1].args.scoringStrategy") for p in err.value.problems
     )
+
+
+# --- upstream framework_test.go TestNewFrameworkMultiPointExpansion, case by case ----------------------------------
+
+ALL_POINTS = frozenset(POINT_NAMES)
+UPSTREAM_IMPLEMENTS = {
+    "testPlugin": ALL_POINTS - {"preEnqueue"},  # upstream TestPlugin has every point but PreEnqueue
+    "scorePlugin1": frozenset({"preScore", "score"}),
+    "scorePlugin2": frozenset({"preScore", "score"}),
+    "scoreWithNormalizePlugin1": frozenset({"score"}),
+    "queueSortPlugin": frozenset({"queueSort"}),
+    "bindPlugin": frozenset({"bind"}),
+}
+T_EVERYWHERE = {p: ["testPlugin"] for p in POINT_NAMES if p != "preEnqueue"}
+
+
+def pset(enabled: list[Any] = (), disabled: list[str] = ()) -> config.PluginSet:  # type: ignore[assignment]
+    entries = [
+        E(e, None, f"e{i}") if isinstance(e, str) else E(e[0], e[1], f"e{i}") for i, e in enumerate(enabled)
+    ]
+    return config.PluginSet(tuple(entries), tuple(E(n, None, f"d{n}") for n in disabled))
+
+
+def expand_all(sets: dict[str, config.PluginSet]) -> tuple[dict[str, list[Any]], list[str]]:
+    multi = sets.get("multiPoint", config.PluginSet())
+    out: dict[str, list[Any]] = {}
+    errors: list[str] = []
+    for point in config.BUILD_ORDER:
+        expansion = config.expand_point(
+            point, sets.get(point, config.PluginSet()), multi, UPSTREAM_IMPLEMENTS
+        )
+        errors.extend(bp.message for bp in expansion.problems)
+        if expansion.names:
+            out[point] = expansion.names
+    weights, _ = config.score_weights(sets.get("score", config.PluginSet()), multi, UPSTREAM_IMPLEMENTS)
+    if "score" in out:
+        out["score"] = [(n, weights[n]) for n in out["score"]]
+    return out, errors
+
+
+@pytest.mark.parametrize(
+    ("sets", "want"),
+    [
+        pytest.param(
+            {"multiPoint": pset([("testPlugin", 5)])},
+            {**T_EVERYWHERE, "score": [("testPlugin", 5)]},
+            id="plugin-expansion",
+        ),
+        pytest.param(
+            {
+                "multiPoint": pset(["testPlugin"]),
+                "preScore": pset(disabled=["testPlugin"]),
+                "score": pset(disabled=["testPlugin"]),
+            },
+            {p: v for p, v in T_EVERYWHERE.items() if p not in ("preScore", "score")},
+            id="disable-multipoint-plugin-at-some-points",
+        ),
+        pytest.param(
+            {"multiPoint": pset(["testPlugin", "scorePlugin1"])},
+            {
+                **T_EVERYWHERE,
+                "preScore": ["testPlugin", "scorePlugin1"],
+                "score": [("testPlugin", 1), ("scorePlugin1", 1)],
+            },
+            id="multiple-multipoint-plugins",
+        ),
+        pytest.param(
+            {"multiPoint": pset(["testPlugin", "scorePlugin1"]), "preScore": pset(disabled=["*"])},
+            {
+                **{p: v for p, v in T_EVERYWHERE.items() if p != "preScore"},
+                "score": [("testPlugin", 1), ("scorePlugin1", 1)],
+            },
+            id="disable-multipoint-extension-with-star",
+        ),
+        pytest.param(
+            {
+                "multiPoint": pset(["scoreWithNormalizePlugin1", "testPlugin", "scorePlugin1"]),
+                "score": pset(["scorePlugin1", "testPlugin"]),
+            },
+            {
+                **T_EVERYWHERE,
+                "preScore": ["testPlugin", "scorePlugin1"],
+                "score": [("scorePlugin1", 1), ("testPlugin", 1), ("scoreWithNormalizePlugin1", 1)],
+            },
+            id="specified-extension-takes-precedence",
+        ),
+        pytest.param(
+            {
+                "multiPoint": pset(["testPlugin", "scorePlugin1"]),
+                "score": pset(["scoreWithNormalizePlugin1", "scorePlugin1", "testPlugin"]),
+            },
+            {
+                **T_EVERYWHERE,
+                "preScore": ["testPlugin", "scorePlugin1"],
+                "score": [("scorePlugin1", 1), ("testPlugin", 1), ("scoreWithNormalizePlugin1", 1)],
+            },
+            id="precedence-only-when-in-multipoint",
+        ),
+        pytest.param(
+            {
+                "multiPoint": pset(["testPlugin", "scorePlugin1"]),
+                "score": pset([("scorePlugin1", 5), ("testPlugin", 3)]),
+            },
+            {
+                **T_EVERYWHERE,
+                "preScore": ["testPlugin", "scorePlugin1"],
+                "score": [("scorePlugin1", 5), ("testPlugin", 3)],
+            },
+            id="override-multipoint-weights",
+        ),
+        pytest.param(
+            {
+                "multiPoint": config.merge_plugin_set(
+                    config.PluginSet(), pset(["queueSortPlugin", "bindPlugin", "scorePlugin1"], ["*"])
+                )
+            },
+            {
+                "queueSort": ["queueSortPlugin"],
+                "preScore": ["scorePlugin1"],
+                "score": [("scorePlugin1", 1)],
+                "bind": ["bindPlugin"],
+            },
+            id="disable-and-enable-with-star",
+        ),
+        pytest.param(
+            {
+                "multiPoint": pset(["testPlugin", "scorePlugin1"]),
+                "score": pset([("scorePlugin1", 5), ("scorePlugin2", 5), ("testPlugin", 3)]),
+            },
+            {
+                **T_EVERYWHERE,
+                "preScore": ["testPlugin", "scorePlugin1"],
+                "score": [("scorePlugin1", 5), ("testPlugin", 3), ("scorePlugin2", 5)],
+            },
+            id="override-weights-and-load-once",
+        ),
+    ],
+)
+def test_upstream_multipoint_expansion_cases(
+    sets: dict[str, config.PluginSet], want: dict[str, list[Any]]
+) -> None:
+    got, errors = expand_all(sets)
+    assert errors == []
+    assert got == want
+
+
+def test_upstream_multipoint_already_registered() -> None:
+    _, errors = expand_all({"multiPoint": pset(["testPlugin", "testPlugin"])})
+    assert errors[0] == 'plugin "testPlugin" already registered as "PreFilterPlugin"'

@@ -44,7 +44,7 @@ KIND = "KubeSchedulerConfiguration"
 MULTI_POINT = "multiPoint"
 
 # The order in which the framework builds extension points (``getExtensionPoints``); problems follow it.
-_BUILD_ORDER: tuple[str, ...] = (
+BUILD_ORDER: tuple[str, ...] = (
     "preFilter",
     "filter",
     "postFilter",
@@ -868,7 +868,7 @@ class _Builder:
         multi = sets[MULTI_POINT]
         names_by_point: dict[str, list[str]] = {}
         reported: set[tuple[str, str]] = set()
-        for point in _BUILD_ORDER:
+        for point in BUILD_ORDER:
             expansion = expand_point(point, sets[point], multi, implements)
             names_by_point[point] = expansion.names
             for bp in expansion.problems:
