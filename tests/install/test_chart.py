@@ -179,3 +179,15 @@ def test_folder_packing_honours_helmignore(tmp_path: Path) -> None:
     with tarfile.open(locked.archive) as tar:
         names = sorted(tar.getnames())
     assert names == ["t/.helmignore", "t/Chart.yaml", "t/templates/cm.yaml"]
+
+
+def test_repo_slash_chart_uses_helm_repositories_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo(tmp_path)
+    config = tmp_path / "repositories.yaml"
+    config.write_text(f"apiVersion: ''\nrepositories:\n  - name: local\n    url: {repo.as_uri()}\n")
+    monkeypatch.setenv("HELM_REPOSITORY_CONFIG", str(config))
+    assert chart.resolve("local/t", tmp_path / "a").version == "1.2.0"
+    with pytest.raises(InputError, match="unknown Helm repository 'other'"):
+        chart.resolve("other/t", tmp_path / "b")

@@ -95,9 +95,10 @@ def write_split(
     for hook in result.hooks:
         text = _text(hook.obj)
         rels = []
+        mode = 0o600 if hook.obj.kind == "Secret" and hook.obj.ref.group == "" else 0o644
         for event in dict.fromkeys(hook.events):
             rel = f"lifecycle/{event.value}/{files[hook.obj.ref]}"
-            sha = _write(root, rel, text)
+            sha = _write(root, rel, text, mode)
             written.append(WrittenFile(rel, sha, hook.obj.ref, "hook"))
             rels.append(rel)
         entry_item: dict[str, Any] = {"events": [e.value for e in hook.events], "files": rels}

@@ -190,8 +190,13 @@ def run(
         (spec_dir / FACTS_FILE).write_text(
             yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
         )
-        layout.write_split(result, out, pkg.name, install_only)
-        (out / ".gitignore").write_text("secrets/\n", encoding="utf-8")
+        written = layout.write_split(result, out, pkg.name, install_only)
+        hook_secrets = [
+            w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group
+        ]
+        (out / ".gitignore").write_text(
+            "".join(f"{p}\n" for p in ["secrets/", *hook_secrets]), encoding="utf-8"
+        )
         doc = plan_document(result, pkg, namespace, str(opts.work_dir), install_only)
         (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
