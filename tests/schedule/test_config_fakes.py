@@ -108,9 +108,12 @@ ARGS: dict[str, type[Any]] = {
 }
 
 
+# Built once: new ABC subclasses make the first issubclass() checks slow, and parsing never mutates a registry.
+SPECS: tuple[fw.PluginSpec, ...] = tuple(
+    fw.PluginSpec(name=name, plugin_class=plugin_class(name, points), args_type=ARGS.get(name))
+    for name, points in POINTS.items()
+)
+
+
 def fake_registry(extra: tuple[fw.PluginSpec, ...] = ()) -> Registry:
-    specs = [
-        fw.PluginSpec(name=name, plugin_class=plugin_class(name, points), args_type=ARGS.get(name))
-        for name, points in POINTS.items()
-    ]
-    return Registry([*specs, *extra])
+    return Registry([*SPECS, *extra])

@@ -625,6 +625,7 @@ class _Builder:
         self.registry = registry
         self.source = source
         self.problems: list[str] = []
+        self._points: dict[str, frozenset[str]] | None = None
 
     # --- top level ---------------------------------------------------------------------------------------------
 
@@ -813,7 +814,10 @@ class _Builder:
         return [self._build_profile(raw, ignored) for raw in profiles]
 
     def _implements(self) -> dict[str, frozenset[str]]:
-        return {name: spec.points for name in self.registry.names() if (spec := self.registry.get(name))}
+        """Plugin name -> the points it implements; computed once (ABC subclass checks are not cheap)."""
+        if self._points is None:
+            self._points = {n: spec.points for n in self.registry.names() if (spec := self.registry.get(n))}
+        return self._points
 
     def _unknown(self, name: str, path: str) -> str:
         close = difflib.get_close_matches(name, self.registry.names(), n=1)
