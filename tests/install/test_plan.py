@@ -150,6 +150,13 @@ def test_upgrade_skips_crds_folder_and_install_only_objects(edge_split: split.Sp
     assert labels(step(p, "crds").objects) == ["CustomResourceDefinition widgets.edge.example.com"]
     assert "Thing edge/default-thing" not in labels(step(p, "apply").objects)
     assert labels(step(p, "pre-upgrade").objects)[-1] == "Job edge/upgrade-check"
+    # the operator's config hook (no policy -> before-hook-creation, stays) is recreated on every upgrade
+    assert p.warnings == (
+        "post-upgrade: ConfigMap edge/operator-config stays after success but is deleted and recreated on every "
+        "upgrade (before-hook-creation); objects owned by it (ownerReferences) are garbage-collected with it",
+    )
+    assert "warning: post-upgrade: ConfigMap edge/operator-config" in plan.render_text(p)
+    assert plan.build(edge_split, Action.INSTALL, "edge", "edge").warnings == ()
 
 
 def test_test_action_runs_test_and_alias_hooks(edge_split: split.Split) -> None:

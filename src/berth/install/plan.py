@@ -175,6 +175,8 @@ class Plan:
     steps: tuple[Step, ...]
     not_run: tuple[NotRun, ...]
     kept: tuple[Kept, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """Review notes (text output and scripts only; not part of the JSON contract)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -381,7 +383,34 @@ def build(
         for e in result.events()
         if e.value not in ran
     )
-    return Plan(action, release, namespace, tuple(steps), not_run, tuple(kept))
+    return Plan(
+        action,
+        release,
+        namespace,
+        tuple(steps),
+        not_run,
+        tuple(kept),
+        tuple(recreated_warnings(steps, action)),
+    )
+
+
+def recreated_warnings(steps: list[Step], action: Action) -> list[str]:
+    """On upgrade (and rollback), a hook that stays after success but has ``before-hook-creation`` is deleted and
+    created again on every run: anything that names it in ``ownerReferences`` is garbage-collected with it
+    (kai-scheduler#1536: a hook ``Config`` took the scheduler's ServiceAccounts down on every upgrade)."""
+    if action not in (Action.UPGRADE, Action.ROLLBACK):
+        return []
+    out = []
+    for s in steps:
+        if not s.is_hook:
+            continue
+        for o in s.objects:
+            if o.delete_before_create and o not in s.delete_after_success and o.wait == Wait.NONE:
+                out.append(
+                    f"{s.phase}: {o.label} stays after success but is deleted and recreated on every {action.value} "
+                    "(before-hook-creation); objects owned by it (ownerReferences) are garbage-collected with it"
+                )
+    return out
 
 
 def render_text(plan: Plan) -> str:
@@ -413,6 +442,10 @@ def render_text(plan: Plan) -> str:
             stay = [o.label for o in step.objects if o not in step.delete_after_success]
             if stay:
                 lines.append(f"        left in place after success: {', '.join(stay)}")
+    if plan.warnings:
+        lines.append("")
+        lines.append("Review:")
+        lines += [f"   warning: {w}" for w in plan.warnings]
     if plan.kept:
         lines.append("")
         lines.append("Left in place:")

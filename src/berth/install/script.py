@@ -269,7 +269,7 @@ def generate(plan: Plan, out_dir: Path) -> str:
         .replace("__ACTION__", plan.action.value)
         .replace("__RELEASE__", plan.release)
     )
-    body: list[str] = []
+    body: list[str] = [f"echo {q('warning: ' + w)} >&2" for w in plan.warnings]
     for i, step in enumerate(plan.steps, 1):
         body.append("")
         body.append(f"if begin_step {i} {q(f'{step.phase}: {step.description}')}; then")
