@@ -160,7 +160,8 @@ def run_filter(plugin: fw.Plugin, p: PodInfo, n: NodeInfo) -> fw.Status:
 
 
 def run_score(plugin: fw.Plugin, p: PodInfo, nodes: Sequence[NodeInfo], normalize: bool = True) -> list[int]:
-    """PreScore (Skip -> all 0), Score per node, NormalizeScore; returns the scores in node order."""
+    """PreScore (Skip -> all 0), Score per node (and ``score_nodes`` if the plugin has it, which must agree),
+    NormalizeScore; returns the scores in node order."""
     state = fw.CycleState()
     if isinstance(plugin, fw.PreScorePlugin):
         status = plugin.pre_score(state, p, nodes)
@@ -173,6 +174,11 @@ def run_score(plugin: fw.Plugin, p: PodInfo, nodes: Sequence[NodeInfo], normaliz
         s, status = plugin.score(state, p, n)
         assert status.is_success, status
         scores.append(fw.NodeScore(n.name, s))
+    batch = getattr(plugin, "score_nodes", None)
+    if batch is not None:  # the framework's batch hook must agree with the per-node path exactly
+        batch_scores, status = batch(state, p, nodes)
+        assert status.is_success, status
+        assert batch_scores == [s.score for s in scores]
     if normalize:
         assert plugin.normalize_score(state, p, scores).is_success
     return [s.score for s in scores]

@@ -76,6 +76,18 @@ class Concentrate(fw.PreScorePlugin, fw.ScorePlugin):
                 return 0, fw.SUCCESS
         return count_matching(node, pod.namespace, self.args.label_key, value), fw.SUCCESS
 
+    def score_nodes(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], fw.Status]:
+        """All nodes at once (the framework's batch hook); equal to :meth:`score` per node."""
+        value = state.get(PRE_SCORE_STATE_KEY)
+        if value is None:
+            value = pod.labels.get(self.args.label_key)
+            if value is None:
+                return [0] * len(nodes), fw.SUCCESS
+        key, namespace = self.args.label_key, pod.namespace
+        return [count_matching(n, namespace, key, value) if n.pods else 0 for n in nodes], fw.SUCCESS
+
     def normalize_score(self, state: fw.CycleState, pod: PodInfo, scores: list[fw.NodeScore]) -> fw.Status:
         helper.default_normalize_score(scores, reverse=False)
         return fw.SUCCESS

@@ -12,6 +12,7 @@ fill it), the plugin derives the same table once per cycle from the snapshot and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from berth.schedule.framework import interface as fw
@@ -79,16 +80,48 @@ class ImageLocality(fw.ScorePlugin):
             state.write(_FALLBACK_STATE_KEY, table)
         return table.get(node.name, {})
 
-    def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
-        states = self._states(state, node) if pod.images else {}
+    def _sum(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo, total_nodes: int) -> int:
+        states = node.image_states or self._states(state, node)
         total = 0
         if states:
-            total_nodes = self.handle.snapshot().num_nodes()
             for image in pod.images:
                 st = states.get(image)
                 if st is not None:
                     total += scaled_image_score(st, total_nodes)
+        return total
+
+    def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
+        if not pod.images:
+            return 0, fw.SUCCESS
+        total = self._sum(state, pod, node, self.handle.snapshot().num_nodes())
+        if total < MIN_THRESHOLD:  # clamps to the minimum: score 0 whatever the container count
+            return 0, fw.SUCCESS
         return calculate_priority(total, _num_containers(pod)), fw.SUCCESS
+
+    def score_nodes(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], fw.Status]:
+        """All nodes at once (the framework's batch hook); equal to :meth:`score` per node."""
+        if not pod.images:
+            return [0] * len(nodes), fw.SUCCESS
+        total_nodes = self.handle.snapshot().num_nodes()
+        containers = _num_containers(pod)
+        images = pod.images
+        out: list[int] = []
+        for n in nodes:
+            states = n.image_states
+            if not states:
+                if not (n.node.get("status") or {}).get("images"):
+                    out.append(0)
+                    continue
+                states = self._states(state, n)
+            total = 0
+            for image in images:
+                st = states.get(image)
+                if st is not None:
+                    total += scaled_image_score(st, total_nodes)
+            out.append(0 if total < MIN_THRESHOLD else calculate_priority(total, containers))
+        return out, fw.SUCCESS
 
 
 SPEC = fw.PluginSpec(name=NAME, plugin_class=ImageLocality, reads=("nodes",))

@@ -354,6 +354,18 @@ class NodeAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.Sc
             count += preferred_score(terms, node)
         return count, fw.SUCCESS
 
+    def score_nodes(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], fw.Status]:
+        """All nodes at once (the framework's batch hook); equal to :meth:`score` per node."""
+        terms: tuple[PreferredTerm, ...] | None = state.get(PRE_SCORE_STATE_KEY)
+        if terms is None:
+            terms, problems = pod_preferred_terms(pod)
+            if problems:
+                return [0] * len(nodes), fw.error(*problems)
+        all_terms = (self._added_preferred or ()) + (terms or ())
+        return [preferred_score(all_terms, n) for n in nodes], fw.SUCCESS
+
     def normalize_score(self, state: fw.CycleState, pod: PodInfo, scores: list[fw.NodeScore]) -> fw.Status:
         helper.default_normalize_score(scores, reverse=False)
         return fw.SUCCESS

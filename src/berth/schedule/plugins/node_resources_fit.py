@@ -151,6 +151,11 @@ def _decode_strategy(raw: Mapping[str, Any], path: str, problems: list[str]) -> 
 Scorer = Callable[[Sequence[int], Sequence[int]], int]
 
 
+def _div(a: int, b: int) -> int:
+    """Go int64 division for a positive divisor (the hot-path form of :func:`helper.go_div`)."""
+    return a // b if a >= 0 else -(-a // b)
+
+
 def least_requested_score(requested: int, capacity: int) -> int:
     if capacity == 0 or requested > capacity:
         return 0
@@ -166,31 +171,34 @@ def most_requested_score(requested: int, capacity: int) -> int:
 
 
 def least_allocated_scorer(resources: Sequence[tuple[str, int]]) -> Scorer:
-    weights = [w for _, w in resources]
+    """Weighted mean of ``(alloc - req) * 100 / alloc`` (0 when over capacity) over resources the node has."""
+    weights = tuple(w for _, w in resources)
 
     def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
         node_score = weight_sum = 0
-        for i, alloc in enumerate(allocatable):
+        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
             if alloc == 0:
                 continue
-            node_score += least_requested_score(requested[i], alloc) * weights[i]
-            weight_sum += weights[i]
-        return helper.go_div(node_score, weight_sum) if weight_sum else 0
+            if req <= alloc:
+                node_score += _div((alloc - req) * 100, alloc) * weight
+            weight_sum += weight
+        return _div(node_score, weight_sum) if weight_sum else 0
 
     return score
 
 
 def most_allocated_scorer(resources: Sequence[tuple[str, int]]) -> Scorer:
-    weights = [w for _, w in resources]
+    """Weighted mean of ``min(req, alloc) * 100 / alloc`` over resources the node has."""
+    weights = tuple(w for _, w in resources)
 
     def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
         node_score = weight_sum = 0
-        for i, alloc in enumerate(allocatable):
+        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
             if alloc == 0:
                 continue
-            node_score += most_requested_score(requested[i], alloc) * weights[i]
-            weight_sum += weights[i]
-        return helper.go_div(node_score, weight_sum) if weight_sum else 0
+            node_score += _div((alloc if req > alloc else req) * 100, alloc) * weight
+            weight_sum += weight
+        return _div(node_score, weight_sum) if weight_sum else 0
 
     return score
 
@@ -212,7 +220,7 @@ def requested_to_capacity_ratio_scorer(
     """Shape scores (0..10) are scaled to 0..100; only resources scoring > 0 enter the weighted mean (rounded)."""
     scale = fw.MAX_NODE_SCORE // helper.MAX_CUSTOM_PRIORITY_SCORE
     scaled = [(u, s * scale) for u, s in shape]
-    weights = [w for _, w in resources]
+    weights = tuple(w for _, w in resources)
 
     def resource_score(requested: int, capacity: int) -> int:
         if capacity == 0 or requested > capacity:
@@ -221,13 +229,13 @@ def requested_to_capacity_ratio_scorer(
 
     def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
         node_score = weight_sum = 0
-        for i, alloc in enumerate(allocatable):
+        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
             if alloc == 0:
                 continue
-            rs = resource_score(requested[i], alloc)
+            rs = resource_score(req, alloc)
             if rs > 0:
-                node_score += rs * weights[i]
-                weight_sum += weights[i]
+                node_score += rs * weight
+                weight_sum += weight
         if weight_sum == 0:
             return 0
         return helper.go_round(node_score / weight_sum)
@@ -241,35 +249,106 @@ def pod_request_list(pod: PodInfo, names: Sequence[str], non_zero: bool) -> list
     return [source.get(n, 0) for n in names]
 
 
+# How a scored resource's node usage is read (upstream ``calculateResourceAllocatableRequest``).
+_CPU_MEMORY, _EPHEMERAL, _SCALAR, _UNSCORED = range(4)
+
+
+def _kind(name: str) -> int:
+    if name in (CPU, MEMORY):
+        return _CPU_MEMORY
+    if name == EPHEMERAL_STORAGE:
+        return _EPHEMERAL
+    if is_scalar_resource_name(name):
+        return _SCALAR
+    return _UNSCORED
+
+
+class ResourceAllocation:
+    """The per-node (requested, allocatable) vectors a resource scorer reads (upstream ``resourceAllocationScorer``).
+
+    A resource is left out (allocatable 0) when the node has none of it, when it is a scalar resource the pod does
+    not request, or when it is not a resource the scheduler tracks. cpu/memory usage comes from the node's
+    non-zero sums unless ``use_requested`` (BalancedAllocation uses the actual sums).
+    """
+
+    __slots__ = ("_kinds", "names", "use_requested")
+
+    def __init__(self, names: Sequence[str], use_requested: bool) -> None:
+        self.names = tuple(names)
+        self._kinds = tuple(_kind(n) for n in self.names)
+        self.use_requested = use_requested
+
+    def scored_items(
+        self, pod_requests: Sequence[int], resources: Sequence[tuple[str, int]]
+    ) -> list[tuple[str, bool, int, int]]:
+        """(name, reads cpu/memory sums, pod request, weight) of the resources a node can score for this pod.
+
+        Drops what :meth:`vectors` always leaves out whatever the node: untracked names and scalar resources the
+        pod does not request. Used by batch scoring loops.
+        """
+        out: list[tuple[str, bool, int, int]] = []
+        for (name, weight), kind, pod_req in zip(resources, self._kinds, pod_requests, strict=True):
+            if kind == _UNSCORED or (kind == _SCALAR and pod_req == 0):
+                continue
+            out.append((name, kind == _CPU_MEMORY and not self.use_requested, pod_req, weight))
+        return out
+
+    def vectors(self, node: NodeInfo, pod_requests: Sequence[int]) -> tuple[list[int], list[int]]:
+        """(requested incl. the pod, allocatable) per scored resource."""
+        node_alloc = node.allocatable
+        requested = node.requested
+        cpu_mem = requested if self.use_requested else node.non_zero_requested
+        req_out: list[int] = []
+        alloc_out: list[int] = []
+        for name, kind, pod_req in zip(self.names, self._kinds, pod_requests, strict=True):
+            if kind == _CPU_MEMORY:
+                used = cpu_mem.get(name, 0)
+            elif kind == _EPHEMERAL or (kind == _SCALAR and pod_req != 0):
+                used = requested.get(name, 0)
+            else:
+                req_out.append(0)
+                alloc_out.append(0)
+                continue
+            alloc = node_alloc.get(name, 0)
+            alloc_out.append(alloc)
+            req_out.append(used + pod_req if alloc else 0)
+        return req_out, alloc_out
+
+
 def allocatable_and_requested(
     node: NodeInfo, names: Sequence[str], pod_requests: Sequence[int], use_requested: bool
 ) -> tuple[list[int], list[int]]:
-    """Upstream ``calculateResourceAllocatableRequest`` for every scored resource.
+    """(allocatable, requested) vectors for one node; see :class:`ResourceAllocation`."""
+    req, alloc = ResourceAllocation(names, use_requested).vectors(node, pod_requests)
+    return alloc, req
 
-    A resource is left out (allocatable 0) when the node has none of it, or when it is a scalar resource the pod
-    does not request. cpu/memory use the node's non-zero sums unless ``use_requested`` (BalancedAllocation).
+
+def _least_allocated_cpu_memory(
+    nodes: Sequence[NodeInfo], items: Sequence[tuple[str, bool, int, int]]
+) -> list[int]:
+    """LeastAllocated over exactly two non-zero-tracked resources (the default cpu + memory), unrolled.
+
+    Same arithmetic as :func:`least_allocated_scorer`; every value is non-negative here, so ``//`` is Go's ``/``.
     """
-    alloc_out = [0] * len(names)
-    req_out = [0] * len(names)
-    node_alloc = node.allocatable
-    for i, name in enumerate(names):
-        pod_req = pod_requests[i]
-        if name in (CPU, MEMORY):
-            used = node.requested.get(name, 0) if use_requested else node.non_zero_requested.get(name, 0)
-        elif name == EPHEMERAL_STORAGE:
-            used = node.requested.get(name, 0)
-        elif is_scalar_resource_name(name):
-            if pod_req == 0 or name not in node_alloc:
-                continue
-            used = node.requested.get(name, 0)
-        else:
-            continue
-        alloc = node_alloc.get(name, 0)
-        if alloc == 0:
-            continue
-        alloc_out[i] = alloc
-        req_out[i] = used + pod_req
-    return alloc_out, req_out
+    (name0, _, pod0, w0), (name1, _, pod1, w1) = items
+    out: list[int] = []
+    for n in nodes:
+        alloc, used = n.allocatable, n.non_zero_requested
+        a0 = alloc.get(name0, 0)
+        a1 = alloc.get(name1, 0)
+        node_score = weight_sum = 0
+        if a0:
+            r0 = used.get(name0, 0) + pod0
+            if r0 <= a0:
+                node_score = (a0 - r0) * 100 // a0 * w0
+            weight_sum = w0
+        if a1:
+            r1 = used.get(name1, 0) + pod1
+            if r1 <= a1:
+                node_score += (a1 - r1) * 100 // a1 * w1
+            weight_sum += w1
+        out.append(node_score // weight_sum if weight_sum else 0)
+    return out
 
 
 # --- the plugin ----------------------------------------------------------------------------------------------------
@@ -277,16 +356,12 @@ def allocatable_and_requested(
 
 @dataclass(frozen=True, slots=True)
 class _PreFilterState:
-    """The pod's actual requests that Filter checks, split the way upstream's ``Resource`` does."""
+    """What Filter checks: the pod's non-zero actual requests in upstream's order (cpu, memory, ephemeral-storage,
+    then scalar resources that are not ignored). ``empty`` mirrors upstream's "the pod requests nothing" early exit
+    (which looks at every scalar, ignored or not)."""
 
-    milli_cpu: int
-    memory: int
-    ephemeral_storage: int
-    scalars: tuple[tuple[str, int], ...]
-
-    @property
-    def empty(self) -> bool:
-        return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalars)
+    checks: tuple[tuple[str, int], ...]
+    empty: bool
 
 
 class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
@@ -299,6 +374,7 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         self._ignored = frozenset(self.args.ignored_resources)
         self._ignored_groups = frozenset(self.args.ignored_resource_groups)
         self._names = [n for n, _ in strategy.resources]
+        self._allocation = ResourceAllocation(self._names, use_requested=False)
         if strategy.type == MOST_ALLOCATED:
             self._scorer = most_allocated_scorer(strategy.resources)
         elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
@@ -310,14 +386,11 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
 
     def _pre_filter_state(self, pod: PodInfo) -> _PreFilterState:
         req = pod.requests
-        scalars = tuple(
-            sorted(
-                (n, v)
-                for n, v in req.items()
-                if v != 0 and is_scalar_resource_name(n) and not self._ignored_name(n)
-            )
-        )
-        return _PreFilterState(req.get(CPU, 0), req.get(MEMORY, 0), req.get(EPHEMERAL_STORAGE, 0), scalars)
+        checks = [(n, req.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL_STORAGE) if req.get(n, 0) > 0]
+        scalars = sorted((n, v) for n, v in req.items() if v != 0 and is_scalar_resource_name(n))
+        checks.extend((n, v) for n, v in scalars if not self._ignored_name(n))
+        empty = not (req.get(CPU, 0) or req.get(MEMORY, 0) or req.get(EPHEMERAL_STORAGE, 0) or scalars)
+        return _PreFilterState(tuple(checks), empty)
 
     def _ignored_name(self, name: str) -> bool:
         if not is_extended_resource_name(name):
@@ -335,28 +408,21 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         if s is None:
             s = self._pre_filter_state(pod)
         alloc = node.allocatable
-        reasons: list[str] = []
+        reasons: list[str] | None = None
         unresolvable = False
         if len(node.pods) + 1 > alloc.get("pods", 0):
-            reasons.append(ERR_REASON_TOO_MANY_PODS)
+            reasons = [ERR_REASON_TOO_MANY_PODS]
         if not s.empty:
             used = node.requested
-            for name, want in (
-                (CPU, s.milli_cpu),
-                (MEMORY, s.memory),
-                (EPHEMERAL_STORAGE, s.ephemeral_storage),
-            ):
-                if want > 0:
-                    have = alloc.get(name, 0)
-                    if want > have - used.get(name, 0):
-                        reasons.append(insufficient(name))
-                        unresolvable = unresolvable or want > have
-            for name, want in s.scalars:
+            for name, want in s.checks:
                 have = alloc.get(name, 0)
                 if want > have - used.get(name, 0):
+                    if reasons is None:
+                        reasons = []
                     reasons.append(insufficient(name))
-                    unresolvable = unresolvable or want > have
-        if not reasons:
+                    if want > have:
+                        unresolvable = True
+        if reasons is None:
             return fw.SUCCESS
         if unresolvable:
             return fw.unresolvable(*reasons)
@@ -368,12 +434,54 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         state.write(PRE_SCORE_STATE_KEY, pod_request_list(pod, self._names, non_zero=True))
         return fw.SUCCESS
 
-    def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
+    def _pod_requests(self, state: fw.CycleState, pod: PodInfo) -> list[int]:
         pod_requests: list[int] | None = state.get(PRE_SCORE_STATE_KEY)
-        if pod_requests is None:
+        if pod_requests is None:  # PreScore disabled in this profile
             pod_requests = pod_request_list(pod, self._names, non_zero=True)
-        alloc, req = allocatable_and_requested(node, self._names, pod_requests, use_requested=False)
+        return pod_requests
+
+    def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
+        req, alloc = self._allocation.vectors(node, self._pod_requests(state, pod))
         return self._scorer(req, alloc), fw.SUCCESS
+
+    def score_nodes(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], fw.Status]:
+        """All nodes at once (the framework's batch hook); equal to :meth:`score` per node.
+
+        LeastAllocated/MostAllocated are fused into one loop over nodes (no per-node vectors); other strategies
+        go through the same code as :meth:`score`.
+        """
+        pod_requests = self._pod_requests(state, pod)
+        strategy = self.args.scoring_strategy.type
+        if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
+            vectors, scorer = self._allocation.vectors, self._scorer
+            return [scorer(*vectors(n, pod_requests)) for n in nodes], fw.SUCCESS
+        least = strategy == LEAST_ALLOCATED
+        items = self._allocation.scored_items(pod_requests, self.args.scoring_strategy.resources)
+        if least and len(items) == 2 and items[0][1] and items[1][1]:
+            return _least_allocated_cpu_memory(nodes, items), fw.SUCCESS
+        out: list[int] = []
+        for n in nodes:
+            alloc, requested, non_zero = n.allocatable, n.requested, n.non_zero_requested
+            node_score = weight_sum = 0
+            for name, cpu_mem, pod_req, weight in items:
+                a = alloc.get(name, 0)
+                if a == 0:
+                    continue
+                r = (non_zero if cpu_mem else requested).get(name, 0) + pod_req
+                if least:
+                    if r <= a:
+                        node_score += (a - r) * 100 // a * weight
+                else:
+                    x = (a if r > a else r) * 100
+                    node_score += (x // a if x >= 0 else -(-x // a)) * weight
+                weight_sum += weight
+            if weight_sum == 0:
+                out.append(0)
+            else:
+                out.append(node_score // weight_sum if node_score >= 0 else -(-node_score // weight_sum))
+        return out, fw.SUCCESS
 
     def events_to_register(self) -> Sequence[fw.ClusterEvent]:
         return (

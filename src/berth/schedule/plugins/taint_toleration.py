@@ -61,6 +61,17 @@ class TaintToleration(fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
             tolerations = prefer_no_schedule_tolerations(pod.tolerations)
         return count_intolerable_prefer_no_schedule(node.taints, tolerations), fw.SUCCESS
 
+    def score_nodes(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], fw.Status]:
+        """All nodes at once (the framework's batch hook); equal to :meth:`score` per node."""
+        tolerations = state.get(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            tolerations = prefer_no_schedule_tolerations(pod.tolerations)
+        return [
+            count_intolerable_prefer_no_schedule(n.taints, tolerations) if n.taints else 0 for n in nodes
+        ], fw.SUCCESS
+
     def normalize_score(self, state: fw.CycleState, pod: PodInfo, scores: list[fw.NodeScore]) -> fw.Status:
         helper.default_normalize_score(scores, reverse=True)
         return fw.SUCCESS
