@@ -271,18 +271,18 @@ def strategic_merge_patch(obj: Obj, patch: Any, node: schema.Node | None = None)
     return {} if result is _DELETE else result
 
 
-def _strip_directives(value: Any) -> Any:
-    """A patch value with every directive removed (used where the value replaces instead of merging)."""
+def strip_directives(value: Any) -> Any:
+    """A patch value with every SMP directive removed (used where the value replaces instead of merging)."""
     if isinstance(value, dict):
         return {
-            k: _strip_directives(v)
+            k: strip_directives(v)
             for k, v in value.items()
             if k not in (DIRECTIVE, RETAIN_KEYS)
             and not k.startswith(SET_ELEMENT_ORDER)
             and not k.startswith(DELETE_FROM_PRIMITIVE_LIST)
         }
     if isinstance(value, list):
-        return [_strip_directives(v) for v in value if not (isinstance(v, dict) and DIRECTIVE in v)]
+        return [strip_directives(v) for v in value if not (isinstance(v, dict) and DIRECTIVE in v)]
     return value
 
 
@@ -290,7 +290,7 @@ def _smp_map(original: Any, patch: dict[str, Any], node: schema.Node) -> Any:
     patch = dict(patch)
     directive = patch.pop(DIRECTIVE, None)
     if directive == "replace":
-        return _strip_directives(patch)
+        return strip_directives(patch)
     if directive == "delete":
         return _DELETE
     if directive not in (None, "merge"):
@@ -333,7 +333,7 @@ def _smp_map(original: Any, patch: dict[str, Any], node: schema.Node) -> Any:
         current = result.get(key, _MISSING)
         if isinstance(value, dict):
             if "replace" in child.patch_strategies:
-                result[key] = _strip_directives(value)
+                result[key] = strip_directives(value)
                 continue
             merged = _smp_map(current if isinstance(current, dict) else {}, value, child)
             if merged is _DELETE:
@@ -361,9 +361,9 @@ def child_merge_key(node: schema.Node, items: list[Any]) -> str:
 
 def _smp_list(original: list[Any], patch: list[Any], node: schema.Node, order: list[Any] | None) -> list[Any]:
     if "merge" not in node.patch_strategies:
-        return [_strip_directives(i) for i in patch]
+        return [strip_directives(i) for i in patch]
     if any(isinstance(i, dict) and i.get(DIRECTIVE) == "replace" for i in patch):
-        return [_strip_directives(i) for i in patch if not (isinstance(i, dict) and DIRECTIVE in i)]
+        return [strip_directives(i) for i in patch if not (isinstance(i, dict) and DIRECTIVE in i)]
     key = child_merge_key(node, [*original, *patch])
     if not key:
         result = list(original)
@@ -437,6 +437,8 @@ def _order_by(merged: list[Any], patch_order: list[Any], server_order: list[Any]
 # --------------------------------------------------------------------------------------------------------------
 # Field sets (FieldsV1) and managed fields
 # --------------------------------------------------------------------------------------------------------------
+
+_strip_directives = strip_directives  # kept for callers that used the private name
 
 # Paths never tracked (upstream stripMetaManager).
 _STRIPPED: frozenset[Path] = frozenset(
