@@ -278,3 +278,31 @@ def test_not_yet_commands(run: Run) -> None:
     for name in ("apply", "uninstall", "upgrade", "status"):
         r = run("install", name, "--work-dir", "x")
         assert r.code == 3 and f"berth install {name}: not implemented yet" in r.err
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("  - name: ha\n", "  - name: ../ha\n"), "spec.bases[1].name: '../ha' is not a valid name"),
+        (("  - name: ha\n", "  - name: default\n"), "spec.bases: 'default' is declared twice"),
+        (("values: bases/ha/values.yaml", "values: ../../etc/passwd"), "must be a path inside the package"),
+        (("  - name: replicas\n", "  - name: greeting\n"), "spec.inputs: 'greeting' is declared twice"),
+        (("  - name: single\n", "  - name: Single Comp\n"), "is not a valid name"),
+    ],
+    ids=["base-path-escape", "duplicate-base", "values-outside", "duplicate-input", "bad-component-name"],
+)
+def test_manifest_names_and_paths_are_checked(
+    run: Run, tmp_path: Path, edge_package: Path, edit: tuple[str, str], message: str
+) -> None:
+    pkg = tmp_path / "pkg"
+    shutil.copytree(edge_package, pkg)
+    text = (pkg / "berth-package.yaml").read_text()
+    assert edit[0] in text
+    (pkg / "berth-package.yaml").write_text(text.replace(edit[0], edit[1], 1))
+    r = run("install", "setup", "--pull", pkg, "--work-dir", tmp_path / "w", "--non-interactive")
+    assert r.code == 2 and message in r.err, r.err
+
+
+def test_package_refuses_unsafe_base_name(run: Run, tmp_path: Path) -> None:
+    r = run("install", "package", EDGE_CHART, "--base", "../x", "-o", tmp_path / "p")
+    assert r.code == 2 and "not a valid name" in r.err

@@ -103,6 +103,8 @@ def setup_cmd(
 
     def prompt(inp: package.Input) -> str:
         text = inp.prompt or f"{inp.name} ({inp.type})"
+        if inp.options:
+            text += f" [{'/'.join(inp.options)}]"
         return str(click.prompt(text, default="", show_default=False))
 
     opts = setup.SetupOptions(

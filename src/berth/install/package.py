@@ -15,6 +15,7 @@ file -- never spliced into YAML text -- so a value cannot inject structure.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -30,6 +31,35 @@ from berth.kube.errors import InputError, MultiInputError
 
 MANIFEST = "berth-package.yaml"
 INPUT_TYPES = ("string", "int", "bool", "enum")
+NAME_PATTERN = re.compile(r"^[a-z0-9]([a-z0-9_.-]*[a-z0-9])?$")
+"""Base, component and input names: they become folder names and environment variable suffixes."""
+INPUT_NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def check_name(name: str, where: str, pattern: re.Pattern[str] = NAME_PATTERN) -> str | None:
+    """A problem message when ``name`` is not a safe identifier, else None."""
+    if not pattern.match(name):
+        return f"{where}: {name!r} is not a valid name (expected {pattern.pattern})"
+    return None
+
+
+def _unique(names: list[str], where: str) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for n in names:
+        if n in seen:
+            out.append(f"{where}: {n!r} is declared twice")
+        seen.add(n)
+    return out
+
+
+def _inside(rel: str | None, where: str) -> str | None:
+    """A problem message when a relative file path would leave the package root."""
+    if rel is None:
+        return None
+    if Path(rel).is_absolute() or ".." in Path(rel).parts:
+        return f"{where}: {rel!r} must be a path inside the package"
+    return None
 
 
 @dataclass(frozen=True)
@@ -263,7 +293,11 @@ def parse_spec_parts(
             )
         )
     names = [c.name for c in components]
+    r.problems += _unique(names, f"{prefix}.components")
     for i, c in enumerate(components):
+        problem = check_name(c.name, f"{prefix}.components[{i}].name")
+        if problem:
+            r.problems.append(problem)
         for dep in (*c.requires, *c.conflicts):
             if dep not in names:
                 r.problems.append(f"{prefix}.components[{i}]: refers to unknown component {dep!r}")
@@ -300,7 +334,11 @@ def parse_spec_parts(
                 )
             except InputError as exc:
                 r.problems.append(f"{p}.default: {exc}")
+        problem = check_name(inp.name, f"{p}.name", INPUT_NAME_PATTERN)
+        if problem:
+            r.problems.append(problem)
         inputs.append(inp)
+    r.problems += _unique([i.name for i in inputs], f"{prefix}.inputs")
     collector = None
     if spec.get("collector") is not None:
         p = f"{prefix}.collector"
@@ -348,9 +386,21 @@ def load(root: Path) -> Package:
         )
     if not bases:
         r.problems.append("spec.bases: at least one base is required")
+    r.problems += _unique([b.name for b in bases], "spec.bases")
+    for i, b in enumerate(bases):
+        for problem in (
+            check_name(b.name, f"spec.bases[{i}].name"),
+            _inside(b.values, f"spec.bases[{i}].values"),
+        ):
+            if problem:
+                r.problems.append(problem)
     if sum(b.default for b in bases) > 1:
         r.problems.append("spec.bases: at most one base may be the default")
     components, inputs, collector = parse_spec_parts(spec, r, "spec")
+    for i, c in enumerate(components):
+        problem = _inside(c.values, f"spec.components[{i}].values")
+        if problem:
+            r.problems.append(problem)
     if r.problems:
         raise MultiInputError(r.problems, f"invalid {path}")
     pkg = Package(
@@ -520,6 +570,10 @@ def build(
     names = [b for b, _ in bases]
     if len(set(names)) != len(names):
         raise InputError("each --base name may be given once", "--base")
+    for n in names:
+        problem = check_name(n, "--base")
+        if problem:
+            raise InputError(problem)
     with tempfile.TemporaryDirectory(prefix="berth-package-") as tmp_s:
         tmp = Path(tmp_s)
         lock_src = chart_mod.resolve(chart_ref, tmp / "src", version, repo)
