@@ -111,6 +111,22 @@ class Controller:
         raise NotImplementedError
 
 
+def write_status(ctrl: Controller, resource: str, obj: Obj, status: dict[str, Any]) -> Obj:
+    """PUT ``status`` through the status subresource, guarded by ``obj``'s resourceVersion.
+
+    Only identity and the status travel: the subresource ignores everything else, and not copying the spec keeps
+    the kubelet cheap with thousands of pods.
+    """
+    m = meta(obj)
+    body: Obj = {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: m[k] for k in ("name", "namespace", "resourceVersion") if m.get(k)},
+        "status": status,
+    }
+    return ctrl.api.update(resource, body, m.get("namespace") or None, subresource="status", user=ctrl.user)
+
+
 # ---- time ----------------------------------------------------------------------------------------------------
 
 

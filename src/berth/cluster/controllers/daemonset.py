@@ -252,7 +252,4 @@ class DaemonSetController(base.Controller):
                 status.pop(k)
         if status == prev:
             return
-        new = copy.deepcopy(ds)
-        new["status"] = status
-        ns, _ = split_key(key)
-        self.api.update(RESOURCE, new, ns, subresource="status", user=self.user)
+        base.write_status(self, RESOURCE, ds, status)

@@ -29,7 +29,7 @@ import math
 from typing import Any
 
 from berth.cluster.controllers import base, client
-from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, key_of, split_key
+from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, key_of
 from berth.kube.canonical import canonical_json
 from berth.kube.objects import Obj
 
@@ -304,9 +304,9 @@ class DeploymentController(base.Controller):
             ) == _without_hash(template):
                 return d, existing
             # a hash collision: bump collisionCount so the next attempt picks another name
-            new = copy.deepcopy(d)
-            new.setdefault("status", {})["collisionCount"] = int(status.get("collisionCount") or 0) + 1
-            self.api.update(RESOURCE, new, ns, subresource="status", user=self.user)
+            bumped = copy.deepcopy(status)
+            bumped["collisionCount"] = int(status.get("collisionCount") or 0) + 1
+            base.write_status(self, RESOURCE, d, bumped)
             return d, None
         self.ctx.recorder.event(
             d,
@@ -518,10 +518,7 @@ class DeploymentController(base.Controller):
         status["conditions"] = sorted(conds, key=lambda c: 0 if c.get("type") == "Available" else 1)
         if _strip_times(status) == _strip_times(prev):
             return
-        new = copy.deepcopy(d)
-        new["status"] = status
-        ns, _ = split_key(key)
-        self.api.update(RESOURCE, new, ns, subresource="status", user=self.user)
+        base.write_status(self, RESOURCE, d, status)
 
 
 def _strip_times(status: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import contextlib
 import copy
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -84,6 +85,7 @@ class Informer:
         self._watch: client.WatchLike | None = None
         self.synced = threading.Event()
         self.relists = 0
+        self.rv: str | None = None
 
     # ---- configuration -------------------------------------------------------------------------------------
 
@@ -181,6 +183,10 @@ class Informer:
             self._stop.wait(backoff)
             backoff = min(backoff * 2, 1.0)
 
+    def relist(self) -> str:
+        """List afresh, reconcile the cache (firing handlers for the differences) and return the list's RV."""
+        return self._relist()
+
     def _relist(self) -> str:
         items, rv = self.api.list(self.resource)
         self.relists += 1
@@ -207,29 +213,44 @@ class Informer:
 
     def _watch_from(self, rv: str) -> str:
         """Follow a watch until stopped (returns the last resourceVersion) or it fails (raises)."""
-        w = self.api.watch(self.resource, resource_version=rv)
-        self._watch = w
+        self.open_watch(rv)
         try:
             while not self._stopping():
-                ev = w.next_event(timeout=0.2)
-                if ev is None:
-                    continue
-                etype, obj = ev
-                if etype == "ERROR":
-                    code = int(obj.get("code") or 0)
-                    raise client.ApiError(
-                        code or 500, str(obj.get("reason", "")), str(obj.get("message", ""))
-                    )
-                new_rv = _rv(obj)
-                if etype == "BOOKMARK":
-                    rv = new_rv or rv
-                    continue
-                self._apply(etype, obj)
-                rv = new_rv or rv
+                self.poll(0.2)
         finally:
-            self._watch = None
-            w.close()
-        return rv
+            self.close_watch()
+        return self.rv or rv
+
+    # ---- stepping (used by the factory's shared loop) ------------------------------------------------------
+
+    def open_watch(self, rv: str) -> None:
+        self.rv = rv
+        self._watch = self.api.watch(self.resource, resource_version=rv)
+
+    def close_watch(self) -> None:
+        w, self._watch = self._watch, None
+        if w is not None:
+            with contextlib.suppress(Exception):
+                w.close()
+
+    def poll(self, timeout: float) -> bool:
+        """Handle at most one event (waiting up to ``timeout``); False when none came. Raises on a broken watch."""
+        w = self._watch
+        if w is None:
+            return False
+        ev = w.next_event(timeout=timeout)
+        if ev is None:
+            return False
+        etype, obj = ev
+        if etype == "ERROR":
+            code = int(obj.get("code") or 0)
+            raise client.ApiError(code or 500, str(obj.get("reason", "")), str(obj.get("message", "")))
+        new_rv = _rv(obj)
+        if etype != "BOOKMARK":
+            self._apply(etype, obj)
+        if new_rv:
+            self.rv = new_rv
+        return True
 
     def _apply(self, etype: str, obj: Obj) -> None:
         key = key_of(obj)
@@ -288,14 +309,31 @@ class Informer:
 
 
 class InformerFactory:
-    """One :class:`Informer` per resource, shared by every controller that asks for it."""
+    """One :class:`Informer` per resource, shared by every controller that asks for it.
+
+    All of them are driven by **one** thread (the informers' own threads are not started): every store write wakes
+    one thread instead of one per resource, which matters because the garbage collector informs on every resource
+    type. The loop relists informers that need it (new, or after 410), drains every watch without waiting, and when
+    nothing is pending blocks briefly on one watch (any write wakes it)::
+
+        for each informer needing a list: relist + open watch
+        drain all watches (poll(0)) ── nothing came? ──▶ block ≤ 20 ms on one watch ──┐
+              ▲────────────────────────────────────────────────────────────────────────┘
+    """
+
+    BLOCK = 0.02
+    DRAIN = 512
 
     def __init__(self, api: client.ApiLike, stop: threading.Event) -> None:
         self.api = api
         self._stop = stop
         self._lock = threading.Lock()
         self._informers: dict[str, Informer] = {}
-        self._started = False
+        self._dirty: set[str] = set()
+        self._retry_at: dict[str, float] = {}
+        self._failures: dict[str, int] = {}
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
 
     def informer(self, resource: str) -> Informer:
         with self._lock:
@@ -303,23 +341,23 @@ class InformerFactory:
             if inf is None:
                 inf = Informer(self.api, resource, self._stop)
                 self._informers[resource] = inf
-                if self._started:
-                    inf.start()
+                self._dirty.add(resource)
+                self._wake.set()
             return inf
 
     def drop(self, resource: str) -> None:
         """Stop and forget an informer (a custom resource whose CRD went away)."""
         with self._lock:
             inf = self._informers.pop(resource, None)
+            self._dirty.discard(resource)
         if inf is not None:
             inf.stop()
+            inf.close_watch()
 
     def start(self) -> None:
-        with self._lock:
-            self._started = True
-            informers = list(self._informers.values())
-        for inf in informers:
-            inf.start()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="informers", daemon=True)
+            self._thread.start()
 
     def all(self) -> builtins.list[Informer]:
         with self._lock:
@@ -329,8 +367,83 @@ class InformerFactory:
         return all(inf.wait_synced(timeout) for inf in self.all())
 
     def stop(self, timeout: float = 2.0) -> None:
-        informers = self.all()
-        for inf in informers:
+        self._stop.set()
+        self._wake.set()
+        for inf in self.all():
             inf.stop()
-        for inf in informers:
-            inf.join(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        for inf in self.all():
+            inf.close_watch()
+
+    # ---- the shared loop -----------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._step()
+            except Exception:  # pragma: no cover - the loop must survive anything
+                log.exception("informer loop failed; continuing")
+                self._stop.wait(0.05)
+        for inf in self.all():
+            inf.close_watch()
+
+    def _fail(self, resource: str, exc: BaseException) -> None:
+        inf = self._informers.get(resource)
+        if inf is not None:
+            inf.close_watch()
+        n = self._failures.get(resource, 0)
+        self._failures[resource] = n + 1
+        if isinstance(exc, client.ApiError) and client.is_gone(exc):
+            delay = 0.0
+            log.debug("informer %s: %s; re-listing", resource, exc.message)
+        else:
+            delay = min(0.01 * (2**n), 1.0)
+            msg = exc.message if isinstance(exc, client.ApiError) else repr(exc)
+            log.warning("informer %s: %s; re-listing in %.2fs", resource, msg, delay)
+        with self._lock:
+            self._dirty.add(resource)
+        self._retry_at[resource] = time.monotonic() + delay
+
+    def _step(self) -> None:
+        with self._lock:
+            dirty = [r for r in self._dirty if self._retry_at.get(r, 0.0) <= time.monotonic()]
+            informers = list(self._informers.items())
+        for resource in dirty:
+            inf = self._informers.get(resource)
+            if inf is None:
+                continue
+            with self._lock:
+                self._dirty.discard(resource)
+            try:
+                inf.close_watch()
+                inf.open_watch(inf.relist())
+                self._failures.pop(resource, None)
+            except Exception as exc:
+                self._fail(resource, exc)
+        progressed = False
+        for resource, inf in informers:
+            try:
+                for _ in range(self.DRAIN):
+                    if not inf.poll(0):
+                        break
+                    progressed = True
+            except Exception as exc:
+                self._fail(resource, exc)
+        if progressed or self._stop.is_set():
+            return
+        with self._lock:
+            pending = bool(self._dirty)
+        if pending:
+            self._wake.wait(self.BLOCK)
+            self._wake.clear()
+            return
+        for resource, inf in informers:
+            if inf._watch is not None:
+                try:
+                    inf.poll(self.BLOCK)
+                except Exception as exc:
+                    self._fail(resource, exc)
+                return
+        self._wake.wait(self.BLOCK)
+        self._wake.clear()

@@ -204,10 +204,7 @@ class JobController(base.Controller):
                 status.pop(k, None)
         if status == prev:
             return
-        new = copy.deepcopy(job)
-        new["status"] = status
-        ns, _ = split_key(key)
-        self.api.update(RESOURCE, new, ns, subresource="status", user=self.user)
+        base.write_status(self, RESOURCE, job, status)
 
     @staticmethod
     def _condition(status: dict[str, Any], ctype: str, reason: str, message: str) -> None:

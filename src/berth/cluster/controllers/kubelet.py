@@ -85,6 +85,8 @@ class Kubelet(base.Controller):
         self._seen_bound: dict[str, float] = {}
         self._started: dict[str, float] = {}
         self._ips: dict[str, tuple[str, str]] = {}  # pod uid -> (node, ip)
+        self._node_ips: dict[str, dict[str, str]] = {}  # node -> ip -> pod uid
+        self._cursor: dict[str, int] = {}
 
     # ---- event handlers ------------------------------------------------------------------------------------
 
@@ -97,7 +99,7 @@ class Kubelet(base.Controller):
         with self._lock:
             self._seen_bound.pop(uid, None)
             self._started.pop(uid, None)
-            self._ips.pop(uid, None)
+        self._release_ip(uid)
 
     def _on_node(self, node: Obj) -> None:
         for pod in self.pods.by_index(NODE_NAME_INDEX, base.meta(node).get("name", "")):
@@ -106,34 +108,49 @@ class Kubelet(base.Controller):
     # ---- IPs -----------------------------------------------------------------------------------------------
 
     def _allocate_ip(self, pod: Obj, node: Obj) -> str | None:
+        """Next free address of the node's pod CIDR (next-fit; seeded from running pods on first use)."""
         node_name = str(base.meta(node).get("name", ""))
         uid = base.uid(pod)
-        with self._lock:
-            if uid in self._ips:
-                return self._ips[uid][1]
         cidr = (node.get("spec") or {}).get("podCIDR")
         if not cidr:
             return None
-        network = ipaddress.ip_network(cidr, strict=False)
-        used = {
-            str((p.get("status") or {}).get("podIP"))
-            for p in self.pods.by_index(NODE_NAME_INDEX, node_name)
-            if (p.get("status") or {}).get("podIP") and not base.pod_finished(p)
-        }
         with self._lock:
-            used |= {ip for n, ip in self._ips.values() if n == node_name}
-            for i, host in enumerate(network.hosts()):
-                if i == 0:
-                    continue  # .1 is the node's bridge
-                if str(host) not in used:
-                    self._ips[uid] = (node_name, str(host))
-                    return str(host)
-            # Exhausted: share an address rather than never starting the pod.
-            fallback = str(
-                network.network_address + 2 + int(hashlib.sha256(uid.encode()).hexdigest()[:6], 16) % 250
-            )
-            self._ips[uid] = (node_name, fallback)
-            return fallback
+            if uid in self._ips:
+                return self._ips[uid][1]
+            taken = self._node_ips.get(node_name)
+            if taken is None:
+                taken = {
+                    str((p.get("status") or {}).get("podIP")): base.uid(p)
+                    for p in self.pods.by_index(NODE_NAME_INDEX, node_name)
+                    if (p.get("status") or {}).get("podIP") and not base.pod_finished(p)
+                }
+                self._node_ips[node_name] = taken
+            network = ipaddress.ip_network(cidr, strict=False)
+            first = int(network.network_address) + 2  # .1 is the node's bridge
+            size = max(1, network.num_addresses - 3)
+            cursor = self._cursor.get(node_name, 0)
+            for step in range(size):
+                offset = (cursor + step) % size
+                ip = str(ipaddress.ip_address(first + offset))
+                if ip not in taken:
+                    self._cursor[node_name] = offset + 1
+                    break
+            else:
+                # Exhausted: share an address rather than never starting the pod.
+                ip = str(
+                    ipaddress.ip_address(first + int(hashlib.sha256(uid.encode()).hexdigest()[:6], 16) % size)
+                )
+            taken[ip] = uid
+            self._ips[uid] = (node_name, ip)
+            return ip
+
+    def _release_ip(self, uid: str) -> None:
+        with self._lock:
+            where = self._ips.pop(uid, None)
+            if where is not None:
+                taken = self._node_ips.get(where[0])
+                if taken is not None and taken.get(where[1]) == uid:
+                    del taken[where[1]]
 
     @staticmethod
     def _host_ip(node: Obj) -> str:
@@ -230,8 +247,7 @@ class Kubelet(base.Controller):
         if pod_ip is None:
             self.requeue_after(key_of(pod), 0.05)
             return
-        new = copy.deepcopy(pod)
-        st: dict[str, Any] = new.setdefault("status", {})
+        st: dict[str, Any] = copy.deepcopy(pod.get("status") or {})
         stamp = base.fmt_time()
         uid = base.uid(pod)
         st["phase"] = "Running"
@@ -265,7 +281,7 @@ class Kubelet(base.Controller):
             self._status(c, uid, {"running": {"startedAt": stamp}}, ready=True, started=True)
             for c in spec.get("containers") or []
         ]
-        self.api.update("pods", new, base.meta(pod).get("namespace"), subresource="status", user=self.user)
+        base.write_status(self, "pods", pod, st)
         node_name = str(base.meta(node).get("name", ""))
         for c in spec.get("containers") or []:
             cname, image = c.get("name", ""), c.get("image", "")
@@ -301,8 +317,7 @@ class Kubelet(base.Controller):
         }
 
     def _complete(self, pod: Obj, failed: bool) -> None:
-        new = copy.deepcopy(pod)
-        st: dict[str, Any] = new.setdefault("status", {})
+        st: dict[str, Any] = copy.deepcopy(pod.get("status") or {})
         stamp = base.fmt_time()
         uid = base.uid(pod)
         st["phase"] = "Failed" if failed else "Succeeded"
@@ -331,6 +346,5 @@ class Kubelet(base.Controller):
             }
             statuses.append(self._status(c, uid, {"terminated": term}, ready=False, started=False))
         st["containerStatuses"] = statuses
-        self.api.update("pods", new, base.meta(pod).get("namespace"), subresource="status", user=self.user)
-        with self._lock:
-            self._ips.pop(uid, None)
+        base.write_status(self, "pods", pod, st)
+        self._release_ip(uid)

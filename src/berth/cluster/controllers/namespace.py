@@ -54,9 +54,9 @@ class NamespaceController(base.Controller):
             new["metadata"].setdefault("labels", {})[NAME_LABEL] = key
             ns = self.api.update("namespaces", new, user=self.user)
         if (ns.get("status") or {}).get("phase") != "Active":
-            new = copy.deepcopy(ns)
-            new.setdefault("status", {})["phase"] = "Active"
-            self.api.update("namespaces", new, subresource="status", user=self.user)
+            status = copy.deepcopy(ns.get("status") or {})
+            status["phase"] = "Active"
+            base.write_status(self, "namespaces", ns, status)
 
     def _terminate(self, key: str, ns: Obj) -> None:
         remaining = 0

@@ -13,7 +13,6 @@ scheduled, Pending before Running, not-ready before ready, newest first. Creatio
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from berth.cluster.controllers import base, client
@@ -199,6 +198,4 @@ class ReplicaSetController(base.Controller):
             k: v for k, v in status.items() if v not in (0, None)
         }:
             return
-        new = copy.deepcopy(rs)
-        new["status"] = status
-        self.api.update(RESOURCE, new, base.meta(rs).get("namespace"), subresource="status", user=self.user)
+        base.write_status(self, RESOURCE, rs, status)

@@ -277,7 +277,4 @@ class StatefulSetController(base.Controller):
             status["conditions"] = prev["conditions"]
         if status == prev:
             return
-        new = copy.deepcopy(sts)
-        new["status"] = status
-        ns, _ = split_key(key)
-        self.api.update(RESOURCE, new, ns, subresource="status", user=self.user)
+        base.write_status(self, RESOURCE, sts, status)
