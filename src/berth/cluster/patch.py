@@ -469,8 +469,11 @@ _STRIPPED: frozenset[Path] = frozenset(
 _KEY_DEFAULTS: dict[str, Any] = {"protocol": "TCP"}
 
 
+_CANON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANON.encode(value)
 
 
 def item_element(item: Any, node: schema.Node, index: int) -> str:
@@ -490,35 +493,43 @@ def item_element(item: Any, node: schema.Node, index: int) -> str:
     return f"i:{index}"
 
 
-@dataclass(frozen=True)
-class _Entry:
-    shape: str  # "leaf" | "struct" | "map" | "list"
-    value: Any
-    member: bool
+# One walked node: (shape, value, member). shape is "leaf", "struct", "map" or "list"; value only for leaves;
+# member: whether upstream's ToFieldSet would list the path itself (leaves, list items, map entries).
+_Entry = tuple[str, Any, bool]
 
 
 def _walk(value: Any, node: schema.Node, path: Path, member: bool, out: dict[Path, _Entry]) -> None:
-    if isinstance(value, dict) and not node.map_atomic:
-        out[path] = _Entry("struct" if node.is_struct else "map", None, member)
+    if type(value) is dict and not node.map_atomic:
+        out[path] = ("struct" if node.is_struct else "map", None, member)
+        props = node.properties
         for key, child_value in value.items():
-            child = node.field(key)
-            declared = node.has_field(key)
-            child_member = (not declared) or child_value is None or child_value == {}
-            _walk(child_value, child, (*path, f"f:{key}"), child_member, out)
-    elif isinstance(value, list) and node.list_type in ("map", "set"):
-        out[path] = _Entry("list", None, member)
+            child_member = key not in props or child_value is None or child_value == {}
+            _walk(child_value, node.field(key), (*path, "f:" + key), child_member, out)
+    elif type(value) is list and node.list_type != "atomic":
+        out[path] = ("list", None, member)
         item_node = node.items()
         for i, item in enumerate(value):
             _walk(item, item_node, (*path, item_element(item, node, i)), True, out)
     else:
-        out[path] = _Entry("leaf", value, True)
+        out[path] = ("leaf", value, True)
 
 
-def _entries(obj: Any, node: schema.Node) -> dict[Path, _Entry]:
+def _entries(obj: Any, node: schema.Node, ignored: Collection[str] = ()) -> dict[Path, _Entry]:
+    """Every node of ``obj`` by path; top-level fields in ``ignored`` (``f:status``...) are not walked."""
     out: dict[Path, _Entry] = {}
     if isinstance(obj, dict):
-        _walk(obj, node, (), False, out)
+        out[()] = ("struct", None, False)
+        props = node.properties
+        for key, child_value in obj.items():
+            element = "f:" + key
+            if element in ignored or element in _UNWALKED:
+                continue
+            child_member = key not in props or child_value is None or child_value == {}
+            _walk(child_value, node.field(key), (element,), child_member, out)
     return out
+
+
+_UNWALKED = frozenset({"f:apiVersion", "f:kind"})
 
 
 def _tracked(path: Path, ignored: Collection[str]) -> bool:
@@ -528,7 +539,8 @@ def _tracked(path: Path, ignored: Collection[str]) -> bool:
 def field_set(obj: Obj, node: schema.Node | None = None, ignored: Collection[str] = ()) -> set[Path]:
     """The fields an object (or apply configuration) sets, as upstream ``ToFieldSet`` computes them."""
     node = node or _node_for(obj)
-    return {p for p, e in _entries(obj, node).items() if e.member and _tracked(p, _ignored_elements(ignored))}
+    skip = _ignored_elements(ignored)
+    return {p for p, e in _entries(obj, node, skip).items() if e[2] and _tracked(p, skip)}
 
 
 @dataclass(frozen=True)
@@ -539,21 +551,22 @@ class _Comparison:
 
 
 def _compare(old: Any, new: Any, node: schema.Node, ignored: Collection[str]) -> _Comparison:
-    before = _entries(old, node)
-    after = _entries(new, node)
-    added = {p for p in after.keys() - before.keys() if _tracked(p, ignored)}
+    before = _entries(old, node, ignored)
+    after = _entries(new, node, ignored)
+    # Structs are never "added" themselves (upstream's Go structs always exist); maps, lists and items are.
+    added = {
+        p
+        for p in after.keys() - before.keys()
+        if (after[p][2] or after[p][0] in ("map", "list")) and _tracked(p, ignored)
+    }
     removed = {p for p in before.keys() - after.keys() if _tracked(p, ignored)}
     modified = set()
-    for p in after.keys() & before.keys():
-        a, b = before[p], after[p]
-        if (
-            (a.shape == "leaf" or b.shape == "leaf")
-            and _tracked(p, ignored)
-            and (a.shape != b.shape or not _json_equal(a.value, b.value))
-        ):
+    for p, b in after.items():
+        a = before.get(p)
+        if a is None or (a[0] != "leaf" and b[0] != "leaf"):
+            continue
+        if (a[0] != b[0] or not _json_equal(a[1], b[1])) and _tracked(p, ignored):
             modified.add(p)
-    # Structs are never "added" themselves (upstream's Go structs always exist); maps, lists and items are.
-    added = {p for p in added if after[p].member or after[p].shape in ("map", "list")}
     return _Comparison(added, modified, removed)
 
 
@@ -574,7 +587,7 @@ def encode_fields(paths: Iterable[Path]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if node and prefix in members:
             out["."] = {}
-        for element in sorted(node, key=_element_order):
+        for element in sorted(node):  # "." < "f:" < "i:" < "k:" < "v:", close to upstream's order
             out[element] = finish(node[element], (*prefix, element))
         return out
 

@@ -111,26 +111,26 @@ class Node:
             out.add("array")
         return frozenset(out)
 
-    @property
+    @cached_property
     def properties(self) -> Mapping[str, Any]:
         props = self.schema.get("properties")
         return props if isinstance(props, Mapping) else {}
 
-    @property
+    @cached_property
     def is_struct(self) -> bool:
         """An object with declared fields (a Go struct or a CRD object with ``properties``)."""
         return bool(self.properties)
 
-    @property
+    @cached_property
     def is_map(self) -> bool:
         """An object keyed by arbitrary strings (``additionalProperties`` schema, e.g. labels, data)."""
         return isinstance(self.schema.get("additionalProperties"), Mapping) and not self.is_struct
 
-    @property
+    @cached_property
     def is_list(self) -> bool:
         return "array" in self.types
 
-    @property
+    @cached_property
     def int_or_string(self) -> bool:
         if self.schema.get("x-kubernetes-int-or-string") is True:
             return True
@@ -140,15 +140,15 @@ class Node:
             return kinds == {frozenset({"string"}), frozenset({"integer"})}
         return False
 
-    @property
+    @cached_property
     def preserve_unknown_fields(self) -> bool:
         return self.schema.get("x-kubernetes-preserve-unknown-fields") is True
 
-    @property
+    @cached_property
     def embedded_resource(self) -> bool:
         return self.schema.get("x-kubernetes-embedded-resource") is True
 
-    @property
+    @cached_property
     def is_any(self) -> bool:
         """No constraints at all (the deduced schema)."""
         return not self.types and not self.int_or_string and not self.properties
@@ -179,34 +179,34 @@ class Node:
 
     # -- merge semantics -------------------------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def list_type(self) -> str:
         """``atomic``, ``set`` or ``map`` (associative); ``atomic`` when unspecified, as upstream deduces."""
         lt = self.schema.get("x-kubernetes-list-type")
         return lt if lt in ("atomic", "set", "map") else "atomic"
 
-    @property
+    @cached_property
     def list_map_keys(self) -> tuple[str, ...]:
         keys = self.schema.get("x-kubernetes-list-map-keys")
         return tuple(str(k) for k in keys) if isinstance(keys, list) else ()
 
-    @property
+    @cached_property
     def patch_merge_key(self) -> str:
         key = self.schema.get("x-kubernetes-patch-merge-key")
         return key if isinstance(key, str) else ""
 
-    @property
+    @cached_property
     def patch_strategies(self) -> frozenset[str]:
         """``x-kubernetes-patch-strategy`` split on commas: among ``merge``, ``replace``, ``retainKeys``."""
         ps = self.schema.get("x-kubernetes-patch-strategy")
         return frozenset(s.strip() for s in ps.split(",")) if isinstance(ps, str) else frozenset()
 
-    @property
+    @cached_property
     def map_atomic(self) -> bool:
         """``x-kubernetes-map-type: atomic``: the whole object is one value for apply."""
         return self.schema.get("x-kubernetes-map-type") == "atomic"
 
-    @property
+    @cached_property
     def required(self) -> tuple[str, ...]:
         req = self.schema.get("required")
         return tuple(str(r) for r in req) if isinstance(req, list) else ()
