@@ -642,3 +642,17 @@ def test_apply_rejects_bad_requests(applied: Any, manager: str, code: int) -> No
         assert exc.value.message == (
             'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
         )
+
+
+def test_reapplying_the_same_configuration_is_a_no_op() -> None:
+    live = patch.server_side_apply(None, cm({"a": "1"}), "kubectl", now=T0)
+    again = patch.server_side_apply(live, cm({"a": "1"}), "kubectl", now=T1)
+    assert again == live
+    changed = patch.server_side_apply(live, cm({"a": "2"}), "kubectl", now=T1)
+    assert changed["metadata"]["managedFields"][0]["time"] == T1
+
+
+def test_repeating_an_update_keeps_the_entry_time() -> None:
+    live = patch.record_update(None, cm({"a": "1"}), "ctrl", now=T0)
+    again = patch.record_update(live, copy.deepcopy(live), "ctrl", now=T1)
+    assert again["metadata"]["managedFields"] == live["metadata"]["managedFields"]

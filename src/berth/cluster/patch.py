@@ -1017,9 +1017,19 @@ def server_side_apply(
             conflicts.append((other, path))
     if conflicts and not force:
         raise _conflict_error(conflicts)
+    before = {e.identity: set(e.fields) for e in entries}
     for other in by_id.values():
         other.fields -= changed
         other.fields -= compare.removed
+    if (
+        live is not None
+        and previous is not None
+        and merged == live_clean
+        and previous.fields == me.fields
+        and all(before[e.identity] == e.fields for e in by_id.values())
+    ):
+        # A no-op apply changes nothing, not even the entry's time (so the object keeps its resourceVersion).
+        me.time = previous.time
     return _with_managed(merged, [*by_id.values(), me])
 
 
