@@ -178,6 +178,12 @@ def _evil_tgz(root: Path) -> Path:
     return path
 
 
+def _bad_values_chart(root: Path) -> Path:
+    chart = _chart(root, CM)
+    (chart / "values.yaml").write_text("x: [\n")
+    return chart
+
+
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
 
 BAD_SETUPS = [
@@ -199,6 +205,11 @@ BAD_SETUPS = [
     ),
     ("duplicate-identity", lambda t, p: ["--pull", _chart(t, CM + "---\n" + CM)], "rendered twice"),
     ("not-an-object", lambda t, p: ["--pull", _chart(t, "foo: bar\n")], "no kind or apiVersion"),
+    (
+        "invalid-chart-values",
+        lambda t, p: ["--pull", _bad_values_chart(t)],
+        "chart badchart: values.yaml, document 1",
+    ),
 ]
 
 

@@ -56,6 +56,15 @@ def chart_meta(directory: Path) -> dict[str, Any]:
     meta = docs[0].body if docs else None
     if not isinstance(meta, dict) or not meta.get("name") or not meta.get("version"):
         raise InputError("Chart.yaml must be a mapping with name and version", str(chart_yaml))
+    values = directory / "values.yaml"
+    if values.is_file():
+        where = f"chart {meta['name']}: values.yaml"
+        try:
+            docs = yamlio.load_documents(values.read_text(encoding="utf-8"), where)
+        except InputError as exc:
+            raise InputError(f"invalid values YAML: {exc}") from exc
+        if docs and not isinstance(docs[0].body, dict):
+            raise InputError("values.yaml must be a YAML mapping", where)
     return meta
 
 

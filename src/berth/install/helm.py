@@ -102,7 +102,7 @@ def template_error(stderr: str, chart: Path) -> InputError:
     y = _YAML_ON.search(message)
     if y:
         return InputError(f"helm template failed: {message}", y.group("file"))
-    return InputError(f"helm template failed: {message}", str(chart))
+    return InputError(f"helm template failed: {message}", f"chart {chart.name}")
 
 
 def render(request: RenderRequest, twice: bool = True) -> Render:
