@@ -1,0 +1,140 @@
+"""start()/stop(), options validation, the shared informer loop, and event aggregation."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from berth.cluster import controllers, errors
+from berth.cluster.api import Api
+from berth.cluster.controllers.events import EventRecorder
+from berth.cluster.controllers.informer import InformerFactory
+
+from .conftest import Cluster, pod, wait_for
+
+
+def test_unknown_disabled_controller_is_rejected_with_the_known_names() -> None:
+    with pytest.raises(ValueError, match=r"unknown controller\(s\) \['kubelett'\]; known: nodes, kubelet"):
+        controllers.start(Api(), controllers.ControllerOptions(disabled=frozenset({"kubelett"})))
+
+
+def test_stop_is_idempotent_and_ends_every_thread() -> None:
+    before = set(threading.enumerate())
+    running = controllers.start(Api(), controllers.ControllerOptions(nodes=1))
+    assert running.wait_synced(5)
+    running.stop()
+    running.stop()
+    wait_for(lambda: not (set(threading.enumerate()) - before), what="threads gone")
+
+
+def test_disabled_controllers_do_not_run(make_cluster: Any) -> None:
+    c: Cluster = make_cluster(disabled=frozenset({"kubelet"}))
+    assert c.controllers.get("kubelet") is None
+    assert c.controllers.get("replicaset") is not None
+    c.api.create("pods", pod("idle"), "default")
+    c.api.create(
+        "configmaps",
+        {
+            "metadata": {
+                "name": "x",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "gone"}],
+            }
+        },
+        "default",
+    )
+    wait_for(
+        lambda: not c.api.list("configmaps", "default", field_selector="metadata.name=x")[0], what="gc ran"
+    )
+    assert c.get("pods", "idle")["status"]["phase"] == "Pending"
+
+
+def test_pod_start_delay_holds_pods_pending_first(make_cluster: Any) -> None:
+    c: Cluster = make_cluster(pod_start_delay=0.3)
+    watch = c.api.watch("pods", "default")
+    try:
+        c.api.create("pods", pod("slow"), "default")
+        wait_for(lambda: c.get("pods", "slow")["status"].get("phase") == "Running", what="running")
+        phases = []
+        while (ev := watch.next_event(0.01)) is not None:
+            phases.append(ev[1]["status"].get("phase"))
+        assert phases[0] == "Pending" and phases[-1] == "Running"
+    finally:
+        watch.close()
+
+
+class _GoneFirst:
+    """A real Api whose first watch per resource fails with 410 (a compacted store)."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.failed: set[str] = set()
+        self.lists: dict[str, int] = {}
+
+    def list(self, resource: str, *a: Any, **kw: Any) -> Any:
+        self.lists[resource] = self.lists.get(resource, 0) + 1
+        return self.api.list(resource, *a, **kw)
+
+    def watch(self, resource: str, *a: Any, **kw: Any) -> Any:
+        if resource not in self.failed:
+            self.failed.add(resource)
+            raise errors.too_old_resource_version(1, 100)
+        return self.api.watch(resource, *a, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)
+
+
+def test_shared_loop_relists_after_410_and_keeps_following() -> None:
+    api = Api()
+    proxy = _GoneFirst(api)
+    stop = threading.Event()
+    factory = InformerFactory(proxy, stop)
+    cms = factory.informer("configmaps")
+    pods = factory.informer("pods")
+    factory.start()
+    try:
+        wait_for(
+            lambda: proxy.lists.get("configmaps", 0) >= 2 and proxy.lists.get("pods", 0) >= 2, what="relists"
+        )
+        api.create("configmaps", {"metadata": {"name": "after"}}, "default")
+        api.create("pods", pod("after"), "default")
+        wait_for(lambda: cms.get("default/after") and pods.get("default/after"), what="both informers follow")
+        late = factory.informer("secrets")
+        api.create("secrets", {"metadata": {"name": "s"}}, "default")
+        wait_for(lambda: late.get("default/s"), what="informer added while running")
+    finally:
+        factory.stop()
+
+
+def test_repeated_events_are_aggregated_into_one_with_a_count() -> None:
+    api = Api()
+    rec = EventRecorder(api)
+    rec.start()
+    try:
+        cm = api.create("configmaps", {"metadata": {"name": "c"}}, "default")
+        for _ in range(3):
+            rec.event(cm, "Warning", "FailedCreate", "Error creating: quota")
+        rec.event(cm, "Normal", "Other", "different")
+        assert rec.flush()
+        events = {e["reason"]: e for e in api.list("events", "default")[0]}
+        assert events["FailedCreate"]["count"] == 3
+        assert events["Other"]["count"] == 1
+        assert events["FailedCreate"]["involvedObject"]["kind"] == "ConfigMap"
+        assert events["FailedCreate"]["type"] == "Warning"
+    finally:
+        rec.stop()
+
+
+def test_disabled_recorder_writes_nothing() -> None:
+    api = Api()
+    rec = EventRecorder(api, enabled=False)
+    rec.start()
+    try:
+        cm = api.create("configmaps", {"metadata": {"name": "c"}}, "default")
+        rec.event(cm, "Normal", "X", "y")
+        assert rec.flush()
+        assert not api.list("events", "default")[0]
+    finally:
+        rec.stop()
