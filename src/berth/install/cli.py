@@ -178,16 +178,24 @@ def verify_cmd(work_dir: Path) -> None:
         raise verify.VerifyFailed(report)
 
 
+_LATER = {
+    "apply": "Run the plan against a cluster (issue 6; not implemented yet).",
+    "uninstall": "Run the uninstall plan against a cluster (issue 6; not implemented yet).",
+    "upgrade": "Run the upgrade plan against a cluster (issue 6; not implemented yet).",
+    "status": "Show what of the plan is on the cluster (issue 6; not implemented yet).",
+}
+
+
 def _not_yet(name: str) -> click.Command:
     @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
     def cmd() -> None:
         raise NotImplementedYet(f"berth install {name}")
 
-    cmd.help = f"(issue 6) {name} the plan against a cluster -- not implemented yet."
+    cmd.help = _LATER[name]
     return cmd
 
 
-for _name in ("apply", "uninstall", "upgrade", "status"):
+for _name in _LATER:
     group.add_command(_not_yet(_name))
 
 
