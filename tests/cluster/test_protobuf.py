@@ -256,3 +256,58 @@ def test_bad_bodies(body: bytes, code: int, fragment: str) -> None:
 )
 def test_is_protobuf(content_type: str | None, expected: bool) -> None:
     assert protobuf.is_protobuf(content_type) is expected
+
+
+def micro_time(seconds: int, nanos: int) -> bytes:
+    return vfield(1, seconds) + vfield(2, nanos)
+
+
+def test_go_scheduler_bodies_binding_lease_event_eviction() -> None:
+    binding = meta("web-1") + lfield(2, lfield(1, "Node") + lfield(3, "node-2"))
+    assert protobuf.decode(envelope("v1", "Binding", binding)) == {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "web-1"},
+        "target": {"kind": "Node", "name": "node-2"},
+    }
+    lease_spec = (
+        lfield(1, "sched-a")
+        + vfield(2, 15)
+        + lfield(4, micro_time(1_700_000_000, 123_456_000))
+        + vfield(5, 0)
+    )
+    lease = protobuf.decode(
+        envelope("coordination.k8s.io/v1", "Lease", meta("kube-scheduler") + lfield(2, lease_spec))
+    )
+    assert lease["spec"] == {
+        "holderIdentity": "sched-a",
+        "leaseDurationSeconds": 15,
+        "renewTime": "2023-11-14T22:13:20.123456Z",
+        "leaseTransitions": 0,
+    }
+    event = (
+        meta("web-1.17")
+        + lfield(2, micro_time(1_700_000_000, 0))
+        + lfield(4, "default-scheduler")
+        + lfield(7, "Scheduled")
+        + lfield(8, lfield(1, "Pod") + lfield(3, "web-1"))
+        + lfield(10, "Assigned")
+        + lfield(11, "Normal")
+    )
+    assert protobuf.decode(envelope("events.k8s.io/v1", "Event", event)) == {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "web-1.17"},
+        "eventTime": "2023-11-14T22:13:20.000000Z",
+        "reportingController": "default-scheduler",
+        "reason": "Scheduled",
+        "regarding": {"kind": "Pod", "name": "web-1"},
+        "note": "Assigned",
+        "type": "Normal",
+    }
+    core_event = meta("e") + lfield(3, "Started") + lfield(5, lfield(1, "kubelet")) + vfield(8, 2)
+    assert protobuf.decode(envelope("v1", "Event", core_event))["source"] == {"component": "kubelet"}
+    eviction = meta("web-1") + lfield(2, vfield(1, 0))
+    assert protobuf.decode(envelope("policy/v1", "Eviction", eviction))["deleteOptions"] == {
+        "gracePeriodSeconds": 0
+    }

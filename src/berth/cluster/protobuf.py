@@ -3,7 +3,9 @@
 Why: kubectl 1.35 sends ``kubectl create configmap|secret|namespace|serviceaccount|deployment|job|...``, ``kubectl
 create token`` and ``kubectl auth can-i`` bodies as ``application/vnd.kubernetes.protobuf``, and Helm 4 writes its
 release Secrets and uninstall DeleteOptions that way; there is no JSON fallback, so a server that answers 415 breaks
-those commands. We decode a fixed set of kinds; every other kind gets a 415 that says to send JSON.
+those commands. Schedulers and controllers written in Go (client-go defaults to protobuf for built-in kinds) send
+Bindings, Events, Leases and Evictions the same way. We decode a fixed set of kinds; every other kind gets a 415
+that says to send JSON.
 
 Wire format (k8s.io/apimachinery ``runtime/serializer/protobuf``): the bytes ``k8s\\0`` then a ``runtime.Unknown``
 {1 typeMeta {1 apiVersion, 2 kind}, 2 raw (the object message), 3 contentEncoding, 4 contentType}. Field numbers
@@ -113,6 +115,7 @@ class T(Enum):
     MAP_BYTES = "map<string,bytes>"
     MAP_QUANTITY = "map<string,Quantity>"
     TIME = "Time"
+    MICRO_TIME = "MicroTime"  # six fraction digits
     INT_OR_STRING = "IntOrString"
     QUANTITY = "Quantity"
     RAW_JSON = "raw JSON"  # FieldsV1 / RawExtension: a message whose field 1 holds JSON bytes
@@ -474,6 +477,55 @@ MESSAGES: dict[str, dict[int, F]] = {
     },
     "Subject": {1: _s("kind"), 2: _s("apiGroup"), 3: _s("name"), 4: _s("namespace")},
     "RoleRef": {1: _s("apiGroup"), 2: _s("kind"), 3: _s("name")},
+    # -- what schedulers and controllers written in Go send (client-go defaults to protobuf for built-ins) ------
+    "Binding": {1: _m("metadata", "ObjectMeta"), 2: _m("target", "ObjectReference")},
+    "Eviction": {1: _m("metadata", "ObjectMeta"), 2: _m("deleteOptions", "DeleteOptions", keep=True)},
+    "Lease": {1: _m("metadata", "ObjectMeta"), 2: _m("spec", "LeaseSpec")},
+    "LeaseSpec": {
+        1: _s("holderIdentity", keep=True),
+        2: _i("leaseDurationSeconds", keep=True),
+        3: F("acquireTime", T.MICRO_TIME),
+        4: F("renewTime", T.MICRO_TIME),
+        5: _i("leaseTransitions", keep=True),
+        6: _s("strategy", keep=True),
+        7: _s("preferredHolder", keep=True),
+    },
+    "Event": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("involvedObject", "ObjectReference"),
+        3: _s("reason"),
+        4: _s("message"),
+        5: _m("source", "EventSource"),
+        6: F("firstTimestamp", T.TIME),
+        7: F("lastTimestamp", T.TIME),
+        8: _i("count"),
+        9: _s("type"),
+        10: F("eventTime", T.MICRO_TIME),
+        11: _m("series", "EventSeries", keep=True),
+        12: _s("action"),
+        13: _m("related", "ObjectReference", keep=True),
+        14: _s("reportingComponent"),
+        15: _s("reportingInstance"),
+    },
+    "EventSource": {1: _s("component"), 2: _s("host")},
+    "EventSeries": {1: _i("count"), 2: F("lastObservedTime", T.MICRO_TIME)},
+    "EventsV1Event": {
+        1: _m("metadata", "ObjectMeta"),
+        2: F("eventTime", T.MICRO_TIME),
+        3: _m("series", "EventSeries", keep=True),
+        4: _s("reportingController"),
+        5: _s("reportingInstance"),
+        6: _s("action"),
+        7: _s("reason"),
+        8: _m("regarding", "ObjectReference"),
+        9: _m("related", "ObjectReference", keep=True),
+        10: _s("note"),
+        11: _s("type"),
+        12: _m("deprecatedSource", "EventSource"),
+        13: F("deprecatedFirstTimestamp", T.TIME),
+        14: F("deprecatedLastTimestamp", T.TIME),
+        15: _i("deprecatedCount"),
+    },
     # -- scheduling, policy, networking ----------------------------------------------------------------------
     "PriorityClass": {
         1: _m("metadata", "ObjectMeta"),
@@ -532,6 +584,11 @@ KINDS: dict[tuple[str, str], str] = {
     ("scheduling.k8s.io", "PriorityClass"): "PriorityClass",
     ("policy", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("networking.k8s.io", "Ingress"): "Ingress",
+    ("", "Binding"): "Binding",
+    ("", "Event"): "Event",
+    ("events.k8s.io", "Event"): "EventsV1Event",
+    ("coordination.k8s.io", "Lease"): "Lease",
+    ("policy", "Eviction"): "Eviction",
 }
 
 
@@ -564,7 +621,7 @@ def _blob(value: int | bytes, where: str) -> bytes:
     return value
 
 
-def _time(buf: bytes) -> str | None:
+def _time(buf: bytes, micro: bool = False) -> str | None:
     seconds = nanos = 0
     for number, _, value in fields(buf):
         if number == 1 and isinstance(value, int):
@@ -574,6 +631,8 @@ def _time(buf: bytes) -> str | None:
     if seconds == 0 and nanos == 0:
         return None
     moment = dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
+    if micro:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos // 1000:06d}Z"
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -629,6 +688,8 @@ def _scalar(spec: F, wire: int, value: int | bytes, where: str) -> Any:
         return bool(value)
     if t is T.TIME:
         return _time(_blob(value, where))
+    if t is T.MICRO_TIME:
+        return _time(_blob(value, where), micro=True)
     if t is T.INT_OR_STRING:
         return _int_or_string(_blob(value, where))
     if t is T.QUANTITY:
