@@ -37,12 +37,17 @@ _PATH_SEGMENT_NAMES = {
 _DNS_LABEL_NAMES = {"namespaces", "services"}
 
 
+_MODULES: dict[str, Any] = {}
+
+
 def _optional(name: str) -> Any:
     """A sibling engine module if it has landed, else None (lets the server run before every engine exists)."""
-    try:
-        return importlib.import_module(f"berth.cluster.{name}")
-    except ImportError:
-        return None
+    if name not in _MODULES:
+        try:
+            _MODULES[name] = importlib.import_module(f"berth.cluster.{name}")
+        except ImportError:
+            _MODULES[name] = None
+    return _MODULES[name]
 
 
 # ---- validation -------------------------------------------------------------------------------------------------
@@ -87,8 +92,11 @@ def _name_errors(rt: ResourceType, name: str) -> list[E.FieldError]:
 def validate(api: Api, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
     """Raise 422 Invalid with every field problem of ``obj`` (``old`` is the stored object on update)."""
     mod = _optional("validation")
-    if mod is not None and hasattr(mod, "validate_object"):
-        mod.validate_object(rt, obj, old)
+    if mod is not None and hasattr(mod, "validate_object") and not rt.custom:
+        problems = mod.validate_object(obj, rt.namespaced)
+        if old is not None:
+            problems = [p for p in problems if not str(getattr(p, "field", "")).startswith("metadata.name")]
+        mod.raise_if_invalid(obj, problems)
         return
     name = str((obj.get("metadata") or {}).get("name") or "")
     errors = _name_errors(rt, name) if old is None else []
@@ -124,13 +132,43 @@ def _object_fields(obj: Obj) -> dict[str, Any]:
     return fs
 
 
+def node_for(api: Api, rt: ResourceType, obj: Obj) -> Any:
+    """The schema node (``schema.Node``) for an object: built-in table or the CRD version's openAPIV3Schema."""
+    sch = _optional("schema")
+    if sch is None:
+        return None
+    if rt.custom:
+        from berth.cluster import crds
+
+        crd = crds.crd_of(api, rt)
+        version = str(obj.get("apiVersion", "")).rpartition("/")[2] or rt.version
+        ver = crds.version_of(crd or {}, version) or crds.version_of(crd or {}, rt.version)
+        return sch.from_openapi((ver.get("schema") or {}).get("openAPIV3Schema"))
+    return sch.for_kind(rt.api_version, rt.kind) or sch.ANY
+
+
 def track_update(
-    rt: ResourceType, old: Obj | None, new: Obj, manager: str, subresource: str, now: str
+    api: Api, rt: ResourceType, old: Obj | None, new: Obj, manager: str, subresource: str, now: str
 ) -> None:
     """Record an ``Update`` managedFields entry for ``manager`` on ``new`` (in place)."""
     mod = _optional("patch")
-    if mod is not None and hasattr(mod, "track_update"):
-        mod.track_update(rt, old, new, manager, subresource, now)
+    if mod is not None and hasattr(mod, "record_update"):
+        out = mod.record_update(
+            old,
+            new,
+            manager,
+            now=now,
+            api_version=rt.api_version,
+            node=node_for(api, rt, new),
+            subresource=subresource,
+            status_subresource="status" in rt.subresources,
+        )
+        meta = new.setdefault("metadata", {})
+        managed = (out.get("metadata") or {}).get("managedFields")
+        if managed:
+            meta["managedFields"] = managed
+        else:
+            meta.pop("managedFields", None)
         return
     meta = new.setdefault("metadata", {})
     entries = [e for e in (meta.get("managedFields") or []) if isinstance(e, dict)]
@@ -185,6 +223,7 @@ def _merge_patch(target: Any, patch: Any) -> Any:
 
 
 def patch_object(
+    api: Api,
     rt: ResourceType,
     base: Obj,
     patch: Any,
@@ -194,15 +233,34 @@ def patch_object(
     *,
     subresource: str = "",
     scale: bool = False,
-    now: str = "",
 ) -> Any:
     """``base`` with ``patch`` applied (``patch_type``: json, merge, strategic, apply). Raises ApiError."""
     from berth.cluster import api as api_mod
 
+    now = api_mod.format_time(api.clock())
     mod = _optional("patch")
-    if mod is not None and hasattr(mod, "patch_object"):
-        return mod.patch_object(
-            rt, base, patch, patch_type, manager, force, subresource=subresource, scale=scale
+    if mod is not None and hasattr(mod, "server_side_apply"):
+        node = None if scale else node_for(api, rt, base)
+        if patch_type == "json":
+            return mod.json_patch(base, patch)
+        if patch_type == "merge":
+            return mod.merge_patch(base, patch)
+        if patch_type == "strategic":
+            if scale:
+                return mod.merge_patch(base, mod._strip_directives(patch))
+            return mod.strategic_merge_patch(base, patch, node)
+        if not isinstance(patch, dict):
+            raise E.bad_request("apply configuration must be a JSON or YAML object")
+        return mod.server_side_apply(
+            base,
+            patch,
+            manager or "",
+            now=now,
+            force=force,
+            api_version=str(patch.get("apiVersion") or rt.api_version),
+            node=node,
+            subresource=subresource,
+            status_subresource="status" in rt.subresources,
         )
     try:
         if patch_type == "json":
@@ -215,9 +273,9 @@ def patch_object(
             return _merge_patch(base, api_mod._strip_directives(patch))
         # apply (fallback: merge the applied configuration, record an Apply entry)
         applied = copy.deepcopy(patch)
-        applied.pop("status", None) if subresource != "status" else None
-        meta = applied.get("metadata") or {}
-        meta.pop("managedFields", None)
+        if subresource != "status":
+            applied.pop("status", None)
+        (applied.get("metadata") or {}).pop("managedFields", None)
         out = _merge_patch(base, applied)
         _record_apply(rt, out, applied, manager or "", subresource)
         return out
@@ -250,32 +308,27 @@ def _record_apply(rt: ResourceType, obj: Obj, applied: Obj, manager: str, subres
     meta["managedFields"] = entries
 
 
-def apply_created(
-    api: Api, rt: ResourceType, created: Obj, patch: Obj, manager: str, dry_run: bool, version: str | None
-) -> Obj:
-    """After server-side apply created ``created``: make its managedFields one ``Apply`` entry for ``manager``."""
-    mod = _optional("patch")
-    if mod is not None and hasattr(mod, "managed_fields_for_create"):
-        fields = mod.managed_fields_for_create(rt, created, patch, manager)
-    else:
-        tmp: Obj = {"metadata": {}}
-        _record_apply(rt, tmp, patch, manager, "")
-        fields = tmp["metadata"]["managedFields"]
-    if dry_run:
-        created.setdefault("metadata", {})["managedFields"] = fields
-        return created
-    meta = created.get("metadata") or {}
-    ns, name = str(meta.get("namespace") or ""), str(meta.get("name"))
-    with api.store.locked():
-        entry = api.store.get(rt.resource, ns, name)
-        if entry is None:
-            return created
-        import json
+def apply_fields_for_create(api: Api, rt: ResourceType, created: Obj, patch: Obj, manager: str) -> list[Any]:
+    """The managedFields of an object created by server-side apply: one ``Apply`` entry for ``manager``."""
+    from berth.cluster import api as api_mod
 
-        obj = json.loads(entry[1])
-        obj["metadata"]["managedFields"] = fields
-        api.store.put(rt.resource, ns, name, obj, "MODIFIED")
-        return api.present(rt, obj, version)
+    mod = _optional("patch")
+    if mod is not None and hasattr(mod, "server_side_apply"):
+        live = copy.deepcopy(created)
+        live.setdefault("metadata", {}).pop("managedFields", None)
+        out = mod.server_side_apply(
+            None,
+            patch,
+            manager,
+            now=api_mod.format_time(api.clock()),
+            api_version=str(patch.get("apiVersion") or rt.api_version),
+            node=node_for(api, rt, created),
+            status_subresource="status" in rt.subresources,
+        )
+        return list((out.get("metadata") or {}).get("managedFields") or [])
+    tmp: Obj = {"metadata": {}}
+    _record_apply(rt, tmp, patch, manager, "")
+    return list(tmp["metadata"]["managedFields"])
 
 
 # ---- create-only review kinds -------------------------------------------------------------------------------------
@@ -310,16 +363,11 @@ def review(api: Api, rt: ResourceType, obj: Obj, namespace: str | None, user: st
         ident = auth.Identity(
             str(spec.get("user") or ""), tuple(spec.get("groups") or ()), str(spec.get("uid") or "")
         )
-    attrs = spec.get("resourceAttributes")
-    non_res = spec.get("nonResourceAttributes")
-    if rt.resource == "localsubjectaccessreviews.authorization.k8s.io" and isinstance(attrs, dict):
-        attrs["namespace"] = namespace or attrs.get("namespace", "")
-    allowed, reason = auth.review(api, ident, attrs, non_res)
-    obj["status"] = {"allowed": allowed}
-    if reason:
-        obj["status"]["reason"] = reason
-    if not allowed:
-        obj["status"]["denied"] = False
+    if rt.resource == "localsubjectaccessreviews.authorization.k8s.io":
+        attrs = spec.get("resourceAttributes")
+        if isinstance(attrs, dict):
+            attrs["namespace"] = namespace or attrs.get("namespace", "")
+    obj["status"] = auth.review(api, ident, spec)
     return obj
 
 

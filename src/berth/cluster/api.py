@@ -76,7 +76,12 @@ def _loads(text: str) -> Obj:
 
 
 def _copy(obj: Obj) -> Obj:
-    return copy.deepcopy(obj)
+    """A deep copy of a JSON object (a JSON round trip is several times faster than ``copy.deepcopy``)."""
+    try:
+        out: Obj = json.loads(json.dumps(obj))
+    except (TypeError, ValueError):
+        return copy.deepcopy(obj)
+    return out
 
 
 @dataclass(frozen=True)
@@ -833,7 +838,7 @@ class Api:
     ) -> None:
         from berth.cluster import admission
 
-        admission.track_update(rt, old, new, manager, subresource, format_time(self.clock()))
+        admission.track_update(self, rt, old, new, manager, subresource, format_time(self.clock()))
 
     # ---- create --------------------------------------------------------------------------------------------
 
@@ -847,6 +852,7 @@ class Api:
         dry_run: bool = False,
         manager: str | None = None,
         version: str | None = None,
+        apply_patch: Obj | None = None,
     ) -> Obj:
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a JSON object")
@@ -888,7 +894,14 @@ class Api:
             self._prepare_create(rt, obj)
             self._validate(rt, obj, None)
             meta.pop("managedFields", None)
-            self._managed_update(rt, None, obj, self._manager(manager, user), "")
+            if apply_patch is not None:
+                from berth.cluster import admission
+
+                meta["managedFields"] = admission.apply_fields_for_create(
+                    self, rt, obj, apply_patch, manager or ""
+                )
+            else:
+                self._managed_update(rt, None, obj, self._manager(manager, user), "")
             if dry_run:
                 return self.present(rt, obj, version)
             self.store.put(rt.resource, ns, name, obj, "ADDED")
@@ -1335,19 +1348,28 @@ class Api:
                             f"the name of the object ({pm['name']}) does not match the name on the URL ({name})"
                         )
                     pm["name"] = name
+                    obj.pop("status", None) if "status" in rt.subresources else None
+                    (obj.get("metadata") or {}).pop("managedFields", None)
                     created = self.do_create(
-                        rt, obj, namespace, user=user, dry_run=dry_run, manager=None, version=version
+                        rt,
+                        obj,
+                        namespace,
+                        user=user,
+                        dry_run=dry_run,
+                        manager=manager,
+                        version=version,
+                        apply_patch=patch,
                     )
-                    return admission.apply_created(
-                        self, rt, created, patch, manager or "", dry_run, version
-                    ), True
+                    return created, True
                 raise E.not_found(rt.plural, rt.group, name)
             cur = _loads(entry[1])
             if subresource == "scale":
                 if "scale" not in rt.subresources:
                     raise E.path_not_found()
                 view = self.scale_of(rt, cur)
-                patched_view = admission.patch_object(rt, view, patch, patch_type, manager, force, scale=True)
+                patched_view = admission.patch_object(
+                    self, rt, view, patch, patch_type, manager, force, scale=True
+                )
                 return (
                     self._update_scale(
                         rt, patched_view, namespace, name, user=user, dry_run=dry_run, manager=manager
@@ -1360,7 +1382,7 @@ class Api:
                 raise E.path_not_found()
             base = _copy(cur)
             new = admission.patch_object(
-                rt, base, patch, patch_type, manager, force, subresource=subresource or ""
+                self, rt, base, patch, patch_type, manager, force, subresource=subresource or ""
             )
             if not isinstance(new, dict):
                 raise E.bad_request("the patch did not produce an object")

@@ -15,14 +15,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import importlib
 import json
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from berth.cluster import errors as E
+from berth.cluster import rbac
 from berth.kube.objects import Obj
 
 if TYPE_CHECKING:
@@ -230,12 +231,8 @@ def token_review(api: Api, review: Obj) -> Obj:
 
 # ---- authorization -------------------------------------------------------------------------------------------------
 
-
-def _rbac() -> Any:
-    try:
-        return importlib.import_module("berth.cluster.rbac")
-    except ImportError:
-        return None
+_AUTHZ_CACHE: dict[int, tuple[int, rbac.Authorizer]] = {}
+_AUTHZ_LOCK = threading.Lock()
 
 
 def _objects(api: Api, resource: str) -> list[Obj]:
@@ -243,126 +240,59 @@ def _objects(api: Api, resource: str) -> list[Obj]:
     return [json.loads(text) for _ns, _n, (_rv, text) in items]
 
 
-def policy(api: Api) -> dict[str, list[Obj]]:
-    """The RBAC objects the authorizer evaluates."""
-    return {
-        "roles": _objects(api, "roles.rbac.authorization.k8s.io"),
-        "clusterroles": _objects(api, "clusterroles.rbac.authorization.k8s.io"),
-        "rolebindings": _objects(api, "rolebindings.rbac.authorization.k8s.io"),
-        "clusterrolebindings": _objects(api, "clusterrolebindings.rbac.authorization.k8s.io"),
-    }
+def authorizer(api: Api) -> rbac.Authorizer:
+    """An RBAC authorizer over the current Roles/ClusterRoles/bindings (rebuilt when the store has changed)."""
+    rev = api.store.revision
+    with _AUTHZ_LOCK:
+        hit = _AUTHZ_CACHE.get(id(api))
+        if hit is not None and hit[0] == rev:
+            return hit[1]
+    built = rbac.Authorizer(
+        roles=_objects(api, "roles.rbac.authorization.k8s.io"),
+        cluster_roles=_objects(api, "clusterroles.rbac.authorization.k8s.io"),
+        role_bindings=_objects(api, "rolebindings.rbac.authorization.k8s.io"),
+        cluster_role_bindings=_objects(api, "clusterrolebindings.rbac.authorization.k8s.io"),
+    )
+    with _AUTHZ_LOCK:
+        _AUTHZ_CACHE[id(api)] = (rev, built)
+    return built
 
 
-def review(
-    api: Api, ident: Identity, attrs: dict[str, Any] | None, non_res: dict[str, Any] | None
-) -> tuple[bool, str]:
-    """(allowed, reason) for an access review's attributes."""
-    if ident.is_admin:
-        return True, ""
-    mod = _rbac()
-    if mod is None or not hasattr(mod, "review"):
-        return True, "RBAC engine not available; allowing"
-    allowed, reason = mod.review(policy(api), ident, attrs, non_res)
-    return bool(allowed), str(reason or "")
+def review(api: Api, ident: Identity, spec: dict[str, Any]) -> dict[str, Any]:
+    """The ``status`` of an access review for ``ident`` and the review's ``spec``."""
+    return authorizer(api).access_review(ident.name, list(ident.groups), spec)
 
 
 def authorize(api: Api, ident: Identity, attrs: dict[str, Any]) -> None:
-    """Raise 403 Forbidden (upstream wording) unless ``ident`` may perform ``attrs`` (a resourceAttributes dict,
-    or ``{"path": ..., "verb": ...}`` for non-resource URLs)."""
+    """Raise 403 Forbidden (upstream wording) unless ``ident`` may do ``attrs``: a resource request
+    (verb, group, resource, subresource, namespace, name) or, with ``path``, a non-resource URL."""
     if ident.is_admin:
         return
-    mod = _rbac()
-    if mod is None or not hasattr(mod, "authorize"):
+    az = authorizer(api)
+    if "path" in attrs:
+        verb, path = str(attrs.get("verb") or "get"), str(attrs["path"])
+        decision = az.allowed_non_resource(ident.name, list(ident.groups), verb, path)
+        if not decision.allowed:
+            raise rbac.forbidden_non_resource_error(ident.name, verb, path, decision.reason)
         return
-    mod.authorize(policy(api), ident, attrs)
+    args = [
+        str(attrs.get(k) or "") for k in ("verb", "group", "resource", "subresource", "namespace", "name")
+    ]
+    decision = az.allowed(ident.name, list(ident.groups), *args)
+    if not decision.allowed:
+        verb, group, resource, sub, ns, name = args
+        raise rbac.forbidden_error(ident.name, verb, resource, group, sub, ns, name, decision.reason)
 
 
 def rules_for(api: Api, ident: Identity, namespace: str) -> dict[str, Any]:
     """``SelfSubjectRulesReview.status`` for ``ident`` in ``namespace``."""
-    if ident.is_admin:
-        return {
-            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-            "incomplete": False,
-        }
-    mod = _rbac()
-    if mod is None or not hasattr(mod, "rules_for"):
-        return {"resourceRules": [], "nonResourceRules": [], "incomplete": True}
-    out: dict[str, Any] = mod.rules_for(policy(api), ident, namespace)
-    return out
-
-
-# ---- bootstrap policy ---------------------------------------------------------------------------------------------
-
-_READ = ["get", "list", "watch"]
-_WRITE = ["create", "delete", "deletecollection", "patch", "update"]
-
-
-def _cr(name: str, rules: list[dict[str, Any]], labels: dict[str, str] | None = None) -> Obj:
-    meta: dict[str, Any] = {
-        "name": name,
-        "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
-        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
-    }
-    return {"metadata": meta, "rules": rules}
-
-
-def _crb(name: str, role: str, groups: list[str]) -> Obj:
-    return {
-        "metadata": {
-            "name": name,
-            "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
-        },
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in groups],
-    }
+    return authorizer(api).rules_review(ident.name, list(ident.groups), namespace)
 
 
 def bootstrap_policy() -> list[tuple[str, Obj]]:
-    """The cluster roles and bindings a fresh cluster has (a subset of kube-apiserver's bootstrap policy)."""
-    crs = "clusterroles.rbac.authorization.k8s.io"
-    crbs = "clusterrolebindings.rbac.authorization.k8s.io"
-    workloads = [
-        {"apiGroups": [""], "resources": ["pods", "services", "configmaps", "secrets", "serviceaccounts",
-                                          "persistentvolumeclaims", "replicationcontrollers", "endpoints",
-                                          "events"], "verbs": _READ + _WRITE},
-        {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets", "daemonsets",
-                                              "deployments/scale", "replicasets/scale", "statefulsets/scale"],
-         "verbs": _READ + _WRITE},
-        {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": _READ + _WRITE},
-        {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "networkpolicies"], "verbs": _READ + _WRITE},
-        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": _READ + _WRITE},
-        {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": _READ + _WRITE},
-        {"apiGroups": [""], "resources": ["pods/log", "pods/status", "namespaces"], "verbs": _READ},
-    ]  # fmt: skip
-    view = [
-        {"apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy", "autoscaling"], "resources": [
-            "pods", "services", "configmaps", "serviceaccounts", "persistentvolumeclaims", "replicationcontrollers",
-            "endpoints", "events", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs",
-            "ingresses", "networkpolicies", "poddisruptionbudgets", "horizontalpodautoscalers", "pods/log",
-            "namespaces"], "verbs": _READ},
-    ]  # fmt: skip
-    return [
-        (crs, _cr("cluster-admin", [
-            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-            {"nonResourceURLs": ["*"], "verbs": ["*"]}])),
-        (crs, _cr("admin", [*workloads,
-                            {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
-                             "verbs": _READ + _WRITE}])),
-        (crs, _cr("edit", workloads, {"rbac.authorization.k8s.io/aggregate-to-admin": "true"})),
-        (crs, _cr("view", view, {"rbac.authorization.k8s.io/aggregate-to-edit": "true"})),
-        (crs, _cr("system:discovery", [{"nonResourceURLs": [
-            "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
-            "/version", "/version/"], "verbs": ["get"]}])),
-        (crs, _cr("system:basic-user", [{"apiGroups": ["authorization.k8s.io"], "resources": [
-            "selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
-            {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]}])),
-        (crs, _cr("system:public-info-viewer", [{"nonResourceURLs": [
-            "/healthz", "/livez", "/readyz", "/version", "/version/"], "verbs": ["get"]}])),
-        (crbs, _crb("cluster-admin", "cluster-admin", [MASTERS])),
-        (crbs, _crb("system:discovery", "system:discovery", [AUTHENTICATED])),
-        (crbs, _crb("system:basic-user", "system:basic-user", [AUTHENTICATED])),
-        (crbs, _crb("system:public-info-viewer", "system:public-info-viewer", [AUTHENTICATED,
-                                                                               "system:unauthenticated"])),
-    ]  # fmt: skip
+    """The cluster roles and bindings a fresh cluster has (``rbac.bootstrap_policy``), keyed by resource."""
+    out: list[tuple[str, Obj]] = []
+    for obj in rbac.bootstrap_policy():
+        plural = "clusterroles" if obj.get("kind") == "ClusterRole" else "clusterrolebindings"
+        out.append((f"{plural}.rbac.authorization.k8s.io", obj))
+    return out

@@ -1,18 +1,312 @@
-"""``berth cluster``: command-line surface of the cluster part."""
+"""``berth cluster up|down|status`` and ``berth bench cluster``.
+
+``up`` runs the embedded cluster in the foreground (Ctrl-C or ``down`` stops it) or, with ``--detach``, in a
+background process whose output goes to ``DIR/server.log``. ``down`` signals the process recorded in
+``DIR/server.json``; ``status`` reports url, pid, readiness and object counts (read straight from the store, which
+SQLite's WAL lets another process read while the server writes).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
 import click
 
-from berth.kube.errors import NotImplementedYet
+from berth.kube.errors import BerthError, InputError
+
+DEFAULT_DATA = "./.berth/cluster"
+
+
+def _labels(values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for v in values:
+        key, sep, val = v.partition("=")
+        if not sep or not key:
+            raise InputError(f"expected k=v, got {v!r}", "--node-label")
+        out[key] = val
+    return out
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _remembered_port(data: Path) -> int:
+    try:
+        port = int((data / "port").read_text().strip())
+    except (OSError, ValueError):
+        return 0
+    return port if _free(port) else 0
+
+
+def _server_info(data: Path) -> dict[str, Any] | None:
+    try:
+        info: dict[str, Any] = json.loads((data / "server.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return info
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _ready(data: Path, url: str, timeout: float = 2.0) -> bool:
+    ctx: ssl.SSLContext | None = None
+    ca = data / "pki" / "ca.crt"
+    if url.startswith("https"):
+        ctx = ssl.create_default_context(cafile=str(ca)) if ca.is_file() else ssl._create_unverified_context()
+    try:
+        with urllib.request.urlopen(f"{url}/readyz", timeout=timeout, context=ctx) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _counts(data: Path) -> dict[str, int]:
+    db = data / "store.db"
+    if not db.is_file():
+        return {}
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
+        try:
+            rows = con.execute(
+                "SELECT resource, COUNT(*) FROM objects GROUP BY resource ORDER BY resource"
+            ).fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise BerthError(f"{db}: cannot read the store ({exc})") from exc
+    return {str(r): int(n) for r, n in rows}
 
 
 @click.group("cluster")
 def group() -> None:
-    """berth cluster commands."""
+    """Run the embedded, kubectl-compatible Kubernetes API server with simulated nodes."""
+
+
+@group.command("up")
+@click.option(
+    "--data", "data", default=DEFAULT_DATA, show_default=True, help="Data directory (store, kubeconfig)."
+)
+@click.option(
+    "--port", type=int, default=None, help="Port on 127.0.0.1 (default: last port used, else a free one)."
+)
+@click.option("--nodes", type=int, default=1, show_default=True, help="Simulated nodes to create.")
+@click.option("--node-cpu", default="8", show_default=True)
+@click.option("--node-memory", default="32Gi", show_default=True)
+@click.option("--node-pods", default="110", show_default=True)
+@click.option(
+    "--node-label", "node_labels", multiple=True, help="Label for every simulated node (k=v), repeatable."
+)
+@click.option("--detach", is_flag=True, help="Run in the background; output goes to DIR/server.log.")
+def up(
+    data: str,
+    port: int | None,
+    nodes: int,
+    node_cpu: str,
+    node_memory: str,
+    node_pods: str,
+    node_labels: tuple[str, ...],
+    detach: bool,
+) -> None:
+    """Start the embedded cluster and write DIR/kubeconfig."""
+    from berth.cluster import Cluster, ClusterOptions
+
+    data_dir = Path(data).resolve()
+    labels = _labels(node_labels)
+    if nodes < 0:
+        raise InputError("must be >= 0", "--nodes")
+    info = _server_info(data_dir)
+    if info and _alive(int(info.get("pid", 0))):
+        raise BerthError(
+            f"a cluster is already running from {data_dir} (pid {info['pid']}, {info.get('url')}); "
+            f"use it via KUBECONFIG={data_dir / 'kubeconfig'} or stop it with `berth cluster down --data {data}`"
+        )
+    if detach:
+        _detach(data_dir, port, nodes, node_cpu, node_memory, node_pods, node_labels)
+        return
+    chosen = port if port is not None else _remembered_port(data_dir)
+    t0 = time.monotonic()
+    opts = ClusterOptions(
+        data_dir=data_dir,
+        port=chosen,
+        nodes=nodes,
+        node_cpu=node_cpu,
+        node_memory=node_memory,
+        node_pods=node_pods,
+        node_labels=labels,
+    )
+    cluster = Cluster(opts).start()
+    stop = threading.Event()
+
+    def _on_signal(_signum: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    with contextlib.suppress(OSError):
+        (data_dir / "port").write_text(f"{cluster.port}\n")
+    elapsed = time.monotonic() - t0
+    click.echo(
+        f"berth cluster ready at {cluster.url} in {elapsed:.2f}s (data: {data_dir}, pid {os.getpid()})"
+    )
+    click.echo(f"  export KUBECONFIG={cluster.kubeconfig}")
+    click.echo("  kubectl get nodes")
+    click.echo(f"  stop with Ctrl-C or `berth cluster down --data {data}`")
+    sys.stdout.flush()
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        cluster.stop()
+        click.echo("berth cluster stopped")
+
+
+def _detach(
+    data_dir: Path,
+    port: int | None,
+    nodes: int,
+    node_cpu: str,
+    node_memory: str,
+    node_pods: str,
+    node_labels: tuple[str, ...],
+) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    args = [
+        sys.executable,
+        "-c",
+        "import sys; from berth.cli import main; sys.exit(main(sys.argv[1:]))",
+        "cluster",
+        "up",
+        "--data",
+        str(data_dir),
+        "--nodes",
+        str(nodes),
+        "--node-cpu",
+        node_cpu,
+        "--node-memory",
+        node_memory,
+        "--node-pods",
+        node_pods,
+    ]
+    if port is not None:
+        args += ["--port", str(port)]
+    for label in node_labels:
+        args += ["--node-label", label]
+    with contextlib.suppress(OSError):
+        (data_dir / "server.json").unlink()
+    log = open(data_dir / "server.log", "ab")  # noqa: SIM115 - handed to the child
+    proc = subprocess.Popen(
+        args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    )
+    log.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        info = _server_info(data_dir)
+        if info and int(info.get("pid", 0)) == proc.pid and _ready(data_dir, str(info["url"])):
+            click.echo(
+                f"berth cluster ready at {info['url']} (pid {proc.pid}, log {data_dir / 'server.log'})"
+            )
+            click.echo(f"  export KUBECONFIG={data_dir / 'kubeconfig'}")
+            return
+        if proc.poll() is not None:
+            tail = (data_dir / "server.log").read_text(errors="replace").strip().splitlines()[-5:]
+            raise BerthError("the cluster exited during start-up:\n  " + "\n  ".join(tail))
+        time.sleep(0.05)
+    raise BerthError(f"the cluster did not become ready within 30s; see {data_dir / 'server.log'}")
+
+
+@group.command("down")
+@click.option("--data", "data", default=DEFAULT_DATA, show_default=True)
+def down(data: str) -> None:
+    """Stop the cluster running from DIR."""
+    data_dir = Path(data).resolve()
+    info = _server_info(data_dir)
+    if not info or not _alive(int(info.get("pid", 0))):
+        click.echo(f"no cluster is running from {data_dir}")
+        return
+    pid = int(info["pid"])
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(pid) and (data_dir / "server.json").exists():
+        time.sleep(0.05)
+    if _alive(pid) and (data_dir / "server.json").exists():
+        os.kill(pid, signal.SIGKILL)
+    click.echo(f"stopped the cluster from {data_dir} (pid {pid})")
+
+
+@group.command("status")
+@click.option("--data", "data", default=DEFAULT_DATA, show_default=True)
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def status(data: str, output: str) -> None:
+    """Show url, pid, readiness and object counts of the cluster in DIR."""
+    data_dir = Path(data).resolve()
+    info = _server_info(data_dir) or {}
+    pid = int(info.get("pid", 0) or 0)
+    running = bool(pid) and _alive(pid)
+    url = str(info.get("url", "")) if running else ""
+    ready = running and _ready(data_dir, url)
+    counts = _counts(data_dir)
+    report = {
+        "data": str(data_dir),
+        "url": url,
+        "pid": pid if running else None,
+        "running": running,
+        "ready": ready,
+        "kubeconfig": str(data_dir / "kubeconfig"),
+        "objects": counts,
+    }
+    if output == "json":
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"data:    {data_dir}")
+    click.echo(f"running: {'yes' if running else 'no'}" + (f" (pid {pid}, {url})" if running else ""))
+    click.echo(f"ready:   {'yes' if ready else 'no'}")
+    total = sum(counts.values())
+    click.echo(f"objects: {total}")
+    for res, n in counts.items():
+        click.echo(f"  {res}: {n}")
 
 
 @click.command("cluster")
-def bench() -> None:
-    """Benchmark the cluster part."""
-    raise NotImplementedYet("berth bench cluster")
+@click.option("--pods", type=int, default=10_000, show_default=True, help="Pods for the memory figure.")
+@click.option(
+    "--creates", type=int, default=2_000, show_default=True, help="Objects created for the rate figure."
+)
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def bench(pods: int, creates: int, output: str) -> None:
+    """Start-up time, creates/s through the official client, watch latency, memory with many pods."""
+    from berth.cluster import bench as bench_mod
+
+    figures = bench_mod.run(pods=pods, creates=creates)
+    if output == "json":
+        click.echo(json.dumps(figures, indent=2))
+        return
+    for line in bench_mod.describe(figures):
+        click.echo(line)

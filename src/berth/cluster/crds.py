@@ -252,13 +252,18 @@ def prepare_custom(api: Api, rt: ResourceType, obj: Obj, old: Obj | None) -> Non
     version = str(obj.get("apiVersion", "")).rpartition("/")[2] or rt.version
     ver = version_of(crd, version) or version_of(crd, rt.version)
     schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
-    _apply_defaults(schema, obj)
     try:
         mod = importlib.import_module("berth.cluster.validation")
     except ImportError:
+        _apply_defaults(schema, obj)
         return
-    if hasattr(mod, "validate_custom"):
-        mod.validate_custom(rt, schema, obj, old)
+    stored, problems = mod.admit_custom_resource(obj, schema)
+    if old is not None:
+        problems = [p for p in problems if not str(getattr(p, "field", "")).startswith("metadata.name")]
+    if problems:
+        raise E.invalid(rt.kind, str((obj.get("metadata") or {}).get("name") or ""), problems, rt.group)
+    obj.clear()
+    obj.update(stored)
 
 
 def _get_path(obj: Obj, path: str) -> Any:

@@ -1,0 +1,206 @@
+"""The embedded cluster as one object: store, API, HTTPS server, audit log and controllers, started and stopped together.
+
+Re-exported as ``berth.cluster.Cluster``: starts the server in-process (tests, ``berth cluster up``, the demo) on
+127.0.0.1, backed by a data directory (SQLite store, audit log, kubeconfig) or by memory, and starts the simulated
+controllers. Everything else in this package is internal.
+
+Data directory layout::
+
+    DIR/store.db      objects + event log (SQLite, WAL)      DIR/audit.jsonl   one line per request
+    DIR/kubeconfig    admin credentials for kubectl/clients  DIR/server.json   url and pid while running
+    DIR/lock          held (flock) by the running server
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib
+import json
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from berth.cluster import auth, tls
+from berth.cluster.api import Api
+from berth.cluster.audit import AuditLog
+from berth.cluster.server import ApiServer
+from berth.cluster.store import Store, StoreError, open_store
+from berth.kube import kubeconfig
+from berth.kube.errors import BerthError
+
+__all__ = ["Cluster", "ClusterError", "ClusterOptions"]
+
+log = logging.getLogger(__name__)
+
+
+class ClusterError(BerthError):
+    """The cluster cannot start (data directory locked or corrupted, port taken)."""
+
+
+@dataclass
+class ClusterOptions:
+    """How to run the embedded cluster. ``controllers`` is passed to ``controllers.start`` (None = defaults)."""
+
+    data_dir: str | os.PathLike[str] | None = None
+    port: int = 0
+    nodes: int = 0
+    node_cpu: str = "8"
+    node_memory: str = "32Gi"
+    node_pods: str = "110"
+    node_labels: dict[str, str] = field(default_factory=dict)
+    run_controllers: bool = True
+    controller_overrides: dict[str, Any] = field(default_factory=dict)
+    retain: int = 10_000
+    audit: bool = True
+
+
+class Cluster:
+    """An embedded cluster: ``with Cluster(ClusterOptions(data_dir=d)) as c: ... c.kubeconfig ...``."""
+
+    def __init__(self, options: ClusterOptions | None = None) -> None:
+        self.options = options or ClusterOptions()
+        self.data_dir = Path(self.options.data_dir) if self.options.data_dir is not None else None
+        self.store: Store | None = None
+        self.api: Api | None = None
+        self.server: ApiServer | None = None
+        self.controllers: Any = None
+        self._thread: threading.Thread | None = None
+        self._lock_fh: IO[str] | None = None
+        self._audit: AuditLog | None = None
+        self.pki: tls.Pki | None = None
+
+    # ---- lifecycle -----------------------------------------------------------------------------------------
+
+    def start(self) -> Cluster:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        opts = self.options
+        if self.data_dir is not None:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self._lock_fh = open(self.data_dir / "lock", "a+", encoding="utf-8")  # noqa: SIM115 - held while running
+            try:
+                fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                self._lock_fh.close()
+                self._lock_fh = None
+                raise ClusterError(
+                    f"{self.data_dir} is locked by another running cluster; stop it with "
+                    f"`berth cluster down --data {self.data_dir}` or use another --data directory"
+                ) from exc
+            try:
+                self.store = open_store(self.data_dir, retain=opts.retain)
+            except StoreError as exc:
+                raise ClusterError(str(exc)) from exc
+            self._audit = AuditLog(self.data_dir / "audit.jsonl" if opts.audit else None)
+        else:
+            self.store = Store(retain=opts.retain)
+            self._audit = AuditLog(None)
+        audit = self._audit
+        self.api = Api(self.store, audit=audit.record if opts.audit and self.data_dir is not None else None)
+        self.pki = tls.load_or_generate(self.data_dir / "pki" if self.data_dir is not None else None)
+        try:
+            self.server = ApiServer(self.api, opts.port, audit, self.pki.server_context())
+        except OSError as exc:
+            raise ClusterError(f"cannot listen on 127.0.0.1:{opts.port}: {exc.strerror or exc}") from exc
+        self._thread = threading.Thread(
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="berth-apiserver",
+            daemon=True,
+        )
+        self._thread.start()
+        if self.data_dir is not None:
+            kubeconfig.write(self.data_dir / "kubeconfig", self.url, self.token, ca_pem=self.pki.ca_pem())
+            info = {"url": self.url, "port": self.port, "pid": os.getpid()}
+            (self.data_dir / "server.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
+        if opts.run_controllers:
+            self.controllers = _start_controllers(self.api, opts)
+        self.server.ready.set()
+
+    def stop(self) -> None:
+        if self.controllers is not None:
+            with contextlib.suppress(Exception):
+                self.controllers.stop()
+            self.controllers = None
+        if self.server is not None:
+            self.server.stopping.set()
+            if self._thread is not None:
+                self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        if self._audit is not None:
+            self._audit.close()
+            self._audit = None
+        if self.data_dir is not None:
+            with contextlib.suppress(OSError):
+                (self.data_dir / "server.json").unlink()
+        if self._lock_fh is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_UN)
+            self._lock_fh.close()
+            self._lock_fh = None
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- facts ---------------------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None, "cluster not started"
+        return self.server.port
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None, "cluster not started"
+        return self.server.url
+
+    @property
+    def token(self) -> str:
+        assert self.api is not None, "cluster not started"
+        return auth.admin_token(self.api)
+
+    @property
+    def kubeconfig(self) -> Path:
+        """Path of the kubeconfig (written into a data directory; in-memory clusters need :meth:`write_kubeconfig`)."""
+        if self.data_dir is None:
+            raise ClusterError("an in-memory cluster has no data directory; use write_kubeconfig(path)")
+        return self.data_dir / "kubeconfig"
+
+    def write_kubeconfig(self, path: str | os.PathLike[str]) -> Path:
+        assert self.pki is not None, "cluster not started"
+        return kubeconfig.write(path, self.url, self.token, ca_pem=self.pki.ca_pem())
+
+
+def _start_controllers(api: Api, opts: ClusterOptions) -> Any:
+    """Start the simulated controllers if that package is present (it is optional while it is being built)."""
+    try:
+        mod = importlib.import_module("berth.cluster.controllers")
+    except ImportError:
+        log.warning("berth.cluster.controllers is not available; running without simulated controllers")
+        return None
+    options = mod.ControllerOptions(
+        nodes=opts.nodes,
+        node_cpu=opts.node_cpu,
+        node_memory=opts.node_memory,
+        node_pods=opts.node_pods,
+        node_labels=dict(opts.node_labels),
+        **opts.controller_overrides,
+    )
+    return mod.start(api, options)

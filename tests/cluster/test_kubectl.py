@@ -1,0 +1,164 @@
+"""The real kubectl 1.35 against the embedded cluster: the commands users and installers run."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from berth.cluster import Cluster
+
+from .conftest import Kubectl
+
+DEPLOYMENT = textwrap.dedent(
+    """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web, labels: {app: web}}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          containers:
+          - {name: main, image: "nginx:1.27", ports: [{containerPort: 80}]}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: cfg}
+    data: {a: "1"}
+    """
+)
+
+CRD = textwrap.dedent(
+    """\
+    apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata: {name: widgets.example.com}
+    spec:
+      group: example.com
+      scope: Namespaced
+      names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
+      versions:
+      - name: v1
+        served: true
+        storage: true
+        additionalPrinterColumns:
+        - {name: Size, type: integer, jsonPath: .spec.size}
+        schema:
+          openAPIV3Schema:
+            type: object
+            properties:
+              spec:
+                type: object
+                properties:
+                  size: {type: integer, default: 3}
+    """
+)
+
+
+def test_version_and_get_namespaces(kubectl: Kubectl) -> None:
+    assert "Server Version: v1.35.0" in kubectl.ok("version")
+    out = kubectl.ok("get", "ns")
+    assert out.split()[:3] == ["NAME", "STATUS", "AGE"] or out.split()[:2] == ["NAME", "AGE"]
+    assert "kube-system" in out
+
+
+def test_apply_client_side_is_idempotent_then_configures(kubectl: Kubectl, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "app.yaml"
+    f.write_text(DEPLOYMENT)
+    assert "deployment.apps/web created" in kubectl.ok("apply", "-f", str(f))
+    assert "deployment.apps/web unchanged" in kubectl.ok("apply", "-f", str(f))
+    f.write_text(DEPLOYMENT.replace("replicas: 2", "replicas: 3"))
+    assert "deployment.apps/web configured" in kubectl.ok("apply", "-f", str(f))
+    dep = json.loads(kubectl.ok("get", "deploy", "web", "-o", "json"))
+    assert dep["spec"]["replicas"] == 3 and dep["metadata"]["generation"] == 2
+    assert "kubectl.kubernetes.io/last-applied-configuration" in dep["metadata"]["annotations"]
+
+
+def test_server_side_apply_conflicts_after_a_patch_unless_forced(kubectl: Kubectl, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "cm.yaml"
+    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\ndata: {a: one}\n")
+    assert "serverside-applied" in kubectl.ok("apply", "--server-side", "-f", str(f))
+    kubectl.ok("patch", "configmap", "ssa", "--type=merge", "-p", '{"data":{"a":"two"}}')
+    proc = kubectl.run("apply", "--server-side", "-f", str(f))
+    assert proc.returncode != 0 and "conflict" in proc.stderr.lower() and ".data.a" in proc.stderr
+    kubectl.ok("apply", "--server-side", "--force-conflicts", "-f", str(f))
+    cm = json.loads(kubectl.ok("get", "cm", "ssa", "-o", "json", "--show-managed-fields"))
+    assert cm["data"]["a"] == "one"
+    managers = {(m["manager"], m["operation"]) for m in cm["metadata"]["managedFields"]}
+    assert ("kubectl", "Apply") in managers
+
+
+def test_get_output_formats(kubectl: Kubectl, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "app.yaml"
+    f.write_text(DEPLOYMENT)
+    kubectl.ok("apply", "-f", str(f))
+    assert "web" in kubectl.ok("get", "deploy", "-o", "wide")
+    assert "kind: ConfigMap" in kubectl.ok("get", "cm", "cfg", "-o", "yaml")
+    listed = json.loads(kubectl.ok("get", "cm", "-o", "json"))
+    assert listed["kind"] == "List" and any(i["metadata"]["name"] == "cfg" for i in listed["items"])
+    assert kubectl.ok("get", "cm", "cfg", "-o", "name").strip() == "configmap/cfg"
+    assert kubectl.ok("get", "cm", "--chunk-size=1", "-o", "name").count("configmap/") == 1
+
+
+def test_crd_established_and_custom_objects_served(kubectl: Kubectl) -> None:
+    kubectl.ok("apply", "-f", "-", input=CRD)
+    assert "condition met" in kubectl.ok(
+        "wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=10s"
+    )
+    kubectl.ok(
+        "apply", "-f", "-", input="apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {}\n"
+    )
+    assert "w1" in kubectl.ok("get", "wd")
+    w = json.loads(kubectl.ok("get", "widget", "w1", "-o", "json"))
+    assert w["spec"] == {"size": 3}
+    kubectl.ok("delete", "crd", "widgets.example.com", timeout=30)
+
+
+def test_delete_waits_for_removal_and_wait_for_delete(kubectl: Kubectl) -> None:
+    kubectl.ok("create", "configmap", "gone", "--from-literal=a=b")
+    assert 'configmap "gone" deleted' in kubectl.ok("delete", "configmap", "gone", timeout=20)
+    kubectl.ok("wait", "--for=delete", "configmap/gone", "--timeout=5s")
+    kubectl.ok("create", "configmap", "stays")
+    proc = kubectl.run("wait", "--for=delete", "configmap/stays", "--timeout=1s")
+    assert proc.returncode != 0 and "timed out" in proc.stderr
+
+
+def test_create_kinds_sent_as_protobuf(kubectl: Kubectl) -> None:
+    kubectl.ok("create", "namespace", "team")
+    kubectl.ok("create", "secret", "generic", "s", "-n", "team", "--from-literal=password=hunter2")
+    kubectl.ok("create", "configmap", "c", "-n", "team", "--from-literal=k=v")
+    secret = json.loads(kubectl.ok("get", "secret", "s", "-n", "team", "-o", "json"))
+    assert secret["data"]["password"] == "aHVudGVyMg=="
+
+
+def test_create_token_and_auth_can_i(kubectl: Kubectl, cluster: Cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert kubectl.ok("auth", "can-i", "create", "pods").strip() == "yes"
+    kubectl.ok("create", "serviceaccount", "bot")
+    token = kubectl.ok("create", "token", "bot").strip()
+    assert token.count(".") == 2
+    whoami = json.loads(kubectl.ok("auth", "whoami", "-o", "json", "--token", token))
+    assert whoami["status"]["userInfo"]["username"] == "system:serviceaccount:default:bot"
+
+
+def test_scale_label_and_replace_conflict(kubectl: Kubectl, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "app.yaml"
+    f.write_text(DEPLOYMENT)
+    kubectl.ok("apply", "-f", str(f))
+    kubectl.ok("scale", "deploy/web", "--replicas=5")
+    kubectl.ok("label", "deploy/web", "tier=front")
+    dep = json.loads(kubectl.ok("get", "deploy", "web", "-o", "json"))
+    assert dep["spec"]["replicas"] == 5 and dep["metadata"]["labels"]["tier"] == "front"
+    stale = dict(dep)
+    stale["metadata"] = {**dep["metadata"], "resourceVersion": "1"}
+    proc = kubectl.run("replace", "-f", "-", input=json.dumps(stale))
+    assert proc.returncode != 0 and "the object has been modified" in proc.stderr
+
+
+@pytest.mark.parametrize("dry_run", ["server"], ids=["server-dry-run"])
+def test_server_dry_run_stores_nothing(kubectl: Kubectl, dry_run: str) -> None:
+    kubectl.ok("create", "configmap", "dry", f"--dry-run={dry_run}")
+    assert kubectl.run("get", "configmap", "dry").returncode != 0

@@ -1,0 +1,210 @@
+"""The HTTP surface, spoken raw: auth, discovery, OpenAPI, errors as Status, watch framing, audit lines."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from berth.cluster import Cluster
+from berth.cluster import discovery as D
+
+
+class Http:
+    def __init__(self, cluster: Cluster) -> None:
+        assert cluster.pki is not None
+        self.ctx = ssl.create_default_context(cafile=str(cluster.pki.ca_cert))
+        self.port = cluster.port
+        self.token = cluster.token
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        auth: bool = True,
+    ) -> tuple[int, dict[str, str], bytes]:
+        conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=10)
+        hdrs = dict(headers or {})
+        if auth:
+            hdrs["Authorization"] = f"Bearer {self.token}"
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        out = resp.read()
+        conn.close()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, out
+
+    def json(self, method: str, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
+        code, _h, out = self.request(method, path, body, **kw)
+        return code, json.loads(out) if out else None
+
+    def stream(self, path: str) -> Iterator[dict[str, Any]]:
+        conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=10)
+        conn.request("GET", path, headers={"Authorization": f"Bearer {self.token}"})
+        resp = conn.getresponse()
+        assert resp.status == 200
+        try:
+            while True:
+                line = resp.readline()
+                if not line:
+                    return
+                yield json.loads(line)
+        finally:
+            conn.close()
+
+
+@pytest.fixture()
+def h(cluster: Cluster) -> Http:
+    return Http(cluster)
+
+
+def test_anonymous_is_401_but_health_is_open(h: Http) -> None:
+    code, body = h.json("GET", "/api/v1/namespaces", auth=False)
+    assert code == 401 and body["reason"] == "Unauthorized" and body["kind"] == "Status"
+    for path in ("/healthz", "/readyz", "/livez"):
+        assert h.request("GET", path, auth=False)[0] == 200
+
+
+def test_bad_token_is_401(h: Http) -> None:
+    code, _ = h.json("GET", "/api/v1/pods", headers={"Authorization": "Bearer nope"}, auth=False)
+    assert code == 401
+
+
+def test_version_reports_1_35(h: Http) -> None:
+    code, body = h.json("GET", "/version")
+    assert code == 200 and body["gitVersion"] == "v1.35.0" and body["minor"] == "35"
+
+
+def test_aggregated_discovery_uses_the_exact_content_type(h: Http) -> None:
+    accept = f"{D.AGGREGATED_V2},{D.AGGREGATED_V2BETA1},application/json"
+    code, headers, body = h.request("GET", "/apis", headers={"Accept": accept})
+    assert code == 200 and headers["content-type"] == D.AGGREGATED_V2
+    doc = json.loads(body)
+    groups = {g["metadata"]["name"]: g for g in doc["items"]}
+    apps = groups["apps"]["versions"][0]
+    deploy = next(r for r in apps["resources"] if r["resource"] == "deployments")
+    assert deploy["scope"] == "Namespaced" and "all" in deploy["categories"]
+    scale = next(s for s in deploy["subresources"] if s["subresource"] == "scale")
+    assert scale["responseKind"] == {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+
+
+def test_legacy_discovery_lists_subresources(h: Http) -> None:
+    code, body = h.json("GET", "/api/v1")
+    names = {r["name"]: r for r in body["resources"]}
+    assert code == 200 and {"pods", "pods/status", "pods/log", "pods/binding", "namespaces/finalize"} <= set(
+        names
+    )
+    assert names["namespaces"]["namespaced"] is False and names["pods"]["shortNames"] == ["po"]
+    code, groups = h.json("GET", "/apis")
+    assert any(g["name"] == "apps" for g in groups["groups"])
+
+
+def test_openapi_v3_patch_operations_advertise_field_validation(h: Http) -> None:
+    code, root = h.json("GET", "/openapi/v3")
+    url = root["paths"]["apis/apps/v1"]["serverRelativeURL"]
+    code, doc = h.json("GET", url)
+    item = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]
+    params = {p["name"] for p in item["patch"]["parameters"]}
+    assert code == 200 and {"fieldValidation", "fieldManager", "dryRun", "force"} <= params
+    assert item["patch"]["x-kubernetes-group-version-kind"]["kind"] == "Deployment"
+    assert h.request("GET", "/openapi/v2")[0] == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "code", "reason"),
+    [
+        ("GET", "/api/v1/nosuch", None, 404, "NotFound"),
+        ("GET", "/apis/nope.io/v1/things", None, 404, "NotFound"),
+        ("GET", "/api/v1/namespaces/default/configmaps/missing", None, 404, "NotFound"),
+        ("POST", "/api/v1/namespaces/default/configmaps", b"{not json", 400, "BadRequest"),
+        ("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "UPPER"}}, 422, "Invalid"),
+        (
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            b"x" * (3 * 1024 * 1024 + 1),
+            413,
+            "RequestEntityTooLarge",
+        ),
+        ("GET", "/api/v1/pods?fieldSelector=spec.bogus%3Dx", None, 400, "BadRequest"),
+    ],
+    ids=[
+        "unknown-resource",
+        "unknown-group",
+        "missing-object",
+        "malformed-json",
+        "bad-name",
+        "too-large",
+        "bad-field",
+    ],
+)
+def test_errors_are_status_objects(
+    h: Http, method: str, path: str, body: Any, code: int, reason: str
+) -> None:
+    got, out = h.json(method, path, body)
+    assert got == code and out["kind"] == "Status" and out["reason"] == reason and out["code"] == code
+    assert h.json("GET", "/version")[0] == 200  # still serving
+
+
+def test_missing_content_type_is_json_and_create_is_201(h: Http) -> None:
+    code, out = h.json(
+        "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "a"}, "data": {"k": "v"}}
+    )
+    assert code == 201 and out["metadata"]["resourceVersion"]
+    code, out = h.json(
+        "PUT",
+        "/api/v1/namespaces/default/configmaps/a",
+        {**out, "metadata": {**out["metadata"], "resourceVersion": "1"}},
+    )
+    assert code == 409 and out["reason"] == "Conflict"
+
+
+def test_watch_list_sends_initial_events_then_marked_bookmark(h: Http) -> None:
+    h.json("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "w"}})
+    events = h.stream(
+        "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+        "&resourceVersionMatch=NotOlderThan&fieldSelector=metadata.name%3Dw&timeoutSeconds=1"
+    )
+    first, second = next(events), next(events)
+    assert first["type"] == "ADDED" and first["object"]["metadata"]["name"] == "w"
+    assert second["type"] == "BOOKMARK"
+    assert second["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert list(events) == []  # the stream ends at timeoutSeconds
+
+
+def test_watch_from_a_compacted_revision_is_an_error_event(cluster: Cluster, h: Http) -> None:
+    assert cluster.store is not None
+    cluster.store.retain = 5
+    for i in range(20):
+        h.json("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": f"c{i}"}})
+    cluster.store.compact()
+    events = list(
+        h.stream("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=2&timeoutSeconds=2")
+    )
+    assert len(events) == 1 and events[0]["type"] == "ERROR"
+    assert events[0]["object"]["code"] == 410 and "too old resource version" in events[0]["object"]["message"]
+
+
+def test_table_output_has_rows_and_partial_objects(h: Http) -> None:
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    code, _hd, body = h.request("GET", "/api/v1/namespaces?limit=500", headers={"Accept": accept})
+    table = json.loads(body)
+    assert code == 200 and table["kind"] == "Table" and table["columnDefinitions"][0]["name"] == "Name"
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+def test_every_request_is_one_audit_line(cluster: Cluster, h: Http) -> None:
+    h.json("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "aud"}})
+    h.json("GET", "/api/v1/namespaces/default/configmaps/aud")
+    h.json("DELETE", "/api/v1/namespaces/default/configmaps/aud")
+    assert cluster.data_dir is not None
+    lines = [json.loads(x) for x in (cluster.data_dir / "audit.jsonl").read_text().splitlines()]
+    mine = [x for x in lines if x["resource"] == "configmaps" and x["name"] == "aud"]
+    assert [(x["verb"], x["code"]) for x in mine] == [("create", 201), ("get", 200), ("delete", 200)]
+    assert set(mine[0]) >= {"time", "user", "verb", "resource", "subresource", "namespace", "name", "code"}
+    assert mine[0]["user"] == "kubernetes-admin" and mine[0]["namespace"] == "default"
