@@ -913,3 +913,22 @@ def test_upstream_multipoint_expansion_cases(
 def test_upstream_multipoint_already_registered() -> None:
     _, errors = expand_all({"multiPoint": pset(["testPlugin", "testPlugin"])})
     assert errors[0] == 'plugin "testPlugin" already registered as "PreFilterPlugin"'
+
+
+def test_load_refuses_repeated_keys(tmp_path: Path) -> None:
+    path = tmp_path / "dup.yaml"
+    path.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "parallelism: 4\n"
+        "profiles:\n"
+        "- schedulerName: a\n"
+        "  schedulerName: b\n"
+        "parallelism: 8\n"
+    )
+    with pytest.raises(MultiInputError) as err:
+        config.load(path, fakes.fake_registry())
+    assert err.value.problems == [
+        f'{path}: profiles[0]: key "schedulerName" already set in map (line 6)',
+        f'{path}: key "parallelism" already set in map (line 7)',
+    ]

@@ -30,9 +30,10 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
-from berth.kube import yamlio
+from berth.kube import yamlio, yamlkeys
 from berth.kube.errors import InputError, MultiInputError
 from berth.schedule import defaults
 from berth.schedule.framework.interface import POINT_NAMES, PluginSpec
@@ -217,7 +218,11 @@ def load(path: str | os.PathLike[str], registry: Registry | None = None) -> Sche
         raise InputError(
             f"expected one {KIND} document, found {len(docs)} (kube-scheduler reads only one)", source
         )
-    return parse(docs[0].body, source, registry)
+    # Strict decoding refuses repeated keys, which the YAML parser would silently collapse.
+    text = Path(path).read_text(encoding="utf-8")
+    repeated = [d.message() for d in yamlkeys.duplicate_keys(text)]
+    reg = registry if registry is not None else default_registry()
+    return _Builder(reg, source).build(docs[0].body, repeated)
 
 
 def parse(data: Any, source: str = "<input>", registry: Registry | None = None) -> SchedulerConfiguration:
@@ -629,7 +634,9 @@ class _Builder:
 
     # --- top level ---------------------------------------------------------------------------------------------
 
-    def build(self, data: Any) -> SchedulerConfiguration:
+    def build(self, data: Any, prior: Sequence[str] = ()) -> SchedulerConfiguration:
+        """Decode, default, validate and resolve; ``prior`` are problems already found in the text."""
+        self.problems.extend(prior)
         decoded = self._decode(data)
         built = self._default_and_build(decoded)
         self._validate(decoded, built)
