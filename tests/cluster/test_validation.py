@@ -566,3 +566,80 @@ def test_list_map_keys_must_be_unique() -> None:
     }
     _, problems = validation.admit_custom_resource(widget({"ports": [{"port": 1}, {"port": 1}]}), s)
     assert validation.field_errors_text(problems) == ['spec.ports[1]: Duplicate value: {"port":1}']
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        pytest.param(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "x"},
+                "spec": {"replicas": "2"},
+            },
+            'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into '
+            "Go struct field DeploymentSpec.spec.replicas of type int32",
+            id="string-for-int32",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "x"},
+                "spec": {"template": {"spec": {"containers": [{"name": "c", "image": 5}]}}},
+            },
+            'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal number into '
+            "Go struct field Container.spec.template.spec.containers.image of type string",
+            id="in-list-item",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "x"},
+                "spec": {"containers": {"name": "c"}},
+            },
+            'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal object into Go struct field '
+            "PodSpec.spec.containers of type []v1.Container",
+            id="object-for-list",
+        ),
+        pytest.param(
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}, "data": {"a": "no base64!"}},
+            'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 2',
+            id="bad-base64",
+        ),
+    ],
+)
+def test_decode_errors(obj: dict[str, Any], message: str) -> None:
+    err = validation.decode_error(obj)
+    assert err is not None and err.code == 400 and err.reason == "BadRequest"
+    assert err.message == message
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "x", "labels": {"a": "b"}},
+            "spec": {
+                "replicas": 2,
+                "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+                "template": {
+                    "spec": {
+                        "containers": [{"name": "c", "resources": {"limits": {"cpu": 1, "memory": "1Gi"}}}],
+                        "nodeSelector": None,
+                    }
+                },
+            },
+        },
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}, "data": {"a": "aGk="}},
+        {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"replicas": "any"}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}, "spec": {"replicas": 2.0}},
+    ],
+    ids=["int-or-string-and-quantities", "valid-base64", "custom-resource", "integral-float"],
+)
+def test_no_decode_error(obj: dict[str, Any]) -> None:
+    assert validation.decode_error(obj) is None

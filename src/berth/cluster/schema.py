@@ -92,6 +92,16 @@ class Node:
         merged.update({k: v for k, v in raw.items() if k not in ("$ref", "allOf")})
         return merged
 
+    @cached_property
+    def ref(self) -> str:
+        """Name of the definition this position refers to (``io.k8s.api.core.v1.Container``), else ``""``."""
+        ref = self._raw.get("$ref")
+        if not isinstance(ref, str):
+            all_of = self._raw.get("allOf")
+            if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
+                ref = all_of[0].get("$ref")
+        return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else ""
+
     # -- shape -----------------------------------------------------------------------------------------------------
 
     @cached_property
@@ -165,6 +175,10 @@ class Node:
             child = Node(raw, self._defs) if isinstance(raw, Mapping) else ANY
             self._children[key] = child
         return child
+
+    def sub(self, raw: Mapping[str, Any]) -> Node:
+        """A node over a nested schema dict (``oneOf`` options, ``additionalProperties``) sharing this graph."""
+        return Node(raw, self._defs)
 
     def has_field(self, name: str) -> bool:
         return name in self.properties

@@ -13,6 +13,9 @@ What is checked:
   CRD names/scope/versions). It returns every problem, each with its field path.
 - :func:`unknown_fields` / :func:`strict_decoding_error`: ``fieldValidation=Strict`` for built-ins against the v1.35
   schema table (400 ``strict decoding error: unknown field "spec.x"``).
+- :func:`decode_error`: the 400 Go's JSON decoder gives for a built-in whose values have the wrong JSON type
+  (``json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32``) or whose
+  Secret data is not base64.
 - :func:`admit_custom_resource`: structural-schema pruning (drops fields the schema does not declare unless
   ``x-kubernetes-preserve-unknown-fields``), defaulting (``default``) and validation (type, nullable, required,
   enum, bounds, lengths, pattern, item counts, list-map key uniqueness, int-or-string, embedded resources).
@@ -22,6 +25,8 @@ Pure: objects in, (object, errors) out; :func:`raise_if_invalid` turns errors in
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import json
 import re
@@ -654,6 +659,118 @@ def unknown_fields(obj: Any, node: schema.Node | None = None, path: str = "") ->
 def strict_decoding_error(paths: Sequence[str]) -> errors.ApiError:
     """400 ``strict decoding error: unknown field "spec.x", unknown field "spec.y"``."""
     return errors.bad_request("strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in paths))
+
+
+# -- decoding built-ins: the type errors Go's JSON decoder reports --------------------------------------------------
+
+
+def _go_type(node: schema.Node) -> str:
+    """How Go names the type at ``node`` (``int32``, ``[]v1.Container``, ``map[string]string``, ``v1.PodSpec``)."""
+    if node.ref:
+        package, _, name = node.ref.rpartition(".")
+        return f"{package.rpartition('.')[2]}.{name}"
+    types = node.types - {"null"}
+    fmt = node.schema.get("format")
+    if "array" in types:
+        return "[]" + _go_type(node.items())
+    if "object" in types:
+        extra = node.schema.get("additionalProperties")
+        return (
+            "map[string]" + _go_type(node.sub(extra))
+            if isinstance(extra, Mapping)
+            else "map[string]interface {}"
+        )
+    if "integer" in types:
+        return str(fmt) if fmt in ("int32", "int64") else "int64"
+    if "number" in types:
+        return "float64"
+    if "boolean" in types:
+        return "bool"
+    if "string" in types:
+        return "[]uint8" if fmt == "byte" else "string"
+    return "interface {}"
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _accepts(node: schema.Node, value: Any) -> bool:
+    if value is None or node.is_any:
+        return True
+    options = node.schema.get("oneOf") or node.schema.get("anyOf")
+    if isinstance(options, list) and options:
+        return any(_accepts(node.sub(o), value) for o in options if isinstance(o, Mapping))
+    types = node.types - {"null"}
+    if not types:
+        return True
+    kind = _json_kind(value)
+    if kind == "bool":
+        return "boolean" in types
+    if kind == "number":
+        if "number" in types:
+            return True
+        return "integer" in types and (isinstance(value, int) or float(value).is_integer())
+    return {"string": "string", "array": "array", "object": "object"}[kind] in types
+
+
+def _type_error(value: Any, node: schema.Node, path: str, struct: str) -> str | None:
+    if not _accepts(node, value):
+        return f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{path} of type {_go_type(node)}"
+    if isinstance(value, str) and node.schema.get("format") == "byte":
+        try:
+            base64.b64decode(value.encode("ascii"), validate=True)
+        except (binascii.Error, ValueError, UnicodeEncodeError):
+            return f"illegal base64 data at input byte {_bad_base64_offset(value)}"
+    if isinstance(value, dict) and not node.is_any and not node.preserve_unknown_fields:
+        inner = node.ref.rpartition(".")[2] if node.ref else struct
+        for key, child in value.items():
+            if node.is_struct and not node.has_field(key) and not node.is_map:
+                continue  # unknown fields are a strict-validation matter, not a decode error
+            problem = _type_error(child, node.field(key), f"{path}.{key}" if path else key, inner)
+            if problem:
+                return problem
+    elif isinstance(value, list):
+        item = node.items()
+        for child in value:
+            problem = _type_error(child, item, path, struct)
+            if problem:
+                return problem
+    return None
+
+
+def _bad_base64_offset(text: str) -> int:
+    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for i, ch in enumerate(text):
+        if ch not in alphabet and ch != "=":
+            return i
+    return max(len(text) - (len(text) % 4 or 4), 0)
+
+
+def decode_error(obj: Mapping[str, Any]) -> errors.ApiError | None:
+    """The 400 a real server gives when a built-in object's JSON does not fit its Go types, else None.
+
+    E.g. ``Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go
+    struct field DeploymentSpec.spec.replicas of type int32``; invalid base64 in Secret ``data`` likewise.
+    """
+    api_version = str(obj.get("apiVersion") or "")
+    kind = str(obj.get("kind") or "")
+    node = schema.for_kind(api_version, kind)
+    if node is None:
+        return None
+    problem = _type_error(dict(obj), node, "", kind)
+    if problem is None:
+        return None
+    version = api_version.rpartition("/")[2]
+    return errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {problem}')
 
 
 # -- custom resources: prune, default, validate ---------------------------------------------------------------------
