@@ -345,8 +345,9 @@ def build(
             *(c for c in result.crds if not c.from_crds_dir),
         ]
         deleted = []
+        secret_refs = {o.ref for o in result.secrets}
         for o in kinds.sort_for_uninstall(release_objects, lambda o: o.kind):
-            folder = "secrets" if o in result.secrets else "manifests"
+            folder = "secrets" if o.ref in secret_refs else "manifests"
             policy = o.keep
             if policy is None:
                 deleted.append(_plain(o, files, folder))
