@@ -333,3 +333,130 @@ def test_bootstrap_policy_gives_authenticated_users_discovery_and_can_i_and_aggr
     assert admin.allowed(SA, SA_GROUPS, "create", G, "rolebindings", "", "team").allowed
     assert admin.allowed(SA, SA_GROUPS, "delete", "apps", "deployments", "", "team", "web").allowed
     assert admin.allowed(SA, SA_GROUPS, "watch", "", "pods", "", "team").allowed
+
+
+ESC = rbac.Authorizer(
+    roles=[
+        role(
+            "rbac-editor",
+            "team",
+            {"apiGroups": [""], "resources": ["pods", "configmaps"], "verbs": ["get", "list"]},
+            {"apiGroups": [G], "resources": ["roles", "rolebindings"], "verbs": ["create", "update"]},
+        )
+    ],
+    cluster_roles=[
+        cluster_role(
+            "binder",
+            {"apiGroups": [G], "resources": ["clusterroles"], "verbs": ["bind"], "resourceNames": ["view"]},
+        ),
+        cluster_role("view", {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"]}),
+        cluster_role("escalator", {"apiGroups": [G], "resources": ["roles"], "verbs": ["escalate"]}),
+    ],
+    role_bindings=[
+        binding("RoleBinding", "rb", "Role", "rbac-editor", sa_subject(), namespace="team"),
+        binding("RoleBinding", "rb-bind", "ClusterRole", "binder", sa_subject(), namespace="team"),
+    ],
+)
+
+
+def new_role(*rules: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "Role", "metadata": {"name": "new", "namespace": "team"}, "rules": list(rules)}
+
+
+def test_role_granting_only_held_permissions_is_allowed() -> None:
+    ok = new_role({"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]})
+    assert ESC.check_role_write(SA, SA_GROUPS, ok, "team") is None
+
+
+def test_role_escalation_is_forbidden_with_upstream_message() -> None:
+    bad = new_role({"apiGroups": [""], "resources": ["pods", "secrets"], "verbs": ["get", "list", "delete"]})
+    err = ESC.check_role_write(SA, SA_GROUPS, bad, "team")
+    assert err is not None and err.code == 403
+    assert err.message == (
+        'roles.rbac.authorization.k8s.io "new" is forbidden: user "system:serviceaccount:team:runner" '
+        '(groups=["system:serviceaccounts" "system:serviceaccounts:team" "system:authenticated"]) is attempting to '
+        "grant RBAC permissions not currently held:\n"
+        '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}\n'
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list" "delete"]}'
+    )
+
+
+def test_escalate_verb_and_superusers_skip_the_check() -> None:
+    bad = new_role({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]})
+    assert ESC.check_role_write("root", ["system:masters"], bad, "team") is None
+    escalator = rbac.Authorizer(
+        cluster_roles=ESC.cluster_roles,
+        role_bindings=[
+            binding("RoleBinding", "e", "ClusterRole", "escalator", sa_subject(), namespace="team")
+        ],
+    )
+    assert escalator.check_role_write(SA, SA_GROUPS, bad, "team") is None
+
+
+def test_aggregation_rule_needs_full_authority() -> None:
+    agg = {
+        "kind": "ClusterRole",
+        "metadata": {"name": "agg"},
+        "aggregationRule": {"clusterRoleSelectors": []},
+    }
+    err = ESC.check_role_write(SA, SA_GROUPS, agg)
+    assert err is not None and err.message.endswith(
+        "must have cluster-admin privileges to use the aggregationRule"
+    )
+
+
+@pytest.mark.parametrize(
+    ("role_ref", "allowed"),
+    [
+        pytest.param({"kind": "Role", "name": "rbac-editor"}, True, id="holds-all-rules"),
+        pytest.param({"kind": "ClusterRole", "name": "view"}, True, id="bind-verb-on-that-role"),
+        pytest.param({"kind": "ClusterRole", "name": "escalator"}, False, id="would-escalate"),
+        pytest.param({"kind": "ClusterRole", "name": "ghost"}, False, id="missing-role"),
+    ],
+)
+def test_binding_escalation(role_ref: dict[str, str], allowed: bool) -> None:
+    rb = binding(
+        "RoleBinding", "new-rb", role_ref["kind"], role_ref["name"], sa_subject("other"), namespace="team"
+    )
+    err = ESC.check_binding_write(SA, SA_GROUPS, rb, "team")
+    assert (err is None) is allowed
+    if err is not None:
+        assert err.code == 403 and err.message.startswith(
+            'rolebindings.rbac.authorization.k8s.io "new-rb" is forbidden'
+        )
+
+
+@pytest.mark.parametrize(
+    ("owner", "servant", "missing"),
+    [
+        pytest.param(
+            [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+            [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["delete"]}],
+            [],
+            id="wildcards",
+        ),
+        pytest.param(
+            [{"apiGroups": [""], "resources": ["*/status"], "verbs": ["update"]}],
+            [{"apiGroups": [""], "resources": ["pods/status"], "verbs": ["update"]}],
+            [],
+            id="star-subresource",
+        ),
+        pytest.param(
+            [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": ["a"]}],
+            [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+            ['{APIGroups:[""], Resources:["pods"], Verbs:["get"]}'],
+            id="named-does-not-cover-all",
+        ),
+        pytest.param(
+            [{"nonResourceURLs": ["/logs/*"], "verbs": ["get"]}],
+            [{"nonResourceURLs": ["/logs/a", "/metrics"], "verbs": ["get"]}],
+            ['{NonResourceURLs:["/metrics"], Verbs:["get"]}'],
+            id="non-resource",
+        ),
+    ],
+)
+def test_rule_coverage(
+    owner: list[dict[str, Any]], servant: list[dict[str, Any]], missing: list[str]
+) -> None:
+    left = rbac.uncovered([rbac.Rule.from_dict(r) for r in owner], [rbac.Rule.from_dict(r) for r in servant])
+    assert sorted(rbac.compact_string(r) for r in rbac.compact_rules(left)) == missing

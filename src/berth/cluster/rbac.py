@@ -15,6 +15,10 @@ The rules follow k8s.io/kubernetes ``plugin/pkg/auth/authorizer/rbac``:
 - ServiceAccount subjects name ``system:serviceaccount:<namespace>:<name>`` (the binding's namespace when the
   subject has none); members of ``system:masters`` are allowed everything, as the API server's privileged-group
   authorizer does.
+- Writing a Role/ClusterRole or a binding must not escalate: the writer must hold every permission granted (or
+  have the ``escalate`` / ``bind`` verb), checked by :meth:`Authorizer.check_role_write` and
+  :meth:`Authorizer.check_binding_write` with upstream's ``attempting to grant RBAC permissions not currently
+  held`` message.
 - A binding whose role does not exist grants nothing and is reported in the denial reason (``RBAC:
   clusterrole.rbac.authorization.k8s.io "x" not found``), and makes a rules review ``incomplete``.
 
@@ -341,9 +345,192 @@ class Authorizer:
             status["reason"] = decision.reason
         return status
 
+    # -- escalation prevention -------------------------------------------------------------------------------
+
+    def rules_for(self, user: str, groups: Sequence[str], namespace: str) -> tuple[list[Rule], list[str]]:
+        """Every rule granted to the user in ``namespace`` (cluster-wide ones included), plus resolution errors."""
+        if any(g in self.superuser_groups for g in groups):
+            return list(FULL_AUTHORITY), []
+        rules: list[Rule] = []
+        problems: list[str] = []
+        for _, _, found in self._visit(user, groups, namespace):
+            if isinstance(found, str):
+                problems.append(found)
+            else:
+                rules.extend(found)
+        return rules, problems
+
+    def _escalation(
+        self, user: str, groups: Sequence[str], namespace: str, rules: Sequence[Rule]
+    ) -> str | None:
+        """Upstream ``ConfirmNoEscalation``: the error text when ``rules`` are not all held, else None."""
+        owner, problems = self.rules_for(user, groups, namespace)
+        missing = uncovered(owner, rules)
+        if not missing:
+            return None
+        lines = sorted({compact_string(r) for r in compact_rules(missing)})
+        quoted = "[" + " ".join(errors.go_quote(g) for g in groups) + "]"
+        msg = (
+            f"user {errors.go_quote(user)} (groups={quoted}) is attempting to grant RBAC permissions not currently "
+            "held:\n" + "\n".join(lines)
+        )
+        if problems:
+            msg += f"; resolution errors: [{', '.join(problems)}]"
+        return msg
+
+    def check_role_write(
+        self, user: str, groups: Sequence[str], role: Mapping[str, Any], namespace: str = ""
+    ) -> errors.ApiError | None:
+        """Whether creating/updating this Role or ClusterRole escalates privileges (403 as upstream), else None.
+
+        Allowed when the user holds every rule it grants, or may ``escalate`` the role; an ``aggregationRule``
+        needs full authority, as upstream.
+        """
+        kind = str(role.get("kind") or "")
+        resource = "clusterroles" if kind == "ClusterRole" else "roles"
+        name = str((role.get("metadata") or {}).get("name") or "")
+        ns = (
+            ""
+            if kind == "ClusterRole"
+            else namespace or str((role.get("metadata") or {}).get("namespace") or "")
+        )
+        if any(g in self.superuser_groups for g in groups):
+            return None
+        if self.allowed(user, groups, "escalate", RBAC_GROUP, resource, "", ns, name).allowed:
+            return None
+        rules = [Rule.from_dict(r) for r in role.get("rules") or () if isinstance(r, Mapping)]
+        problem = self._escalation(user, groups, ns, rules)
+        aggregated = kind == "ClusterRole" and bool(role.get("aggregationRule"))
+        if problem is None and aggregated and self._escalation(user, groups, ns, FULL_AUTHORITY) is not None:
+            problem = "must have cluster-admin privileges to use the aggregationRule"
+        return None if problem is None else errors.forbidden(resource, RBAC_GROUP, name, problem)
+
+    def check_binding_write(
+        self, user: str, groups: Sequence[str], binding: Mapping[str, Any], namespace: str = ""
+    ) -> errors.ApiError | None:
+        """Whether creating/updating this RoleBinding or ClusterRoleBinding escalates privileges, else None.
+
+        Allowed when the user may ``bind`` the referenced role or already holds all of its rules (upstream
+        ``BindingAuthorized`` then ``ConfirmNoEscalation``).
+        """
+        kind = str(binding.get("kind") or "")
+        resource = "clusterrolebindings" if kind == "ClusterRoleBinding" else "rolebindings"
+        name = str((binding.get("metadata") or {}).get("name") or "")
+        ns = (
+            ""
+            if kind == "ClusterRoleBinding"
+            else namespace or str((binding.get("metadata") or {}).get("namespace") or "")
+        )
+        if any(g in self.superuser_groups for g in groups):
+            return None
+        ref = binding.get("roleRef") or {}
+        role_kind = str(ref.get("kind") or "")
+        role_name = str(ref.get("name") or "")
+        role_resource = "clusterroles" if role_kind == "ClusterRole" else "roles"
+        if self.allowed(user, groups, "bind", RBAC_GROUP, role_resource, "", ns, role_name).allowed:
+            return None
+        target = _Binding(kind, name, ns, role_kind, role_name, ())
+        rules = self._rules_of(target)
+        if isinstance(rules, str):
+            return errors.forbidden(resource, RBAC_GROUP, name, rules)
+        problem = self._escalation(user, groups, ns, rules)
+        return None if problem is None else errors.forbidden(resource, RBAC_GROUP, name, problem)
+
 
 def _denial_reason(problems: Sequence[str]) -> str:
     return f"RBAC: {errors.aggregate(problems)}" if problems else ""
+
+
+FULL_AUTHORITY = (
+    Rule(verbs=("*",), api_groups=("*",), resources=("*",)),
+    Rule(verbs=("*",), non_resource_urls=("*",)),
+)
+
+
+def breakdown(rule: Rule) -> list[Rule]:
+    """Upstream ``BreakdownRule``: one rule per (group, resource, verb[, name]) and per (URL, verb)."""
+    out: list[Rule] = []
+    for group in rule.api_groups:
+        for resource in rule.resources:
+            for verb in rule.verbs:
+                if rule.resource_names:
+                    out.extend(Rule((verb,), (group,), (resource,), (n,)) for n in rule.resource_names)
+                else:
+                    out.append(Rule((verb,), (group,), (resource,)))
+    for url in rule.non_resource_urls:
+        for verb in rule.verbs:
+            out.append(Rule((verb,), non_resource_urls=(url,)))
+    return out
+
+
+def _covers(owner: Rule, sub: Rule) -> bool:
+    """Upstream ``ruleCovers`` for one broken-down rule."""
+    verbs = "*" in owner.verbs or all(v in owner.verbs for v in sub.verbs)
+    groups = "*" in owner.api_groups or all(g in owner.api_groups for g in sub.api_groups)
+    resources = "*" in owner.resources or all(
+        r in owner.resources or ("/" in r and f"*/{r.split('/', 1)[1]}" in owner.resources)
+        for r in sub.resources
+    )
+    urls = all(
+        any(
+            o == "*" or o == u or (o.endswith("*") and u.startswith(o.rstrip("*")))
+            for o in owner.non_resource_urls
+        )
+        for u in sub.non_resource_urls
+    )
+    if sub.resource_names:
+        names = not owner.resource_names or all(n in owner.resource_names for n in sub.resource_names)
+    else:
+        names = not owner.resource_names
+    return verbs and groups and resources and urls and names
+
+
+def uncovered(owner: Sequence[Rule], servant: Iterable[Rule]) -> list[Rule]:
+    """Upstream ``Covers``: the broken-down servant rules no owner rule covers."""
+    return [sub for rule in servant for sub in breakdown(rule) if not any(_covers(o, sub) for o in owner)]
+
+
+def compact_rules(rules: Sequence[Rule]) -> list[Rule]:
+    """Upstream ``CompactRules``: simple rules on the same group/resource(/name) merged into one verb list."""
+    out: list[Rule] = []
+    simple: dict[tuple[str, str, tuple[str, ...]], Rule] = {}
+    for rule in rules:
+        is_simple = (
+            len(rule.api_groups) == 1
+            and len(rule.resources) == 1
+            and len(rule.resource_names) <= 1
+            and not rule.non_resource_urls
+        )
+        if not is_simple:
+            out.append(rule)
+            continue
+        key = (rule.api_groups[0], rule.resources[0], rule.resource_names)
+        if key in simple:
+            prev = simple[key]
+            simple[key] = Rule(prev.verbs + rule.verbs, prev.api_groups, prev.resources, prev.resource_names)
+        else:
+            simple[key] = rule
+    return out + list(simple.values())
+
+
+def compact_string(rule: Rule) -> str:
+    """Upstream ``CompactString``: ``{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}``."""
+
+    def q(values: Sequence[str]) -> str:
+        return "[" + " ".join(errors.go_quote(v) for v in values) + "]"
+
+    parts = []
+    if rule.api_groups:
+        parts.append(f"APIGroups:{q(rule.api_groups)}")
+    if rule.resources:
+        parts.append(f"Resources:{q(rule.resources)}")
+    if rule.non_resource_urls:
+        parts.append(f"NonResourceURLs:{q(rule.non_resource_urls)}")
+    if rule.resource_names:
+        parts.append(f"ResourceNames:{q(rule.resource_names)}")
+    if rule.verbs:
+        parts.append(f"Verbs:{q(rule.verbs)}")
+    return "{" + ", ".join(parts) + "}"
 
 
 def _aggregate(cluster_roles: Sequence[Mapping[str, Any]]) -> dict[str, tuple[Rule, ...]]:
