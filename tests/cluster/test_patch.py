@@ -656,3 +656,33 @@ def test_repeating_an_update_keeps_the_entry_time() -> None:
     live = patch.record_update(None, cm({"a": "1"}), "ctrl", now=T0)
     again = patch.record_update(live, copy.deepcopy(live), "ctrl", now=T1)
     assert again["metadata"]["managedFields"] == live["metadata"]["managedFields"]
+
+
+def test_dropping_a_list_item_others_touched_keeps_it_and_its_key() -> None:
+    live = patch.server_side_apply(
+        None, deployment([{"name": "a", "image": "1"}, {"name": "b", "image": "2"}]), "kubectl", now=T0
+    )
+    injected = copy.deepcopy(live)
+    injected["spec"]["template"]["spec"]["containers"][1]["env"] = [{"name": "X", "value": "1"}]
+    live = patch.record_update(live, injected, "injector", now=T0)
+    out = patch.server_side_apply(live, deployment([{"name": "a", "image": "1"}]), "kubectl", now=T1)
+    assert containers_of(out) == [
+        {"name": "a", "image": "1"},
+        {"name": "b", "env": [{"name": "X", "value": "1"}]},
+    ]
+
+
+def test_dropping_a_list_item_nobody_else_owns_removes_it() -> None:
+    live = patch.server_side_apply(
+        None, deployment([{"name": "a", "image": "1"}, {"name": "b", "image": "2"}]), "kubectl", now=T0
+    )
+    out = patch.server_side_apply(live, deployment([{"name": "a", "image": "1"}]), "kubectl", now=T1)
+    assert containers_of(out) == [{"name": "a", "image": "1"}]
+
+
+def test_labels_added_by_another_manager_survive_reapply() -> None:
+    live = patch.server_side_apply(None, cm({"a": "1"}, labels={"team": "x"}), "kubectl", now=T0)
+    labelled = patch.merge_patch(live, {"metadata": {"labels": {"extra": "y"}}})
+    live = patch.record_update(live, labelled, "kubectl-label", now=T0)
+    out = patch.server_side_apply(live, cm({"a": "1"}), "kubectl", now=T1)
+    assert out["metadata"]["labels"] == {"extra": "y"}

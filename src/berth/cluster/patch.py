@@ -928,6 +928,17 @@ _SERVER_METADATA = (
 )
 
 
+def _is_key_field(path: Path) -> bool:
+    """Whether ``path`` is a key field of an associative list item (removing it would orphan the item)."""
+    if len(path) < 2 or not path[-1].startswith("f:") or not path[-2].startswith("k:"):
+        return False
+    try:
+        keys = json.loads(path[-2][2:])
+    except ValueError:
+        return False
+    return isinstance(keys, dict) and path[-1][2:] in keys
+
+
 def _under(path: Path, prefix: Path) -> bool:
     return path[: len(prefix)] == prefix
 
@@ -1005,7 +1016,7 @@ def server_side_apply(
         dropped = previous.fields - me.fields
         others = [e.fields for e in by_id.values()] + [me.fields]
         for path in sorted(dropped, key=len):
-            if any(_under(p, path) for fields in others for p in fields):
+            if _is_key_field(path) or any(_under(p, path) for fields in others for p in fields):
                 continue
             _remove_path(merged, path)
 
