@@ -54,6 +54,16 @@ def owner_uids(obj: Obj) -> list[str]:
     return [str(r.get("uid", "")) for r in (obj.get("metadata") or {}).get("ownerReferences") or []]
 
 
+def strip(obj: Obj) -> Obj:
+    """The informer transform (client-go ``SetTransform``): drop ``managedFields``, which no controller reads and
+    which is close to half of a pod's size. Writes from a stripped copy keep the stored managedFields (the Api
+    carries them over when a PUT omits them)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
+
+
 def _rv(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion", ""))
 
@@ -190,7 +200,7 @@ class Informer:
     def _relist(self) -> str:
         items, rv = self.api.list(self.resource)
         self.relists += 1
-        fresh = {key_of(o): o for o in items}
+        fresh = {key_of(o): strip(o) for o in items}
         with self._dispatch:
             with self._lock:
                 old = self._cache
@@ -253,6 +263,7 @@ class Informer:
         return True
 
     def _apply(self, etype: str, obj: Obj) -> None:
+        strip(obj)
         key = key_of(obj)
         with self._dispatch:
             with self._lock:
