@@ -552,3 +552,17 @@ def test_requeue_events() -> None:
     assert fw.ClusterEvent("Pod", "Delete") in events
     assert fw.ClusterEvent("Node", "Add") in events
     assert fw.ClusterEvent("Node", "UpdateNodeAllocatable") in events
+
+
+def test_filter_reads_the_state_it_is_given() -> None:
+    """Filter must use the PreFilter state of the cycle it is called with (a clone, another pod's, or none)."""
+    p = plugin()
+    small, big = req_pod({"cpu": "1"}, name="small"), req_pod({"cpu": "3"}, name="big")
+    n = node(allocatable={"cpu": "2", "memory": "1Gi", "pods": 10})
+    s_small, s_big = fw.CycleState(), fw.CycleState()
+    p.pre_filter(s_small, small, [n])
+    p.pre_filter(s_big, big, [n])
+    assert p.filter(s_small, small, n).is_success
+    assert p.filter(s_big, big, n).reasons == ("Insufficient cpu",)
+    assert p.filter(s_small.clone(), small, n).is_success
+    assert p.filter(fw.CycleState(), big, n).reasons == ("Insufficient cpu",)  # PreFilter disabled: computed

@@ -381,6 +381,7 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             self._scorer = requested_to_capacity_ratio_scorer(strategy.resources, strategy.shape or ((0, 0),))
         else:
             self._scorer = least_allocated_scorer(strategy.resources)
+        self._last: tuple[fw.CycleState | None, _PreFilterState] = (None, _PreFilterState((), True))
 
     # Filter ----------------------------------------------------------------------------------------------------
 
@@ -400,33 +401,43 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
     def pre_filter(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
-        state.write(PRE_FILTER_STATE_KEY, self._pre_filter_state(pod))
+        s = self._pre_filter_state(pod)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        self._last = (state, s)  # Filter runs per node with this same state object: skip the lookup
         return None, fw.SUCCESS
 
     def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
-        s: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            s = self._pre_filter_state(pod)
+        last = self._last
+        if last[0] is state:
+            s = last[1]
+        else:
+            s = state.get(PRE_FILTER_STATE_KEY) or self._pre_filter_state(pod)
         alloc = node.allocatable
-        reasons: list[str] | None = None
+        if len(node.pods) >= alloc.get("pods", 0):
+            return self._rejection(s, node)
+        if not s.empty:
+            used = node.requested
+            for name, want in s.checks:
+                if want > alloc.get(name, 0) - used.get(name, 0):
+                    return self._rejection(s, node)
+        return fw.SUCCESS
+
+    @staticmethod
+    def _rejection(s: _PreFilterState, node: NodeInfo) -> fw.Status:
+        """Every reason the node fails (upstream keeps them all); Unresolvable if a request exceeds allocatable."""
+        alloc = node.allocatable
+        reasons: list[str] = []
         unresolvable = False
         if len(node.pods) + 1 > alloc.get("pods", 0):
-            reasons = [ERR_REASON_TOO_MANY_PODS]
+            reasons.append(ERR_REASON_TOO_MANY_PODS)
         if not s.empty:
             used = node.requested
             for name, want in s.checks:
                 have = alloc.get(name, 0)
                 if want > have - used.get(name, 0):
-                    if reasons is None:
-                        reasons = []
                     reasons.append(insufficient(name))
-                    if want > have:
-                        unresolvable = True
-        if reasons is None:
-            return fw.SUCCESS
-        if unresolvable:
-            return fw.unresolvable(*reasons)
-        return fw.unschedulable(*reasons)
+                    unresolvable = unresolvable or want > have
+        return fw.unresolvable(*reasons) if unresolvable else fw.unschedulable(*reasons)
 
     # Score -----------------------------------------------------------------------------------------------------
 
