@@ -557,9 +557,9 @@ def test_service(spec: dict[str, Any], status: dict[str, Any], cells: list[Any])
             id="rolebinding",
         ),
         pytest.param(
-            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta("pdb")},
+            {"apiVersion": "v1", "kind": "LimitRange", "metadata": meta("lr")},
             ["Name", "Age"],
-            ["pdb", "5m"],
+            ["lr", "5m"],
             id="generic-fallback",
         ),
     ],
@@ -706,3 +706,160 @@ def test_selector_string(selector: dict[str, Any] | None, text: str) -> None:
 def test_unknown_age_and_python_timestamps() -> None:
     assert tables.age(None, NOW) == "<unknown>"
     assert tables.age("2026-01-10T11:59:30.849118+00:00", NOW) == "29s"
+
+
+@pytest.mark.parametrize(
+    ("obj", "columns", "cells"),
+    [
+        pytest.param(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": meta("pdb"),
+                "spec": {"minAvailable": 1},
+                "status": {"disruptionsAllowed": 2},
+            },
+            ["Name", "Min Available", "Max Unavailable", "Allowed Disruptions", "Age"],
+            ["pdb", "1", "N/A", 2, "5m"],
+            id="pdb",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "metadata": meta("ing"),
+                "spec": {"ingressClassName": "nginx", "rules": [{"host": "a.com"}, {}], "tls": [{}]},
+                "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}},
+            },
+            ["Name", "Class", "Hosts", "Address", "Ports", "Age"],
+            ["ing", "nginx", "a.com,*", "1.2.3.4", "80, 443", "5m"],
+            id="ingress",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "NetworkPolicy",
+                "metadata": meta("np"),
+                "spec": {"podSelector": {"matchLabels": {"app": "db"}}},
+            },
+            ["Name", "Pod-Selector", "Age"],
+            ["np", "app=db", "5m"],
+            id="networkpolicy",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": meta("data"),
+                "spec": {"volumeName": "pv-1", "storageClassName": "standard"},
+                "status": {
+                    "phase": "Bound",
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteOnce"],
+                },
+            },
+            [
+                "Name",
+                "Status",
+                "Volume",
+                "Capacity",
+                "Access Modes",
+                "StorageClass",
+                "VolumeAttributesClass",
+                "Age",
+                "VolumeMode",
+            ],
+            ["data", "Bound", "pv-1", "1Gi", "RWO", "standard", "<unset>", "5m", "Filesystem"],
+            id="pvc",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": meta(
+                    "standard", annotations={"storageclass.kubernetes.io/is-default-class": "true"}
+                ),
+                "provisioner": "berth.dev/fake",
+            },
+            ["Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"],
+            ["standard (default)", "berth.dev/fake", "Delete", "Immediate", False, "5m"],
+            id="storageclass",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "Endpoints",
+                "metadata": meta("svc"),
+                "subsets": [
+                    {"addresses": [{"ip": f"10.0.0.{i}"} for i in range(5)], "ports": [{"port": 80}]}
+                ],
+            },
+            ["Name", "Endpoints", "Age"],
+            ["svc", "10.0.0.0:80,10.0.0.1:80,10.0.0.2:80 + 2 more...", "5m"],
+            id="endpoints",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ControllerRevision",
+                "revision": 3,
+                "metadata": meta(
+                    "web-7d9",
+                    ownerReferences=[
+                        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "controller": True}
+                    ],
+                ),
+            },
+            ["Name", "Controller", "Revision", "Age"],
+            ["web-7d9", "statefulset.apps/web", 3, "5m"],
+            id="controllerrevision",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingWebhookConfiguration",
+                "metadata": meta("vw"),
+                "webhooks": [{"name": "a"}, {"name": "b"}],
+            },
+            ["Name", "Webhooks", "Age"],
+            ["vw", 2, "5m"],
+            id="webhooks",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "autoscaling/v2",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": meta("hpa"),
+                "spec": {
+                    "scaleTargetRef": {"kind": "Deployment", "name": "web"},
+                    "minReplicas": 1,
+                    "maxReplicas": 5,
+                    "metrics": [
+                        {
+                            "type": "Resource",
+                            "resource": {
+                                "name": "cpu",
+                                "target": {"type": "Utilization", "averageUtilization": 80},
+                            },
+                        }
+                    ],
+                },
+                "status": {"currentReplicas": 2},
+            },
+            ["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"],
+            ["hpa", "Deployment/web", "cpu: <unknown>/80%", 1, 5, 2, "5m"],
+            id="hpa",
+        ),
+    ],
+)
+def test_more_kinds(obj: dict[str, Any], columns: list[str], cells: list[Any]) -> None:
+    table = tables.to_table(obj["kind"], [obj], now=NOW)
+    assert names(table) == columns
+    assert table["rows"][0]["cells"] == cells
+
+
+def test_every_printer_has_one_cell_per_column() -> None:
+    for (group, kind), printer in tables.PRINTERS.items():
+        api_version = f"{group}/v1" if group else "v1"
+        cells = printer.cells({"apiVersion": api_version, "kind": kind, "metadata": meta("x")}, NOW)
+        assert len(cells) == len(printer.columns), (group, kind)

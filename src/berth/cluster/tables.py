@@ -908,6 +908,329 @@ _EVENT_PRINTER = Printer(
 PRINTERS[("", "Event")] = _EVENT_PRINTER
 PRINTERS[("events.k8s.io", "Event")] = _EVENT_PRINTER
 
+
+# -- more kinds charts ship ------------------------------------------------------------------------------------------
+
+
+def _pdb(obj: Obj, now: dt.datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    return [
+        _get(obj, "metadata", "name"),
+        str(spec["minAvailable"]) if spec.get("minAvailable") is not None else "N/A",
+        str(spec["maxUnavailable"]) if spec.get("maxUnavailable") is not None else "N/A",
+        _int(_get(obj, "status", "disruptionsAllowed")),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _lb_addresses(obj: Obj) -> str:
+    ingress = _get(obj, "status", "loadBalancer", "ingress") or []
+    return ",".join(
+        str(i.get("ip") or i.get("hostname")) for i in ingress if i.get("ip") or i.get("hostname")
+    )
+
+
+def _ingress(obj: Obj, now: dt.datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    hosts = [str(r.get("host") or "*") for r in spec.get("rules") or []]
+    if len(hosts) > 3:
+        hosts_text = ",".join(hosts[:3]) + f" + {len(hosts) - 3} more..."
+    else:
+        hosts_text = ",".join(hosts) or "*"
+    return [
+        _get(obj, "metadata", "name"),
+        _none(spec.get("ingressClassName")),
+        hosts_text,
+        _lb_addresses(obj),
+        "80, 443" if spec.get("tls") else "80",
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _network_policy(obj: Obj, now: dt.datetime) -> Cells:
+    selector = _get(obj, "spec", "podSelector")
+    text = selector_string(selector)
+    return [_get(obj, "metadata", "name"), text, age(_get(obj, "metadata", "creationTimestamp"), now)]
+
+
+_ACCESS_MODES = {
+    "ReadWriteOnce": "RWO",
+    "ReadOnlyMany": "ROX",
+    "ReadWriteMany": "RWX",
+    "ReadWriteOncePod": "RWOP",
+}
+
+
+def _access_modes(modes: Any) -> str:
+    return ",".join(_ACCESS_MODES.get(str(m), str(m)) for m in modes or [])
+
+
+def _pvc(obj: Obj, now: dt.datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    phase = str(_get(obj, "status", "phase") or "")
+    if _get(obj, "metadata", "deletionTimestamp") is not None:
+        phase = "Terminating"
+    bound = bool(spec.get("volumeName"))
+    return [
+        _get(obj, "metadata", "name"),
+        phase,
+        spec.get("volumeName") or "",
+        (_get(obj, "status", "capacity", "storage") or "") if bound else "",
+        _access_modes(_get(obj, "status", "accessModes")) if bound else "",
+        spec.get("storageClassName") or "",
+        spec.get("volumeAttributesClassName") or "<unset>",
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+        spec.get("volumeMode") or "Filesystem",
+    ]
+
+
+def _storage_class(obj: Obj, now: dt.datetime) -> Cells:
+    name = str(_get(obj, "metadata", "name") or "")
+    annotations = _get(obj, "metadata", "annotations") or {}
+    default = (
+        "storageclass.kubernetes.io/is-default-class",
+        "storageclass.beta.kubernetes.io/is-default-class",
+    )
+    if any(annotations.get(a) == "true" for a in default):
+        name += " (default)"
+    return [
+        name,
+        obj.get("provisioner", ""),
+        obj.get("reclaimPolicy") or "Delete",
+        obj.get("volumeBindingMode") or "Immediate",
+        bool(obj.get("allowVolumeExpansion")),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _endpoints(obj: Obj, now: dt.datetime) -> Cells:
+    shown: list[str] = []
+    total = 0
+    for subset in obj.get("subsets") or []:
+        ports = subset.get("ports") or [{}]
+        for address in subset.get("addresses") or []:
+            for port in ports:
+                total += 1
+                if len(shown) < 3:
+                    ip = address.get("ip", "")
+                    shown.append(f"{ip}:{port['port']}" if port.get("port") else str(ip))
+    text = ",".join(shown) if shown else "<none>"
+    if total > len(shown):
+        text += f" + {total - len(shown)} more..."
+    return [_get(obj, "metadata", "name"), text, age(_get(obj, "metadata", "creationTimestamp"), now)]
+
+
+def _controller_revision(obj: Obj, now: dt.datetime) -> Cells:
+    owner = next((o for o in _get(obj, "metadata", "ownerReferences") or [] if o.get("controller")), None)
+    controller = "<none>"
+    if owner:
+        group = str(owner.get("apiVersion", "")).rpartition("/")[0]
+        kind = str(owner.get("kind", "")).lower()
+        controller = f"{kind}.{group}/{owner.get('name')}" if group else f"{kind}/{owner.get('name')}"
+    return [
+        _get(obj, "metadata", "name"),
+        controller,
+        _int(obj.get("revision")),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _webhooks(obj: Obj, now: dt.datetime) -> Cells:
+    return [
+        _get(obj, "metadata", "name"),
+        len(obj.get("webhooks") or []),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _replication_controller(obj: Obj, now: dt.datetime) -> Cells:
+    names, images = _template_containers(obj, "spec", "template", "spec")
+    status = obj.get("status") or {}
+    desired = _int(_get(obj, "spec", "replicas")) if _get(obj, "spec", "replicas") is not None else 1
+    return [
+        _get(obj, "metadata", "name"),
+        desired,
+        _int(status.get("replicas")),
+        _int(status.get("readyReplicas")),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+        names,
+        images,
+        format_labels(_get(obj, "spec", "selector")),
+    ]
+
+
+def _hpa_targets(obj: Obj) -> str:
+    parts: list[str] = []
+    current = {
+        str(_get(m, "resource", "name")): _get(m, "resource", "current", "averageUtilization")
+        for m in _get(obj, "status", "currentMetrics") or []
+        if m.get("type") == "Resource"
+    }
+    for metric in _get(obj, "spec", "metrics") or []:
+        if metric.get("type") != "Resource":
+            parts.append("<unknown>")
+            continue
+        name = str(_get(metric, "resource", "name"))
+        target = _get(metric, "resource", "target") or {}
+        now_value = current.get(name)
+        shown = f"{now_value}%" if now_value is not None else "<unknown>"
+        if target.get("averageUtilization") is not None:
+            parts.append(f"{name}: {shown}/{target['averageUtilization']}%")
+        else:
+            parts.append(
+                f"{name}: <unknown>/{target.get('averageValue') or target.get('value') or '<unset>'}"
+            )
+    if not parts:
+        return "<none>"
+    if len(parts) > 2:
+        return ", ".join(parts[:2]) + f" + {len(parts) - 2} more..."
+    return ", ".join(parts)
+
+
+def _hpa(obj: Obj, now: dt.datetime) -> Cells:
+    ref = _get(obj, "spec", "scaleTargetRef") or {}
+    return [
+        _get(obj, "metadata", "name"),
+        f"{ref.get('kind')}/{ref.get('name')}",
+        _hpa_targets(obj),
+        _int(_get(obj, "spec", "minReplicas")) if _get(obj, "spec", "minReplicas") is not None else "<unset>",
+        _int(_get(obj, "spec", "maxReplicas")),
+        _int(_get(obj, "status", "currentReplicas")),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+PRINTERS.update(
+    {
+        ("policy", "PodDisruptionBudget"): Printer(
+            (
+                NAME,
+                Column(
+                    "Min Available", _T, "The minimum number of pods that must be available simultaneously."
+                ),
+                Column(
+                    "Max Unavailable",
+                    _T,
+                    "The maximum number of pods that may be unavailable simultaneously.",
+                ),
+                Column(
+                    "Allowed Disruptions",
+                    "integer",
+                    "Calculated number of pods that may be disrupted at this time.",
+                ),
+                AGE,
+            ),
+            _pdb,
+        ),
+        ("networking.k8s.io", "Ingress"): Printer(
+            (
+                NAME,
+                Column("Class", _T, "The name of the IngressClass resource."),
+                Column(
+                    "Hosts", _T, "Hosts that incoming requests are matched against before the ingress rule"
+                ),
+                Column("Address", _T, "Address is a list containing ingress points for the load-balancer"),
+                Column("Ports", _T, "Ports of TLS configurations that open"),
+                AGE,
+            ),
+            _ingress,
+        ),
+        ("networking.k8s.io", "NetworkPolicy"): Printer(
+            (
+                NAME,
+                Column("Pod-Selector", _T, "Selects the pods to which this NetworkPolicy object applies."),
+                AGE,
+            ),
+            _network_policy,
+        ),
+        ("", "PersistentVolumeClaim"): Printer(
+            (
+                NAME,
+                Column("Status", _T, "Phase represents the current phase of PersistentVolumeClaim."),
+                Column("Volume", _T, "The binding reference to the PersistentVolume backing this claim."),
+                Column("Capacity", _T, "The actual resources of the underlying volume."),
+                Column(
+                    "Access Modes",
+                    _T,
+                    "AccessModes contains the desired access modes the volume should have.",
+                ),
+                Column("StorageClass", _T, "Name of the StorageClass required by the claim."),
+                Column("VolumeAttributesClass", _T, "Name of the VolumeAttributesClass used by the claim."),
+                AGE,
+                _wide("VolumeMode", "volumeMode defines what type of volume is required by the claim."),
+            ),
+            _pvc,
+        ),
+        ("storage.k8s.io", "StorageClass"): Printer(
+            (
+                NAME,
+                Column("Provisioner", _T, "Indicates the type of the provisioner."),
+                Column("ReclaimPolicy", _T, "Indicates the type of the reclaim policy."),
+                Column(
+                    "VolumeBindingMode",
+                    _T,
+                    "Indicates how PersistentVolumeClaims should be provisioned and bound.",
+                ),
+                Column(
+                    "AllowVolumeExpansion", _T, "Indicates whether the storage class allow volume expand."
+                ),
+                AGE,
+            ),
+            _storage_class,
+        ),
+        ("", "Endpoints"): Printer(
+            (NAME, Column("Endpoints", _T, "Endpoints is the list of endpoints of the service."), AGE),
+            _endpoints,
+        ),
+        ("apps", "ControllerRevision"): Printer(
+            (
+                NAME,
+                Column("Controller", _T, "Controller of the object, with the format <kind>/<name>"),
+                Column(
+                    "Revision", "integer", "Revision indicates the revision of the state represented by Data."
+                ),
+                AGE,
+            ),
+            _controller_revision,
+        ),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): Printer(
+            (NAME, Column("Webhooks", "integer", "Webhooks indicates the number of webhooks."), AGE),
+            _webhooks,
+        ),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): Printer(
+            (NAME, Column("Webhooks", "integer", "Webhooks indicates the number of webhooks."), AGE),
+            _webhooks,
+        ),
+        ("", "ReplicationController"): Printer(
+            (
+                NAME,
+                Column("Desired", "integer", "Replicas is the number of desired replicas."),
+                Column("Current", "integer", "Replicas is the most recently observed number of replicas."),
+                Column("Ready", "integer", "The number of ready replicas for this replication controller."),
+                AGE,
+                CONTAINERS,
+                IMAGES,
+                SELECTOR,
+            ),
+            _replication_controller,
+        ),
+        ("autoscaling", "HorizontalPodAutoscaler"): Printer(
+            (
+                NAME,
+                Column("Reference", _T, "Reference to the scaled object."),
+                Column("Targets", _T, "The current and target metric values."),
+                Column("MinPods", _T, "Lower limit for the number of pods."),
+                Column("MaxPods", "integer", "Upper limit for the number of pods."),
+                Column(
+                    "Replicas", "integer", "Current number of replicas of pods managed by this autoscaler."
+                ),
+                AGE,
+            ),
+            _hpa,
+        ),
+    }
+)
+
 GENERIC = Printer((NAME, AGE), _name_age)
 """Built-in kinds without a printer here: ``NAME AGE`` (what most upstream printers start with)."""
 
