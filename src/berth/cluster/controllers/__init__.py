@@ -8,7 +8,7 @@ that default to (almost) zero so tests stay fast.
 What runs (one module each, like upstream): ``nodes`` (node-1..N, Ready status, Lease heartbeats), ``kubelet``
 (bound pods → Running/Ready → Succeeded|Failed for Job pods; terminating pods removed), ``namespace`` (phase, the
 ``default`` ServiceAccount, deletion of a namespace's contents), ``deployment``, ``replicaset``, ``statefulset``,
-``daemonset``, ``job`` and ``gc`` (ownerReference garbage collection: Background, Foreground, Orphan). There is no
+``daemonset``, ``job``, ``volumes`` (PVCs bound to simulated PersistentVolumes) and ``gc`` (ownerReference garbage collection: Background, Foreground, Orphan). There is no
 scheduler here: pods without ``spec.nodeName`` stay Pending until a scheduler binds them.
 
 Annotation ``berth.dev/simulate-failure: "true"`` on a Job makes its pods fail (exit code 1) so the Job ends
@@ -70,6 +70,7 @@ CONTROLLER_NAMES: tuple[str, ...] = (
     "statefulset",
     "daemonset",
     "job",
+    "volumes",
     "gc",
 )
 """Every controller :func:`start` can run, in start order."""
@@ -120,6 +121,7 @@ def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Cont
         nodes,
         replicaset,
         statefulset,
+        volumes,
     )
 
     options = options or ControllerOptions()
@@ -143,6 +145,7 @@ def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Cont
         "statefulset": statefulset.StatefulSetController,
         "daemonset": daemonset.DaemonSetController,
         "job": job.JobController,
+        "volumes": volumes.VolumeBinder,
         "gc": gc.GarbageCollector,
     }
     running: list[base.Controller] = []
