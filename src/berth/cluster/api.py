@@ -172,111 +172,6 @@ def _strip_volatile(obj: Obj) -> Obj:
     return out
 
 
-# ---- patch fallbacks (replaced by berth.cluster.patch when available) -------------------------------------------
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            result.pop(k, None)
-        else:
-            result[k] = merge_patch(result.get(k), v)
-    return result
-
-
-def _strip_directives(patch: Any) -> Any:
-    if isinstance(patch, dict):
-        return {
-            k: _strip_directives(v)
-            for k, v in patch.items()
-            if not (
-                k.startswith("$")
-                or k.startswith("$setElementOrder")
-                or k.startswith("$deleteFromPrimitiveList")
-            )
-        }
-    if isinstance(patch, list):
-        return [_strip_directives(v) for v in patch if not (isinstance(v, dict) and "$patch" in v)]
-    return patch
-
-
-def _json_pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise ValueError(f"invalid JSON pointer {path!r}")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
-
-
-def json_patch(doc: Any, ops: Any) -> Any:
-    """RFC 6902 JSON patch; raises ValueError with the failing operation."""
-    if not isinstance(ops, list):
-        raise ValueError("a JSON patch must be a list of operations")
-    doc = copy.deepcopy(doc)
-
-    def parent(d: Any, parts: list[str]) -> tuple[Any, str]:
-        cur = d
-        for p in parts[:-1]:
-            cur = cur[int(p)] if isinstance(cur, list) else cur[p]
-        return cur, parts[-1]
-
-    def get(d: Any, parts: list[str]) -> Any:
-        cur = d
-        for p in parts:
-            cur = cur[int(p)] if isinstance(cur, list) else cur[p]
-        return cur
-
-    for i, op in enumerate(ops):
-        try:
-            kind = op["op"]
-            parts = _json_pointer(op["path"])
-            if kind in ("add", "replace"):
-                value = copy.deepcopy(op["value"])
-                if not parts:
-                    doc = value
-                    continue
-                p, last = parent(doc, parts)
-                if isinstance(p, list):
-                    if last == "-":
-                        p.append(value)
-                    elif kind == "add":
-                        p.insert(int(last), value)
-                    else:
-                        p[int(last)] = value
-                else:
-                    if kind == "replace" and last not in p:
-                        raise KeyError(last)
-                    p[last] = value
-            elif kind == "remove":
-                p, last = parent(doc, parts)
-                if isinstance(p, list):
-                    del p[int(last)]
-                else:
-                    del p[last]
-            elif kind in ("move", "copy"):
-                src = _json_pointer(op["from"])
-                value = copy.deepcopy(get(doc, src))
-                if kind == "move":
-                    sp, sl = parent(doc, src)
-                    if isinstance(sp, list):
-                        del sp[int(sl)]
-                    else:
-                        del sp[sl]
-                doc = json_patch(doc, [{"op": "add", "path": op["path"], "value": value}])
-            elif kind == "test":
-                if get(doc, parts) != op.get("value"):
-                    raise ValueError(f"testing value {op['path']} failed")
-            else:
-                raise ValueError(f"unknown operation {kind!r}")
-        except (KeyError, IndexError, TypeError) as exc:
-            raise ValueError(f"operation {i} ({op!r}) failed: {exc}") from exc
-    return doc
-
-
 # ---- watch --------------------------------------------------------------------------------------------------
 
 
@@ -825,10 +720,10 @@ class Api:
                     },
                 )
 
-    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None, user: str = "") -> None:
         from berth.cluster import admission
 
-        admission.validate(self, rt, obj, old)
+        admission.validate(self, rt, obj, old, user)
 
     def _manager(self, manager: str | None, user: str) -> str:
         return manager or "berth"
@@ -853,6 +748,7 @@ class Api:
         manager: str | None = None,
         version: str | None = None,
         apply_patch: Obj | None = None,
+        field_validation: str = "",
     ) -> Obj:
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a JSON object")
@@ -864,6 +760,9 @@ class Api:
             raise E.method_not_allowed("create", rt.resource)
         obj = _copy(obj)
         self._check_kind(rt, obj, version)
+        from berth.cluster import admission
+
+        admission.decode_check(rt, obj, field_validation)
         ns = self._scope(rt, obj, namespace)
         meta = _meta(obj)
         if meta.get("resourceVersion"):
@@ -892,7 +791,7 @@ class Api:
             if not meta.get("finalizers"):
                 meta.pop("finalizers", None)
             self._prepare_create(rt, obj)
-            self._validate(rt, obj, None)
+            self._validate(rt, obj, None, user)
             meta.pop("managedFields", None)
             if apply_patch is not None:
                 from berth.cluster import admission
@@ -1008,6 +907,7 @@ class Api:
         manager: str | None = None,
         version: str | None = None,
         name: str | None = None,
+        field_validation: str = "",
     ) -> Obj:
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a JSON object")
@@ -1017,6 +917,9 @@ class Api:
             raise E.method_not_allowed("update", rt.resource)
         obj = _copy(obj)
         self._check_kind(rt, obj, version)
+        from berth.cluster import admission
+
+        admission.decode_check(rt, obj, field_validation)
         ns = self._scope(rt, obj, namespace)
         meta = _meta(obj)
         obj_name = str(meta.get("name") or "")
@@ -1137,7 +1040,7 @@ class Api:
             nm["generation"] = gen
         else:
             nm.pop("generation", None)
-        self._validate(rt, new, cur)
+        self._validate(rt, new, cur, user)
         if track:
             self._managed_update(rt, cur, new, self._manager(manager, user), subresource or "")
         if _strip_volatile(new) == _strip_volatile(cur) and nm.get("managedFields") == cm.get(
@@ -1299,6 +1202,7 @@ class Api:
         user: str = DEFAULT_USER,
         dry_run: bool = False,
         version: str | None = None,
+        field_validation: str = "",
     ) -> tuple[Obj, bool]:
         """Apply a patch; returns (object, created) -- ``created`` only for server-side apply upserts."""
         if patch_type not in PATCH_TYPES:
@@ -1359,6 +1263,7 @@ class Api:
                         manager=manager,
                         version=version,
                         apply_patch=patch,
+                        field_validation=field_validation,
                     )
                     return created, True
                 raise E.not_found(rt.plural, rt.group, name)
@@ -1381,6 +1286,8 @@ class Api:
             if subresource == "status" and "status" not in rt.subresources:
                 raise E.path_not_found()
             base = _copy(cur)
+            if patch_type == "apply" and isinstance(patch, dict) and field_validation == "Strict":
+                admission.decode_check(rt, {**patch, "kind": rt.kind, "apiVersion": rt.api_version}, "Strict")
             new = admission.patch_object(
                 self, rt, base, patch, patch_type, manager, force, subresource=subresource or ""
             )

@@ -13,7 +13,6 @@ validated by ``validation.py`` when it is available.
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -252,12 +251,9 @@ def prepare_custom(api: Api, rt: ResourceType, obj: Obj, old: Obj | None) -> Non
     version = str(obj.get("apiVersion", "")).rpartition("/")[2] or rt.version
     ver = version_of(crd, version) or version_of(crd, rt.version)
     schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
-    try:
-        mod = importlib.import_module("berth.cluster.validation")
-    except ImportError:
-        _apply_defaults(schema, obj)
-        return
-    stored, problems = mod.admit_custom_resource(obj, schema)
+    from berth.cluster import validation
+
+    stored, problems = validation.admit_custom_resource(obj, schema)
     if old is not None:
         problems = [p for p in problems if not str(getattr(p, "field", "")).startswith("metadata.name")]
     if problems:

@@ -17,7 +17,6 @@ objects as ADDED, then a BOOKMARK annotated ``k8s.io/initial-events-end``, then 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import select
 import socket
@@ -34,7 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from berth.cluster import admission, auth, discovery
+from berth.cluster import admission, auth, discovery, protobuf, tables
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError, Watch
 from berth.cluster.audit import AuditLog
@@ -75,41 +74,6 @@ class Request:
     rtype: ResourceType | None = None
     user: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _age(ts: str | None, now: datetime) -> str:
-    """``translateTimestampSince``: 5s, 3m2s, 4h, 2d3h, 400d ..."""
-    if not ts:
-        return "<unknown>"
-    try:
-        then = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return "<unknown>"
-    secs = max(0, int((now - then).total_seconds()))
-    if secs < 120:
-        return f"{secs}s"
-    mins = secs // 60
-    if mins < 10:
-        return f"{mins}m{secs % 60}s" if secs % 60 else f"{mins}m"
-    if mins < 180:
-        return f"{mins}m"
-    hours = mins // 60
-    if hours < 48:
-        return f"{hours}h{mins % 60}m" if hours < 8 and mins % 60 else f"{hours}h"
-    days = hours // 24
-    if days < 8:
-        return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
-    if days < 365 * 2:
-        return f"{days}d"
-    return f"{days // 365}y"
-
-
-def _partial(obj: Obj) -> Obj:
-    return {
-        "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": obj.get("metadata") or {},
-    }
 
 
 class ApiServer(ThreadingHTTPServer):
@@ -153,20 +117,6 @@ class ApiServer(ThreadingHTTPServer):
         if isinstance(exc, ConnectionError | BrokenPipeError | TimeoutError | ssl.SSLError):
             return
         traceback.print_exc()
-
-
-def _tables() -> Any:
-    try:
-        return importlib.import_module("berth.cluster.tables")
-    except ImportError:
-        return None
-
-
-def _protobuf() -> Any:
-    try:
-        return importlib.import_module("berth.cluster.protobuf")
-    except ImportError:
-        return None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -448,6 +398,7 @@ class Handler(BaseHTTPRequestHandler):
             raise E.path_not_found()
         verb = self._verb(method, name, sub, query)
         req.verb = verb
+        self._field_validation = query.get("fieldValidation", "")
         attrs = {
             "verb": verb,
             "group": group,
@@ -486,6 +437,7 @@ class Handler(BaseHTTPRequestHandler):
                 manager=manager,
                 version=version,
                 name=name,
+                field_validation=query.get("fieldValidation", ""),
             )
             self._send_json(200, out)
             return 200
@@ -510,6 +462,7 @@ class Handler(BaseHTTPRequestHandler):
                 user=ident.name,
                 dry_run=dry_run,
                 version=version,
+                field_validation=query.get("fieldValidation", ""),
             )
             code = 201 if created else 200
             self._send_json(code, out)
@@ -544,10 +497,7 @@ class Handler(BaseHTTPRequestHandler):
         if not body:
             raise E.bad_request("the request body is empty; expected a JSON object")
         if ctype == PROTOBUF:
-            mod = _protobuf()
-            if mod is None or not hasattr(mod, "decode"):
-                raise E.unsupported_media_type(["application/json", "application/yaml"])
-            return mod.decode(body)
+            return protobuf.decode(body)
         if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
             try:
                 return yaml.safe_load(body.decode("utf-8"))
@@ -655,43 +605,22 @@ class Handler(BaseHTTPRequestHandler):
         remaining: int | None = None,
     ) -> Obj:
         include = query.get("includeObject") or "Metadata"
-        mod = _tables()
-        now = datetime.now(UTC)
-        crd = None
+        if include not in ("None", "Metadata", "Object"):
+            raise E.bad_request(f'includeObject: Unsupported value: "{include}"')
+        printer_columns: list[Any] | None = None
         if rt.custom:
             from berth.cluster import crds
 
-            crd = crds.crd_of(self.server.api, rt)
-        if mod is not None and hasattr(mod, "render"):
-            table: Obj = mod.render(rt, items, now=now, crd=crd)
-        else:
-            table = {
-                "kind": "Table",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": {},
-                "columnDefinitions": [
-                    {
-                        "name": "Name",
-                        "type": "string",
-                        "format": "name",
-                        "description": "Name",
-                        "priority": 0,
-                    },
-                    {"name": "Age", "type": "string", "format": "", "description": "Age", "priority": 0},
-                ],
-                "rows": [
-                    {"cells": [o["metadata"].get("name"), _age(o["metadata"].get("creationTimestamp"), now)]}
-                    for o in items
-                ],
-            }
-        rows = table.get("rows") or []
-        for row, obj in zip(rows, items, strict=False):
-            if include == "Object":
-                row["object"] = obj
-            elif include == "None":
-                row.pop("object", None)
-            else:
-                row["object"] = _partial(obj)
+            crd = crds.crd_of(self.server.api, rt) or {}
+            printer_columns = list(crds.version_of(crd, rt.version).get("additionalPrinterColumns") or [])
+        table: Obj = tables.to_table(
+            rt.kind,
+            items,
+            now=datetime.now(UTC),
+            api_group=rt.group,
+            include_object=include,
+            printer_columns=printer_columns,
+        )
         meta = table.setdefault("metadata", {})
         meta["resourceVersion"] = rv
         if cont:
@@ -750,7 +679,14 @@ class Handler(BaseHTTPRequestHandler):
         meta = obj.get("metadata") or {}
         req.name = str(meta.get("name") or meta.get("generateName") or "")
         out = api.do_create(
-            rt, obj, namespace or None, user=ident.name, dry_run=dry_run, manager=manager, version=version
+            rt,
+            obj,
+            namespace or None,
+            user=ident.name,
+            dry_run=dry_run,
+            manager=manager,
+            version=version,
+            field_validation=self._field_validation,
         )
         req.name = str((out.get("metadata") or {}).get("name") or req.name)
         self._send_json(201, out)

@@ -1,0 +1,128 @@
+"""``berth cluster up/status/down`` as a user runs them, and durability across ``kill -9``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import kubectl_for
+
+UP = [sys.executable, "-c", "import sys; from berth.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(data: Path, port: int) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [*UP, "cluster", "up", "--data", str(data), "--port", str(port), "--nodes", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "ready at https://127.0.0.1:" in line, line + proc.stdout.read()
+    return proc
+
+
+def _berth(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*UP, *args], capture_output=True, text=True, timeout=60)
+
+
+def test_objects_survive_kill_9_and_restart(tmp_path: Path) -> None:
+    data, port = tmp_path / "data", _free_port()
+    proc = _start(data, port)
+    kubectl = kubectl_for(data / "kubeconfig", tmp_path / "home")
+    try:
+        kubectl.ok("create", "configmap", "keep", "--from-literal=a=b")
+        rv = json.loads(kubectl.ok("get", "cm", "keep", "-o", "json"))["metadata"]["resourceVersion"]
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    proc = _start(data, port)
+    try:
+        cm = json.loads(kubectl.ok("get", "cm", "keep", "-o", "json"))
+        assert cm["data"] == {"a": "b"} and cm["metadata"]["resourceVersion"] == rv
+        kubectl.ok("create", "configmap", "next")
+        nxt = json.loads(kubectl.ok("get", "cm", "next", "-o", "json"))
+        assert int(nxt["metadata"]["resourceVersion"]) > int(rv)
+        status = json.loads(_berth("cluster", "status", "--data", str(data), "-o", "json").stdout)
+        assert status["running"] and status["ready"] and status["pid"] == proc.pid
+        assert status["url"] == f"https://127.0.0.1:{port}" and status["objects"]["configmaps"] == 2
+        down = _berth("cluster", "down", "--data", str(data))
+        assert down.returncode == 0 and "stopped" in down.stdout
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    status = json.loads(_berth("cluster", "status", "--data", str(data), "-o", "json").stdout)
+    assert status["running"] is False and status["objects"]["configmaps"] == 2
+
+
+def test_second_up_on_a_running_dir_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    proc = _start(data, _free_port())
+    try:
+        again = _berth("cluster", "up", "--data", str(data), "--nodes", "0")
+        assert again.returncode == 1 and "already running" in again.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"garbage that is not sqlite" * 200, "not a usable berth store")],
+    ids=["corrupted-store"],
+)
+def test_corrupted_data_dir_is_a_clear_error(tmp_path: Path, content: bytes, message: str) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "store.db").write_bytes(content)
+    proc = _berth("cluster", "up", "--data", str(data), "--nodes", "0")
+    assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_locked_data_dir_is_a_clear_error(tmp_path: Path) -> None:
+    from berth.cluster import Cluster, ClusterError, ClusterOptions
+
+    data = tmp_path / "data"
+    with (
+        Cluster(ClusterOptions(data_dir=data, run_controllers=False)),
+        pytest.raises(ClusterError, match="locked by another running cluster"),
+    ):
+        Cluster(ClusterOptions(data_dir=data, run_controllers=False)).start()
+
+
+def test_detach_then_down(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    up = _berth("cluster", "up", "--data", str(data), "--nodes", "0", "--detach")
+    assert up.returncode == 0 and "ready at https://" in up.stdout
+    info = json.loads((data / "server.json").read_text())
+    try:
+        assert (data / "kubeconfig").is_file()
+    finally:
+        down = _berth("cluster", "down", "--data", str(data))
+    assert down.returncode == 0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(int(info["pid"]), 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("detached cluster still running after down")
