@@ -68,7 +68,7 @@ def test_notes_inactive_plugins_on_stderr(tmp_path: Path) -> None:
     result = CliRunner().invoke(config_cli.config_command, ["--config", write(tmp_path, GOOD)])
     assert result.exit_code == 0
     assert (
-        'note: profile "academy-default": plugin PodTopologySpread is accepted but not active yet in berth '
+        'note: profile "academy-default": plugin DynamicResources is accepted but not active yet in berth '
         "(it is skipped)" in result.stderr
     )
 
