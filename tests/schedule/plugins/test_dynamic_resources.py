@@ -20,7 +20,13 @@ from berth.schedule.plugins import dynamic_resources as dra
             [],
         ),
         ({"filterTimeout": "-1s"}, None, ["a.filterTimeout: Invalid value: -1s: must be zero or positive"]),
-        ({"bindingTimeout": "0s"}, None, ["a.bindingTimeout: Invalid value: 0s: must be positive"]),
+        ({"bindingTimeout": "0s"}, None, ["a.bindingTimeout: Invalid value: 0s: must be at least 1 second"]),
+        (
+            {"bindingTimeout": "500ms"},
+            None,
+            ["a.bindingTimeout: Invalid value: 500ms: must be at least 1 second"],
+        ),
+        ({"bindingTimeout": "1s"}, {"filterTimeout": "10s", "bindingTimeout": "1s"}, []),
         (
             {"filterTimeout": "soon"},
             None,
@@ -39,6 +45,8 @@ from berth.schedule.plugins import dynamic_resources as dra
         "compound",
         "negative-filter",
         "zero-binding",
+        "sub-second-binding",
+        "one-second-binding",
         "garbage",
         "number",
         "unknown",

@@ -77,8 +77,17 @@ def test_parse_duration_rejects(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "want"),
-    [(10.0, "10s"), (600.0, "10m0s"), (90.0, "1m30s"), (-1.0, "-1s"), (0.0, "0s")],
-    ids=["10s", "10m", "90s", "negative", "zero"],
+    [
+        (10.0, "10s"),
+        (600.0, "10m0s"),
+        (90.0, "1m30s"),
+        (-1.0, "-1s"),
+        (0.0, "0s"),
+        (0.5, "500ms"),
+        (1.5, "1.5s"),
+        (3725.0, "1h2m5s"),
+    ],
+    ids=["10s", "10m", "90s", "negative", "zero", "millis", "fraction", "hours"],
 )
 def test_format_duration_like_go(seconds: float, want: str) -> None:
     assert helper.format_duration(seconds) == want
@@ -169,7 +178,7 @@ def test_args_reader_accepts_kind_and_api_version() -> None:
         ([(10, 1), (90, 9)], []),
         (
             [(50, 1), (50, 2)],
-            ["s[1].utilization: Invalid value: 50: utilization values must be sorted in increasing order"],
+            ["s[1].utilization: Invalid value: 50: values must be sorted in increasing order"],
         ),
         ([(0, 11)], ["s[0].score: Invalid value: 11: not in valid range [0, 10]"]),
         ([(101, 1)], ["s[0].utilization: Invalid value: 101: not in valid range [0, 100]"]),

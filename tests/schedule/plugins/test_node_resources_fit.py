@@ -485,7 +485,8 @@ def test_args_round_trip() -> None:
         (
             {"scoringStrategy": {"type": "RequestedToCapacityRatio"}},
             [
-                "a.scoringStrategy.requestedToCapacityRatio.shape: Required value: at least one point must be specified"
+                "a.scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is "
+                "RequestedToCapacityRatio"
             ],
         ),
         (
@@ -498,7 +499,7 @@ def test_args_round_trip() -> None:
                 }
             },
             [
-                "a.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 50: utilization values must "
+                "a.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 50: values must "
                 "be sorted in increasing order",
                 "a.scoringStrategy.requestedToCapacityRatio.shape[1].score: Invalid value: 11: not in valid range [0, 10]",
             ],

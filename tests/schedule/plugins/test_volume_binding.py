@@ -23,16 +23,16 @@ from berth.schedule.plugins import volume_binding as vb
         (
             {"shape": [{"utilization": 0, "score": 0}]},
             [
-                'a.shape: Invalid value: [{"score": 0, "utilization": 0}]: unsupported when the StorageCapacityScoring '
-                "feature is disabled"
+                "a.shape: Invalid value: []config.UtilizationShapePoint{config.UtilizationShapePoint{Utilization:0, "
+                "Score:0}}: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"
             ],
         ),
         (
             {"shape": [{"utilization": 0, "scor": 0}]},
             [
                 'a.shape[0]: unknown field "scor"',
-                'a.shape: Invalid value: [{"score": 0, "utilization": 0}]: unsupported when the StorageCapacityScoring '
-                "feature is disabled",
+                "a.shape: Invalid value: []config.UtilizationShapePoint{config.UtilizationShapePoint{Utilization:0, "
+                "Score:0}}: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
             ],
         ),
         ({"bindTimeout": 5}, ['a: unknown field "bindTimeout"']),

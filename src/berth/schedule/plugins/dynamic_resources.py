@@ -40,9 +40,10 @@ class DynamicResourcesArgs:
                 f"{r.at('filterTimeout')}: Invalid value: {helper.format_duration(filter_timeout)}: "
                 "must be zero or positive"
             )
-        if binding_timeout <= 0:
+        if binding_timeout < 1:  # DRADeviceBindingConditions + DRAResourceClaimDeviceStatus are on in 1.35
             problems.append(
-                f"{r.at('bindingTimeout')}: Invalid value: {helper.format_duration(binding_timeout)}: must be positive"
+                f"{r.at('bindingTimeout')}: Invalid value: {helper.format_duration(binding_timeout)}: "
+                "must be at least 1 second"
             )
         return cls(filter_timeout, binding_timeout), problems
 

@@ -193,22 +193,28 @@ def parse_duration(text: str) -> float | None:
 
 
 def format_duration(seconds: float) -> str:
-    """Go ``time.Duration.String`` for whole and fractional seconds (``10s``, ``1m30s``, ``10m0s``, ``1.5s``)."""
-    if seconds == 0:
+    """Go ``time.Duration.String``: ``10s``, ``1m30s``, ``10m0s``, ``1.5s``, ``500ms``, ``-1s``, ``0s``."""
+    nanos = round(seconds * 1e9)
+    if nanos == 0:
         return "0s"
-    neg = seconds < 0
-    seconds = abs(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    sec_text = f"{secs:.9f}".rstrip("0").rstrip(".") + "s"
-    out = ""
+    sign = "-" if nanos < 0 else ""
+    nanos = abs(nanos)
+    if nanos < 1_000_000_000:  # below a second Go switches to ms / µs / ns
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if nanos >= size:
+                return f"{sign}{_trim(nanos / size)}{unit}"
+    hours, rest = divmod(nanos, 3_600_000_000_000)
+    minutes, rest = divmod(rest, 60_000_000_000)
+    secs = f"{_trim(rest / 1e9)}s"
     if hours:
-        out = f"{int(hours)}h{int(minutes)}m{sec_text}"
-    elif minutes:
-        out = f"{int(minutes)}m{sec_text}"
-    else:
-        out = sec_text
-    return f"-{out}" if neg else out
+        return f"{sign}{hours}h{minutes}m{secs}"
+    if minutes:
+        return f"{sign}{minutes}m{secs}"
+    return f"{sign}{secs}"
+
+
+def _trim(x: float) -> str:
+    return f"{x:.9f}".rstrip("0").rstrip(".")
 
 
 # --- strict args reading -------------------------------------------------------------------------------------------
@@ -379,7 +385,7 @@ def shape_problems(shape: Sequence[tuple[int, int]], path: str) -> list[str]:
                 invalid(
                     f"{path}[{i}].utilization",
                     shape[i][0],
-                    "utilization values must be sorted in increasing order",
+                    "values must be sorted in increasing order",
                 )
             )
             break
@@ -395,3 +401,9 @@ def shape_problems(shape: Sequence[tuple[int, int]], path: str) -> list[str]:
 
 def shape_to_list(shape: Sequence[tuple[int, int]]) -> list[dict[str, int]]:
     return [{"utilization": u, "score": s} for u, s in shape]
+
+
+def go_shape_value(shape: Sequence[tuple[int, int]]) -> str:
+    """How ``field.Invalid`` prints a shape (Go ``%#v`` of ``[]config.UtilizationShapePoint``)."""
+    points = ", ".join(f"config.UtilizationShapePoint{{Utilization:{u}, Score:{s}}}" for u, s in shape)
+    return f"[]config.UtilizationShapePoint{{{points}}}"

@@ -374,7 +374,6 @@ class NodeAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.Sc
         return (
             fw.ClusterEvent("Node", "Add"),
             fw.ClusterEvent("Node", "UpdateNodeLabel"),
-            fw.ClusterEvent("Pod", "UpdatePodLabel"),
         )
 
 

@@ -142,7 +142,8 @@ def _decode_strategy(raw: Mapping[str, Any], path: str, problems: list[str]) -> 
     if shape is not None:
         problems.extend(helper.shape_problems(shape, f"{rtcr_path}.shape"))
     elif type_ == REQUESTED_TO_CAPACITY_RATIO:
-        problems.append(helper.required(f"{rtcr_path}.shape", "at least one point must be specified"))
+        # 1.35 crashes here (nil pointer); later upstream (kubernetes#132120) reports it with these words.
+        problems.append(helper.required(rtcr_path, "must be specified when type is RequestedToCapacityRatio"))
     return ScoringStrategy(type_ or LEAST_ALLOCATED, specs, shape)
 
 

@@ -3,7 +3,7 @@
 Why it exists now: profiles naming it must load, its args must validate as upstream's ``VolumeBindingArgs`` do, and
 multiPoint must expand it at upstream's points (upstream's type implements PreScore/Score too; they skip unless
 the alpha ``StorageCapacityScoring`` gate is on, so ``shape`` is rejected here as upstream rejects it with the gate
-off). Binding PVCs (WaitForFirstConsumer, PV node affinity) arrives with the next scheduler issue; until then
+off; upstream's own wording). Binding PVCs (WaitForFirstConsumer, PV node affinity) arrives with the next scheduler issue; until then
 ``SPEC.active`` is False, the scheduler skips it and says so, and every method returns an Error status.
 """
 
@@ -45,11 +45,8 @@ class VolumeBindingArgs:
             )
         if shape is not None:
             problems.append(
-                helper.invalid(
-                    r.at("shape"),
-                    helper.shape_to_list(shape),
-                    "unsupported when the StorageCapacityScoring feature is disabled",
-                )
+                f"{r.at('shape')}: Invalid value: {helper.go_shape_value(shape)}: unexpected field `shape`, remove it "
+                "or turn on the feature gate StorageCapacityScoring"
             )
         return cls(timeout, shape), problems
 
