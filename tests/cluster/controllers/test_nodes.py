@@ -103,3 +103,23 @@ def test_deleting_a_node_collects_its_lease(cluster: Cluster) -> None:
         ),
         what="lease garbage-collected",
     )
+
+
+def test_deleting_a_node_deletes_its_pods(cluster: Cluster) -> None:
+    for name, node in (("on-2", "node-2"), ("on-1", "node-1")):
+        cluster.api.create(
+            "pods",
+            {
+                "metadata": {"name": name},
+                "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]},
+            },
+            "default",
+        )
+    wait_for(
+        lambda: (
+            all(p["status"].get("phase") == "Running" for p in cluster.pods()) and len(cluster.pods()) == 2
+        ),
+        what="running",
+    )
+    cluster.api.delete("nodes", "node-2")
+    wait_for(lambda: [p["metadata"]["name"] for p in cluster.pods()] == ["on-1"], what="orphaned pod deleted")

@@ -30,19 +30,15 @@ import threading
 import time
 from typing import Any
 
-from berth.cluster.controllers import base, client
+from berth.cluster.controllers import base, client, nodes
 from berth.cluster.controllers.informer import Handler, key_of, split_key
 from berth.kube.objects import Obj
 
 SIMULATE_FAILURE_ANNOTATION = "berth.dev/simulate-failure"
 """Set to ``"true"`` on a Job (or a pod) to make its pods fail with exit code 1 instead of succeeding."""
 
-NODE_NAME_INDEX = "spec.nodeName"
-
-
-def _node_of(pod: Obj) -> list[str]:
-    n = (pod.get("spec") or {}).get("nodeName")
-    return [str(n)] if n else []
+NODE_NAME_INDEX = nodes.NODE_NAME_INDEX
+_node_of = nodes._node_of
 
 
 def image_id(image: str) -> str:

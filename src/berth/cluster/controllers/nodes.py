@@ -4,6 +4,8 @@ Why: the scheduler only places pods on Ready nodes with allocatable resources, a
 (``kubectl get nodes``, node-lifecycle logic in schedulers) read node conditions and the per-node Lease in
 ``kube-node-lease``. KWOK's ``node-initialize`` and ``node-heartbeat`` stages do the same against a real server.
 
+When a Node is deleted, the pods bound to it are deleted too (upstream's PodGC for orphaned pods).
+
 Every Node is treated as simulated: one created by a user (``kubectl apply`` of a Node) that has no conditions yet
 is initialised the same way (capacity defaults from the options where absent, a pod CIDR, Ready=True). A node that
 already reports conditions is left as it is, so a test can mark a node NotReady through ``/status``.
@@ -28,8 +30,15 @@ from berth.kube.objects import Obj
 LEASE_NAMESPACE = "kube-node-lease"
 LEASES = "leases.coordination.k8s.io"
 KUBELET_VERSION = "v1.35.0"
+ORPHANS = "orphans:"
+NODE_NAME_INDEX = "spec.nodeName"
 SIMULATED_ANNOTATION = "berth.dev/simulated-node"
 """Set on nodes this controller created (``"true"``)."""
+
+
+def _node_of(pod: Obj) -> list[str]:
+    n = (pod.get("spec") or {}).get("nodeName")
+    return [str(n)] if n else []
 
 
 def node_name(index: int) -> str:
@@ -72,7 +81,15 @@ class NodeController(base.Controller):
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
         self.nodes = ctx.informers.informer("nodes")
-        self.nodes.add_handler(Handler(on_add=self._enqueue, on_update=lambda _o, n: self._enqueue(n)))
+        self.pods = ctx.informers.informer("pods")
+        self.pods.add_index(NODE_NAME_INDEX, _node_of)
+        self.nodes.add_handler(
+            Handler(
+                on_add=self._enqueue,
+                on_update=lambda _o, n: self._enqueue(n),
+                on_delete=lambda n: self.queue.add(ORPHANS + key_of(n)),
+            )
+        )
 
     def _enqueue(self, node: Obj) -> None:
         self.queue.add(key_of(node))
@@ -203,6 +220,25 @@ class NodeController(base.Controller):
         )
         return out
 
+    # ---- pod garbage collection ---------------------------------------------------------------------------
+
+    def _delete_orphans(self, node_name: str) -> None:
+        """Upstream PodGC: pods bound to a node that no longer exists are deleted."""
+        if self.nodes.get(node_name) is not None:
+            return
+        for pod in self.pods.by_index(NODE_NAME_INDEX, node_name):
+            m = base.meta(pod)
+            try:
+                self.api.delete(
+                    "pods",
+                    str(m.get("name", "")),
+                    str(m.get("namespace", "")),
+                    user="system:controller:pod-garbage-collector",
+                )
+            except client.ApiError as exc:
+                if not client.is_not_found(exc):
+                    raise
+
     # ---- heartbeat -----------------------------------------------------------------------------------------
 
     def renew_lease(self, node: Obj) -> None:
@@ -239,6 +275,9 @@ class NodeController(base.Controller):
         self.api.update(LEASES, lease, LEASE_NAMESPACE, user=self.user)
 
     def reconcile(self, key: str) -> None:
+        if key.startswith(ORPHANS):
+            self._delete_orphans(key[len(ORPHANS) :])
+            return
         node = self.nodes.get(key)
         if node is None or base.deleting(node):
             return
