@@ -310,7 +310,9 @@ def test_node() -> None:
         "berth://1",
     ]
     no_conditions = {"apiVersion": "v1", "kind": "Node", "metadata": meta("n"), "status": {}}
-    assert tables.to_table("Node", [no_conditions], now=NOW)["rows"][0]["cells"][1:3] == ["Unknown", "<none>"]
+    cells = tables.to_table("Node", [no_conditions], now=NOW)["rows"][0]["cells"]
+    assert cells[1:3] == ["Unknown", "<none>"]
+    assert cells[5:] == ["<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"]
 
 
 def workload(kind: str, spec: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:

@@ -376,9 +376,9 @@ def _node(obj: Obj, now: dt.datetime) -> Cells:
         info.get("kubeletVersion", ""),
         address("InternalIP"),
         address("ExternalIP"),
-        _none(info.get("osImage")),
-        _none(info.get("kernelVersion")),
-        _none(info.get("containerRuntimeVersion")),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
     ]
 
 
