@@ -254,12 +254,26 @@ def test_plan_cli_text_and_json(run: Run, edge_workdir: Path) -> None:
 
 
 def test_plan_from_disk_equals_plan_from_fresh_render(edge_workdir: Path) -> None:
-    pkg, _sel, _answers, ns, result, install_only = setup.load_workdir(edge_workdir)
+    wd = setup.load_workdir(edge_workdir)
     rendered = helm.render(helm.RenderRequest(EDGE_CHART, "edge", "edge"))
     fresh = split.from_render(rendered.text)
-    for action in Action:
-        a = plan.build(result, action, pkg.release, ns)
-        b = plan.build(fresh, action, pkg.release, ns)
+    for action in (Action.INSTALL, Action.UNINSTALL, Action.TEST):
+        a = setup.build_plan(wd, action, "W")
+        b = plan.build(fresh, action, wd.package.release, wd.namespace, "W")
         assert a.to_json() == b.to_json(), action
-    assert [e.value for e in result.events()] == [e.value for e in HookEvent]
-    assert {r.name for r in install_only} == {"default-thing"}
+    assert [e.value for e in wd.split.events()] == [e.value for e in HookEvent]
+    assert {r.name for r in wd.install_only} == {"default-thing"}
+
+
+def test_upgrade_plan_uses_the_is_upgrade_render(edge_workdir: Path) -> None:
+    wd = setup.load_workdir(edge_workdir)
+    assert wd.upgrade is not None  # app-settings renders isInstall differently; default-thing is install-only
+    p = setup.build_plan(wd, Action.UPGRADE, "W")
+    applied = {o.label: o.file for o in step(p, "apply").objects}
+    assert applied["ConfigMap edge/app-settings"] == "upgrade/manifests/configmap-edge-app-settings.yaml"
+    assert "Thing edge/default-thing" not in applied
+    body = (edge_workdir / "out" / applied["ConfigMap edge/app-settings"]).read_text()
+    assert "isInstall: 'false'" in body
+    assert all(o.file.startswith("upgrade/lifecycle/pre-upgrade/") for o in step(p, "pre-upgrade").objects)
+    rollback = setup.build_plan(wd, Action.ROLLBACK, "W")
+    assert all(not o.file.startswith("upgrade/") for s in rollback.steps for o in s.objects)

@@ -16,7 +16,7 @@ from .conftest import Run
 def test_verify_passes_on_a_fresh_setup(run: Run, edge_workdir: Path) -> None:
     r = run("install", "verify", "--work-dir", edge_workdir)
     assert r.code == 0, r.err
-    assert r.out.strip() == "27/27 objects match"
+    assert r.out.splitlines() == ["27/27 objects match", "upgrade variant (out/upgrade): 26/26 objects match"]
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -53,6 +53,20 @@ CASES = [
         "plan-edited",
         lambda w: _edit(w / "out/lifecycle/plan.yaml", "name: migrate", "name: migrated"),
         "lifecycle/plan.yaml: the install plan differs",
+    ),
+    (
+        "upgrade-variant-edited",
+        lambda w: _edit(
+            w / "out/upgrade/manifests/configmap-edge-app-settings.yaml",
+            "isInstall: 'false'",
+            "isInstall: 'true'",
+        ),
+        "upgrade variant: ConfigMap edge/app-settings differs: .data.isInstall",
+    ),
+    (
+        "upgrade-variant-removed",
+        lambda w: shutil.rmtree(w / "out/upgrade"),
+        "the --is-upgrade render differs from W/out but out/upgrade/ is missing",
     ),
     (
         "stray-file",

@@ -118,10 +118,8 @@ def setup_cmd(
 def _plan(work_dir: Path, action: str, wait: bool, timeout: int) -> object:
     from berth.install import plan, setup
 
-    pkg, _sel, _answers, namespace, result, install_only = setup.load_workdir(work_dir)
-    return plan.build(
-        result, plan.Action(action), pkg.release, namespace, str(work_dir), wait, timeout, install_only
-    )
+    wd = setup.load_workdir(work_dir)
+    return setup.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout)
 
 
 @group.command("plan")

@@ -206,7 +206,7 @@ def _plain(
     )
 
 
-def hook_step(event: HookEvent, result: split_mod.Split, timeout: int) -> Step:
+def hook_step(event: HookEvent, result: split_mod.Split, timeout: int, prefix: str = "") -> Step:
     """One event's run list with its wait and delete rules."""
     objs: list[PlanObject] = []
     succeeded: list[PlanObject] = []
@@ -218,7 +218,7 @@ def hook_step(event: HookEvent, result: split_mod.Split, timeout: int) -> Step:
             o.name,
             o.namespace,
             o.api_version,
-            f"lifecycle/{event.value}/{result.file_names[o.ref]}",
+            f"{prefix}lifecycle/{event.value}/{result.file_names[o.ref]}",
             weight=hook.weight,
             delete_policies=policies,
             wait=hook_wait(o.kind),
@@ -248,9 +248,11 @@ def build(
     wait: bool = False,
     hook_timeout: int = DEFAULT_HOOK_TIMEOUT_SECONDS,
     install_only: frozenset[Any] = frozenset(),
+    prefix: str = "",
 ) -> Plan:
-    """The plan of ``action``. ``install_only`` holds identities rendered only under ``.Release.IsInstall``
-    (absent from the ``--is-upgrade`` render): upgrade and rollback neither apply nor prune them."""
+    """The plan of ``action`` over ``result``. ``install_only`` holds identities rendered only under
+    ``.Release.IsInstall`` (absent from the ``--is-upgrade`` render): upgrade and rollback neither apply nor
+    prune them. ``prefix`` is put before every file path (``upgrade/`` when ``result`` is the upgrade variant)."""
     if action in (Action.UPGRADE, Action.ROLLBACK) and install_only:
         result = dataclasses.replace(
             result, hooks=tuple(h for h in result.hooks if h.obj.ref not in install_only)
@@ -261,7 +263,7 @@ def build(
 
     def hooks_of(event: HookEvent) -> None:
         if result.hooks_for(event):
-            steps.append(hook_step(event, result, hook_timeout))
+            steps.append(hook_step(event, result, hook_timeout, prefix))
 
     ordinary = kinds.sort_for_install(list(result.ordinary), lambda o: o.kind)
     secrets = kinds.sort_for_install(list(result.secrets), lambda o: o.kind)
@@ -274,7 +276,7 @@ def build(
             steps.append(
                 Step(
                     Phase.SECRETS.value,
-                    tuple(_plain(o, files, "secrets") for o in secrets),
+                    tuple(_plain(o, files, prefix + "secrets") for o in secrets),
                     f"server-side apply {len(secrets)} Secret(s) from out/secrets before the other objects",
                 )
             )
@@ -282,7 +284,7 @@ def build(
             steps.append(
                 Step(
                     Phase.APPLY.value,
-                    tuple(_plain(o, files, "manifests") for o in ordinary),
+                    tuple(_plain(o, files, prefix + "manifests") for o in ordinary),
                     f"server-side apply {len(ordinary)} object(s) in Helm's install order",
                 )
             )
@@ -296,7 +298,7 @@ def build(
                             _plain(
                                 o,
                                 files,
-                                "manifests",
+                                prefix + "manifests",
                                 Wait.ROLLOUT if o.kind in ROLLOUT_KINDS else hook_wait(o.kind),
                             )
                             for o in ready
@@ -319,14 +321,14 @@ def build(
             steps.append(
                 Step(
                     Phase.CRDS.value,
-                    tuple(_plain(c, files, "manifests", Wait.ESTABLISHED) for c in crds),
+                    tuple(_plain(c, files, prefix + "manifests", Wait.ESTABLISHED) for c in crds),
                     f"server-side apply {len(crds)} CRD(s) one by one and wait until each is Established",
                     CRD_TIMEOUT_SECONDS,
                 )
             )
         if action == Action.UPGRADE:
             kept += [
-                Kept(_plain(c, files, "manifests"), "crds/ folder CRD: Helm never upgrades it")
+                Kept(_plain(c, files, prefix + "manifests"), "crds/ folder CRD: Helm never upgrades it")
                 for c in result.crds
                 if c.from_crds_dir
             ]
@@ -347,7 +349,7 @@ def build(
         deleted = []
         secret_refs = {o.ref for o in result.secrets}
         for o in kinds.sort_for_uninstall(release_objects, lambda o: o.kind):
-            folder = "secrets" if o.ref in secret_refs else "manifests"
+            folder = prefix + ("secrets" if o.ref in secret_refs else "manifests")
             policy = o.keep
             if policy is None:
                 deleted.append(_plain(o, files, folder))
@@ -361,7 +363,7 @@ def build(
                     )
                 )
         kept += [
-            Kept(_plain(c, files, "manifests"), "crds/ folder CRD: Helm never deletes it")
+            Kept(_plain(c, files, prefix + "manifests"), "crds/ folder CRD: Helm never deletes it")
             for c in result.crds
             if c.from_crds_dir
         ]

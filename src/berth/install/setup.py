@@ -53,23 +53,50 @@ class SetupResult:
     lines: tuple[str, ...]
 
 
-def plan_document(
-    result: split_mod.Split,
-    pkg: package.Package,
-    namespace: str,
+UPGRADE_DIR = "upgrade"
+"""``W/out/upgrade/``: the ``--is-upgrade`` render, written only when it differs from the install render."""
+
+
+@dataclass(frozen=True)
+class Workdir:
+    """Everything later commands need from a set-up work dir."""
+
+    package: package.Package
+    selection: wizard.Selection
+    answers: dict[str, Any]
+    namespace: str
+    split: split_mod.Split
+    install_only: frozenset[objects.Ref]
+    upgrade: split_mod.Split | None
+    """The upgrade variant when it differs from the install render (files under ``out/upgrade/``)."""
+
+
+def build_plan(
+    wd: Workdir,
+    action: plan_mod.Action,
     work_dir: str,
-    install_only: frozenset[objects.Ref],
-) -> dict[str, Any]:
+    wait: bool = False,
+    hook_timeout: int = plan_mod.DEFAULT_HOOK_TIMEOUT_SECONDS,
+) -> plan_mod.Plan:
+    """The plan of ``action``: upgrade uses the ``--is-upgrade`` render when it differs, like Helm would."""
+    if action == plan_mod.Action.UPGRADE and wd.upgrade is not None:
+        return plan_mod.build(
+            wd.upgrade, action, wd.package.release, wd.namespace, work_dir, wait, hook_timeout,
+            prefix=f"{UPGRADE_DIR}/",
+        )  # fmt: skip
+    return plan_mod.build(
+        wd.split, action, wd.package.release, wd.namespace, work_dir, wait, hook_timeout, wd.install_only
+    )
+
+
+def plan_document(wd: Workdir, work_dir: str) -> dict[str, Any]:
     """``W/out/lifecycle/plan.yaml``: the plan of every action, for review (``berth install plan`` rebuilds it)."""
-    plans = [
-        plan_mod.build(result, action, pkg.release, namespace, work_dir, install_only=install_only).to_json()
-        for action in plan_mod.Action
-    ]
+    plans = [build_plan(wd, action, work_dir).to_json() for action in plan_mod.Action]
     return {
         "apiVersion": layout.API_VERSION,
         "kind": "LifecyclePlan",
-        "metadata": {"name": f"{pkg.name}-plan"},
-        "spec": {"release": pkg.release, "namespace": namespace, "plans": plans},
+        "metadata": {"name": f"{wd.package.name}-plan"},
+        "spec": {"release": wd.package.release, "namespace": wd.namespace, "plans": plans},
     }
 
 
@@ -79,8 +106,9 @@ def render_selection(
     answers: dict[str, Any],
     namespace: str,
     scratch: Path,
-) -> tuple[split_mod.Split, frozenset[objects.Ref], list[str]]:
-    """Install render (split) + the identities only the install variant has + variant warnings."""
+) -> tuple[split_mod.Split, split_mod.Split | None, frozenset[objects.Ref], list[str]]:
+    """The install render (split), the upgrade render when it differs, the identities only the install variant
+    has, and notes on the differences."""
     chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart")
     req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch
@@ -90,19 +118,24 @@ def render_selection(
     upgrade_req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, is_upgrade=True
     )
-    upgrade = split_mod.parse_render(helm.render(upgrade_req, twice=False).text)
-    up = {o.ref: o for o in upgrade}
+    up_rendered = helm.render(upgrade_req)
+    upgrade = split_mod.from_render(up_rendered.text, up_rendered.dropped_hook_events)
+    up = {o.ref: o for o in upgrade.all_objects()}
     mine = {o.ref: o for o in result.all_objects()}
     install_only = frozenset(r for r in mine if r not in up)
-    notes = []
+    notes = [
+        f"{r} is rendered only on install (.Release.IsInstall); upgrade neither applies nor prunes it"
+        for r in mine
+        if r not in up
+    ]
     for r, o in up.items():
         if r not in mine:
             notes.append(
-                f"{r} is rendered only on upgrade (.Release.IsUpgrade); the plan does not contain it"
+                f"{r} is rendered only on upgrade; the upgrade plan applies it from out/{UPGRADE_DIR}/"
             )
         elif canonical.canonical_json(o.body) != canonical.canonical_json(mine[r].body):
-            notes.append(f"{r} renders differently on upgrade; the plan uses the install variant")
-    return result, install_only, notes
+            notes.append(f"{r} renders differently on upgrade; the upgrade plan uses out/{UPGRADE_DIR}/")
+    return result, (upgrade if notes else None), install_only, notes
 
 
 def _swap(stage: Path, work: Path, names: tuple[str, ...]) -> None:
@@ -160,7 +193,7 @@ def run(
             prior_answers,
             None if opts.non_interactive else prompt,
         )
-        result, install_only, notes = render_selection(
+        result, upgrade, install_only, notes = render_selection(
             pkg, selection, answers.effective, namespace, stage / "scratch"
         )
         if notes:
@@ -194,10 +227,21 @@ def run(
         hook_secrets = [
             w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group
         ]
+        if upgrade is not None:
+            hook_secrets.append(f"{UPGRADE_DIR}/secrets/")
+            hook_secrets += [
+                f"{UPGRADE_DIR}/lifecycle/{e.value}/{upgrade.file_names[h.obj.ref]}"
+                for h in upgrade.hooks
+                if h.obj.kind == "Secret" and not h.obj.ref.group
+                for e in dict.fromkeys(h.events)
+            ]
         (out / ".gitignore").write_text(
             "".join(f"{p}\n" for p in ["secrets/", *hook_secrets]), encoding="utf-8"
         )
-        doc = plan_document(result, pkg, namespace, str(opts.work_dir), install_only)
+        if upgrade is not None:
+            layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade")
+        wd = Workdir(pkg, selection, answers.effective, namespace, result, install_only, upgrade)
+        doc = plan_document(wd, str(opts.work_dir))
         (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
         shutil.rmtree(stage / "scratch", ignore_errors=True)
@@ -226,10 +270,8 @@ def run(
     return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
 
 
-def load_workdir(
-    work_dir: Path,
-) -> tuple[package.Package, wizard.Selection, dict[str, Any], str, split_mod.Split, frozenset[objects.Ref]]:
-    """Everything a later command needs from a set-up work dir."""
+def load_workdir(work_dir: Path) -> Workdir:
+    """Read a set-up work dir back (package, selection, answers, namespace, split, upgrade variant)."""
     work = work_dir.resolve()
     out = work / "out"
     if not (out / layout.INDEX_FILE).is_file():
@@ -248,4 +290,7 @@ def load_workdir(
     answers = {**(spec.get("defaults") or {}), **(spec.get("values") or {})}
     namespace = str(spec.get("namespace") or pkg.namespace)
     result, install_only = layout.read_split(out)
-    return pkg, selection, answers, namespace, result, install_only
+    upgrade = None
+    if (out / UPGRADE_DIR / layout.INDEX_FILE).is_file():
+        upgrade, _ = layout.read_split(out / UPGRADE_DIR)
+    return Workdir(pkg, selection, answers, namespace, result, install_only, upgrade)

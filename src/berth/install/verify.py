@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from berth.install import chart as chart_mod
 from berth.install import helm, layout, package, setup
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
@@ -28,13 +29,21 @@ class Report:
     expected: int = 0
     matched: int = 0
     problems: list[str] = field(default_factory=list)
+    upgrade_expected: int | None = None
+    """Objects of the ``--is-upgrade`` render, when ``out/upgrade/`` holds that variant."""
+    upgrade_matched: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.problems and self.matched == self.expected
+        upgrade_ok = self.upgrade_expected is None or self.upgrade_matched == self.upgrade_expected
+        return not self.problems and self.matched == self.expected and upgrade_ok
 
     def lines(self) -> list[str]:
         out = [f"{self.matched}/{self.expected} objects match"]
+        if self.upgrade_expected is not None:
+            out.append(
+                f"upgrade variant (out/upgrade): {self.upgrade_matched}/{self.upgrade_expected} objects match"
+            )
         out += [f"difference: {p}" for p in self.problems]
         return out
 
@@ -69,50 +78,75 @@ def first_difference(a: Any, b: Any, path: str = "") -> str:
     return f"{path}: rendered {a!r}, W/out has {b!r}"
 
 
+def _compare(
+    fresh: list[split_mod.RenderedObject], have_objs: list[split_mod.RenderedObject], label: str
+) -> tuple[int, list[str]]:
+    """(matched count, problems) between Helm's objects and the written ones, canonically."""
+    expected = {o.ref: canonical.canonicalize(o.body) for o in fresh}
+    have = {o.ref: canonical.canonicalize(o.body) for o in have_objs}
+    matched = 0
+    problems = []
+    for r, body in expected.items():
+        if r not in have:
+            problems.append(f"{label}{r} is rendered by Helm but missing from W/out")
+        elif have[r] != body:
+            problems.append(f"{label}{r} differs: {first_difference(body, have[r])}")
+        else:
+            matched += 1
+    problems += [f"{label}{r} is in W/out but Helm does not render it" for r in have if r not in expected]
+    return matched, problems
+
+
 def run(work_dir: Path) -> Report:
-    pkg, selection, answers, namespace, result, _install_only = setup.load_workdir(work_dir)
+    wd = setup.load_workdir(work_dir)
+    pkg = wd.package
     out = work_dir.resolve() / "out"
     report = Report()
     with tempfile.TemporaryDirectory(prefix="berth-verify-") as tmp:
-        from berth.install import chart as chart_mod
-
         chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, Path(tmp) / "chart")
-        req = package.render_request(
-            pkg, chart_dir, selection.base, selection.components, answers, namespace, Path(tmp) / "scratch"
+        renders = []
+        for is_upgrade in (False, True):
+            req = package.render_request(
+                pkg, chart_dir, wd.selection.base, wd.selection.components, wd.answers, wd.namespace,
+                Path(tmp) / "scratch", is_upgrade=is_upgrade,
+            )  # fmt: skip
+            renders.append(split_mod.parse_render(helm.render(req, twice=False).text))
+    fresh, fresh_upgrade = renders
+    report.expected = len(fresh)
+    report.matched, problems = _compare(fresh, wd.split.all_objects(), "")
+    report.problems += problems
+    report.problems += _placement_problems(out, wd.split)
+    if wd.upgrade is not None:
+        report.upgrade_expected = len(fresh_upgrade)
+        report.upgrade_matched, problems = _compare(
+            fresh_upgrade, wd.upgrade.all_objects(), "upgrade variant: "
         )
-        fresh = split_mod.parse_render(helm.render(req, twice=False).text)
-    expected = {o.ref: canonical.canonicalize(o.body) for o in fresh}
-    have = {o.ref: canonical.canonicalize(o.body) for o in result.all_objects()}
-    report.expected = len(expected)
-    for r, body in expected.items():
-        if r not in have:
-            report.problems.append(f"{r} is rendered by Helm but missing from W/out")
-        elif have[r] != body:
-            report.problems.append(f"{r} differs: {first_difference(body, have[r])}")
-        else:
-            report.matched += 1
-    report.problems += [f"{r} is in W/out but Helm does not render it" for r in have if r not in expected]
-    report.problems += _placement_problems(out, result)
-    report.problems += _plan_problems(out, result, pkg.release, namespace, _install_only)
+        report.problems += problems
+        report.problems += [
+            f"upgrade variant: {p}" for p in _placement_problems(out / setup.UPGRADE_DIR, wd.upgrade)
+        ]
+    else:
+        _, problems = _compare(fresh_upgrade, wd.split.all_objects(), "")
+        if problems:
+            report.problems.append(
+                f"the --is-upgrade render differs from W/out but out/{setup.UPGRADE_DIR}/ is missing; "
+                "re-run berth install setup"
+            )
+    report.problems += _plan_problems(out, wd)
     return report
 
 
-def _plan_problems(
-    out: Path, result: split_mod.Split, release: str, namespace: str, install_only: frozenset[objects.Ref]
-) -> list[str]:
+def _plan_problems(out: Path, wd: setup.Workdir) -> list[str]:
     """``lifecycle/plan.yaml`` must list the same steps as the plan rebuilt from W/out now."""
     path = out / setup.PLAN_FILE
     if not path.is_file():
         return [f"{setup.PLAN_FILE} is missing"]
     docs = yamlio.load_file(path)
-    stored = {
-        p.get("action"): p.get("steps") for p in ((docs[0].body or {}).get("spec") or {}).get("plans") or []
-    }
+    plans = ((docs[0].body or {}).get("spec") or {}).get("plans") or []
+    stored = {p.get("action"): p.get("steps") for p in plans}
     problems = []
     for action in plan_mod.Action:
-        fresh = plan_mod.build(result, action, release, namespace, install_only=install_only).to_json()[
-            "steps"
-        ]
+        fresh = setup.build_plan(wd, action, "W").to_json()["steps"]
         if stored.get(action.value) != fresh:
             problems.append(f"{setup.PLAN_FILE}: the {action.value} plan differs from the one W/out implies")
     return problems
