@@ -141,6 +141,18 @@ def authenticate(api: Api, authorization: str | None) -> Identity:
     return ident
 
 
+def impersonate(api: Api, ident: Identity, user: str, groups: list[str]) -> Identity:
+    """``kubectl --as USER [--as-group G]``: act as another identity. Only ``system:masters`` may impersonate
+    (upstream checks the ``impersonate`` verb; the admin holds it through cluster-admin)."""
+    if not ident.is_admin:
+        raise rbac.forbidden_error(ident.name, "impersonate", "users", "", name=user)
+    if user.startswith(SA_PREFIX) and not groups:
+        ns, _, name = user[len(SA_PREFIX) :].partition(":")
+        return service_account_identity(ns, name)
+    out = tuple(dict.fromkeys([*groups, AUTHENTICATED]))
+    return Identity(user, out)
+
+
 def verify_token(api: Api, token: str) -> Identity | None:
     parts = token.split(".")
     if len(parts) != 3:

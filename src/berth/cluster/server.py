@@ -230,6 +230,10 @@ class Handler(BaseHTTPRequestHandler):
                 return
             ident = auth.authenticate(api, self.headers.get("Authorization"))
             req.user = ident.name
+            as_user = self.headers.get("Impersonate-User")
+            if as_user:
+                ident = auth.impersonate(api, ident, as_user, self.headers.get_all("Impersonate-Group") or [])
+                req.user = ident.name
             code = self._route(method, path, query, body, ident, req)
         except ApiError as exc:
             code = exc.code

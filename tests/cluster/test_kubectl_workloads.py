@@ -1,0 +1,86 @@
+"""kubectl against the embedded cluster with its simulated nodes and controllers running.
+
+No scheduler is wired in here (berth's own scheduler joins the cluster elsewhere), so a tiny binder thread plays
+that part: it binds every pending pod to node-1 through the same ``bindings`` API a scheduler uses.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from berth.cluster import Cluster, ClusterOptions
+from berth.cluster.api import ApiError
+
+from .conftest import Kubectl, kubectl_for
+
+
+def _binder(c: Cluster, stop: threading.Event) -> None:
+    assert c.api is not None
+    w = c.api.watch("pods")
+    while not stop.is_set():
+        ev = w.next_event(0.1)
+        if ev is None or ev[0] == "DELETED":
+            continue
+        pod = ev[1]
+        if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
+            continue
+        binding = {
+            "metadata": {"name": pod["metadata"]["name"]},
+            "target": {"kind": "Node", "name": "node-1"},
+        }
+        try:
+            c.api.create("bindings", binding, pod["metadata"]["namespace"], user="test-binder")
+        except ApiError:
+            pass
+    w.close()
+
+
+@pytest.fixture()
+def live(tmp_path: Path) -> Iterator[tuple[Cluster, Kubectl]]:
+    c = Cluster(ClusterOptions(data_dir=tmp_path / "data", nodes=1)).start()
+    stop = threading.Event()
+    t = threading.Thread(target=_binder, args=(c, stop), daemon=True)
+    t.start()
+    try:
+        yield c, kubectl_for(c.kubeconfig, tmp_path / "home")
+    finally:
+        stop.set()
+        t.join(5)
+        c.stop()
+
+
+def test_nodes_are_ready(live: tuple[Cluster, Kubectl]) -> None:
+    _c, kubectl = live
+    out = kubectl.ok("get", "nodes", "-o", "wide")
+    assert "node-1" in out and "Ready" in out
+
+
+def test_rollout_status_wait_complete_and_cascading_delete(live: tuple[Cluster, Kubectl]) -> None:
+    _c, kubectl = live
+    kubectl.ok("create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
+    assert "successfully rolled out" in kubectl.ok(
+        "rollout", "status", "deployment/web", "--timeout=30s", timeout=60
+    )
+    pods = json.loads(kubectl.ok("get", "pods", "-l", "app=web", "-o", "json"))["items"]
+    assert len(pods) == 2 and {p["status"]["phase"] for p in pods} == {"Running"}
+    kubectl.ok("create", "job", "once", "--image=busybox")
+    assert "condition met" in kubectl.ok(
+        "wait", "--for=condition=complete", "job/once", "--timeout=30s", timeout=60
+    )
+    assert "berth simulated container" in kubectl.ok("logs", "job/once")
+    kubectl.ok("delete", "deployment", "web", timeout=60)
+    kubectl.ok("wait", "--for=delete", "pod", "-l", "app=web", "--timeout=30s", timeout=60)
+    assert "replicaset" not in kubectl.ok("get", "all")
+
+
+def test_namespace_deletion_removes_contents(live: tuple[Cluster, Kubectl]) -> None:
+    _c, kubectl = live
+    kubectl.ok("create", "namespace", "team")
+    kubectl.ok("create", "configmap", "c", "-n", "team")
+    kubectl.ok("delete", "namespace", "team", "--timeout=30s", timeout=60)
+    assert kubectl.run("get", "namespace", "team").returncode != 0
