@@ -6,6 +6,7 @@ that part: it binds every pending pod to node-1 through the same ``bindings`` AP
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -33,10 +34,8 @@ def _binder(c: Cluster, stop: threading.Event) -> None:
             "metadata": {"name": pod["metadata"]["name"]},
             "target": {"kind": "Node", "name": "node-1"},
         }
-        try:
+        with contextlib.suppress(ApiError):
             c.api.create("bindings", binding, pod["metadata"]["namespace"], user="test-binder")
-        except ApiError:
-            pass
     w.close()
 
 
