@@ -346,9 +346,24 @@ TEST_PLUGINS: tuple[type[fw.Plugin], ...] = (
 )
 
 
+class Dormant(fw.PreFilterPlugin, fw.FilterPlugin):
+    """Registered inactive: accepted in a profile, never built or run."""
+
+    NAME = "Dormant"
+
+    def pre_filter(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[fw.PreFilterResult | None, fw.Status]:
+        raise AssertionError("an inactive plugin ran")
+
+    def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
+        raise AssertionError("an inactive plugin ran")
+
+
 def registry() -> Registry:
-    """The real in-tree plugins plus the test plugins above."""
+    """The real in-tree plugins plus the test plugins above (``Dormant`` registered inactive)."""
     reg = default_registry()
     for cls in TEST_PLUGINS:
         reg.register(fw.PluginSpec(name=cls.NAME, plugin_class=cls))
+    reg.register(fw.PluginSpec(name=Dormant.NAME, plugin_class=Dormant, active=False))
     return reg

@@ -85,15 +85,16 @@ def test_invalid_args_of_a_plugin_fail_construction_naming_it() -> None:
 
 
 def test_inactive_plugins_are_not_built_or_run_and_warn() -> None:
-    # DynamicResources (DRA) is accepted in configuration but berth does not implement it.
-    fw = build(filter=["NodeName", "DynamicResources"], postFilter=["DefaultPreemption"])
-    assert "DynamicResources" not in fw.plugins
+    fw = build(preFilter=["Dormant"], filter=["NodeName", "Dormant"])
+    assert "Dormant" not in fw.plugins
     assert [n for n, _ in fw.filter] == ["NodeName"]
-    assert fw.post_filter == []
+    assert fw.pre_filter == []
     assert fw.warnings == [
-        'profile "p": plugin DynamicResources is accepted but not active yet in berth (it is skipped)',
-        'profile "p": plugin DefaultPreemption is accepted but not active yet in berth (it is skipped)',
+        'profile "p": plugin Dormant is accepted but not active yet in berth (it is skipped)',
     ]
+    state = CycleState()
+    _, status, _ = fw.run_pre_filter(state, pod_info("a"), nodes("n1"))
+    assert status.is_success and fw.run_filter(state, pod_info("a"), nodes("n1")[0]).is_success
 
 
 def test_prefilter_skip_removes_that_plugins_filter_for_the_pod() -> None:

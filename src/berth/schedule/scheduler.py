@@ -515,6 +515,7 @@ class Scheduler:
         if result is not None and result.node_names is not None:
             allowed = result.node_names
             nodes = [n for n in all_nodes if n.name in allowed]
+            diagnosis.unschedulable_plugins.update(narrowing)
             diagnosis.absent_status = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",),
@@ -633,7 +634,11 @@ class Scheduler:
             qp.pending_plugins = set(diagnosis.pending_plugins)
         message = status.message()
         reason = FailureReason.SCHEDULER_ERROR if is_error else FailureReason.UNSCHEDULABLE
-        give_up = is_error and self.max_error_attempts is not None and qp.attempts >= self.max_error_attempts
+        # A failure no plugin claims goes to backoff and is retried forever upstream; a simulation gives up.
+        retried_blindly = is_error or not (qp.unschedulable_plugins or qp.pending_plugins)
+        give_up = (
+            retried_blindly and self.max_error_attempts is not None and qp.attempts >= self.max_error_attempts
+        )
         if pod.key in self._pending_pods and not give_up:
             self.queue.add_unschedulable_if_not_present(qp, cycle)
         else:

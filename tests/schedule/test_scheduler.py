@@ -1,0 +1,369 @@
+"""Scheduler: routing by schedulerName, FailedScheduling text, filter rotation, tie-breaking, failure paths.
+
+Configurations go through the real loader (``config.parse``) and the real in-tree plugins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from runtime_support import node, pod, profile, registry
+
+from berth.schedule import config as schedconfig
+from berth.schedule.config import SchedulerConfiguration
+from berth.schedule.framework.runtime import FrameworkError
+from berth.schedule.framework.types import PodInfo
+from berth.schedule.scheduler import (
+    CycleOutcome,
+    Diagnosis,
+    FailureReason,
+    Result,
+    Scheduler,
+    SimulationBinder,
+    fit_error_message,
+    truncate_event_message,
+)
+
+API = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+def cfg(**doc: Any) -> SchedulerConfiguration:
+    return schedconfig.parse({**API, **doc})
+
+
+def two_profiles() -> SchedulerConfiguration:
+    return cfg(
+        profiles=[
+            {"schedulerName": "academy-default"},
+            {
+                "schedulerName": "academy-concentrate",
+                "plugins": {"multiPoint": {"enabled": [{"name": "Concentrate", "weight": 10}]}},
+                "pluginConfig": [{"name": "Concentrate", "args": {"labelKey": "app"}}],
+            },
+        ]
+    )
+
+
+def scheduler(c: SchedulerConfiguration | None = None, nodes: int = 0, seed: int = 1, **kw: Any) -> Scheduler:
+    s = Scheduler(c or cfg(), seed=seed, **kw)
+    for i in range(nodes):
+        s.add_node(node(f"n{i}"))
+    return s
+
+
+def placed(s: Scheduler) -> dict[str, str]:
+    return {p.pod: p.node for p in s.placements}
+
+
+def only_failure(s: Scheduler) -> str:
+    failures = s.unschedulable()
+    assert len(failures) == 1
+    return failures[0].message
+
+
+def test_pods_are_routed_by_scheduler_name_and_unknown_names_ignored() -> None:
+    s = scheduler(two_profiles(), nodes=4)
+    s.add_pod(pod("d", scheduler="academy-default"))
+    s.add_pod(pod("c", scheduler="academy-concentrate", labels={"app": "x"}))
+    s.add_pod(pod("nobody"))  # default-scheduler: no such profile here
+    s.add_pod(pod("other", scheduler="third"))
+    s.run_until_idle()
+    assert sorted((p.pod, p.scheduler_name) for p in s.placements) == [
+        ("default/c", "academy-concentrate"),
+        ("default/d", "academy-default"),
+    ]
+    assert sorted((i.pod, i.scheduler_name) for i in s.ignored.values()) == [
+        ("default/nobody", "default-scheduler"),
+        ("default/other", "third"),
+    ]
+
+
+def test_pods_bound_by_another_scheduler_still_take_room() -> None:
+    s = scheduler(nodes=0)
+    s.add_node(node("n0", cpu="1"))
+    s.add_pod(pod("theirs", cpu="800m", scheduler="another", node_name="n0"))
+    s.add_pod(pod("mine", cpu="500m"))
+    s.run_until_idle()
+    assert only_failure(s) == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
+    s = scheduler(two_profiles(), nodes=0)
+    s.add_node(node("n0", cpu="1"))
+    s.add_pod(pod("a", cpu="600m", scheduler="academy-default"))
+    s.add_pod(pod("b", cpu="600m", scheduler="academy-concentrate"))
+    s.run_until_idle()
+    assert placed(s) == {"default/a": "n0"}
+    assert s.unschedulable()[0].scheduler_name == "academy-concentrate"
+
+
+@pytest.mark.parametrize(
+    ("nodes", "the_pod", "message"),
+    [
+        pytest.param(
+            [node(f"n{i}", cpu="1") for i in range(4)],
+            pod("p", cpu="2"),
+            "0/4 nodes are available: 4 Insufficient cpu.",
+            id="all-short-of-cpu",
+        ),
+        pytest.param(
+            [node("n0", cpu="1", memory="1Gi"), node("n1", cpu="1")],
+            pod("p", cpu="2", memory="2Gi"),
+            "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.",
+            id="one-node-two-reasons",
+        ),
+        pytest.param(
+            [
+                node("n0", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]),
+                node("n1", unschedulable=True),
+                node("n2", cpu="1"),
+                node("n3", cpu="1"),
+            ],
+            pod("p", cpu="2"),
+            "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, "
+            "2 Insufficient cpu.",
+            id="mixed-sorted",
+        ),
+        pytest.param(
+            [node(f"n{i}", cpu="1") for i in range(10)]
+            + [node("t0", taints=[{"key": "k", "effect": "NoSchedule"}])],
+            pod("p", cpu="2"),
+            "0/11 nodes are available: 1 node(s) had untolerated taint(s), 10 Insufficient cpu.",
+            id="sorted-as-strings",
+        ),
+        pytest.param(
+            [node("n0", pods="0")],
+            pod("p"),
+            "0/1 nodes are available: 1 Too many pods.",
+            id="too-many-pods",
+        ),
+        pytest.param(
+            [node("n0"), node("n1")],
+            pod(
+                "p",
+                affinity={
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchFields": [
+                                        {"key": "metadata.name", "operator": "In", "values": ["gone"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                },
+            ),
+            "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+            id="prefilter-result-excludes-all",
+        ),
+        pytest.param(
+            [node("n0"), node("n1", labels={"disk": "ssd"})],
+            pod("p", nodeSelector={"disk": "hdd"}),
+            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",
+            id="node-selector",
+        ),
+        pytest.param([], pod("p"), "no nodes available to schedule pods", id="no-nodes"),
+    ],
+)
+def test_failed_scheduling_message(
+    nodes: list[dict[str, Any]], the_pod: dict[str, Any], message: str
+) -> None:
+    s = scheduler()
+    for n in nodes:
+        s.add_node(n)
+    s.add_pod(the_pod)
+    s.run_until_idle()
+    assert only_failure(s) == message
+
+
+def test_fit_error_message_with_prefilter_and_postfilter_messages() -> None:
+    d = Diagnosis(pre_filter_msg="pod affinity terms conflict", post_filter_msg="preemption: nothing to do")
+    assert fit_error_message(3, d) == (
+        "0/3 nodes are available: pod affinity terms conflict. preemption: nothing to do."
+    )
+
+
+def test_event_messages_are_truncated_like_upstream() -> None:
+    long = "x" * 2000
+    assert truncate_event_message(long) == "x" * 1020 + " ..."
+    assert truncate_event_message("short") == "short"
+
+
+def test_errors_are_reported_as_scheduler_errors() -> None:
+    s = scheduler()
+    s.add_pod(pod("p"))
+    s.run_until_idle()
+    failure = s.unschedulable()[0]
+    assert failure.reason is FailureReason.SCHEDULER_ERROR
+
+
+def test_unschedulable_pod_is_placed_once_a_node_arrives() -> None:
+    s = scheduler(nodes=0)
+    s.add_node(node("small", cpu="1"))
+    s.add_pod(pod("p", cpu="2"))
+    s.run_until_idle()
+    assert placed(s) == {}
+    s.add_node(node("big", cpu="8"))
+    s.run_until_idle()
+    assert placed(s) == {"default/p": "big"}
+    assert s.unschedulable() == []
+
+
+def test_filter_rotation_starts_where_the_last_cycle_stopped() -> None:
+    # 200 nodes, percentageOfNodesToScore 50 -> 100 feasible nodes per cycle, so the start moves by 100.
+    s = scheduler(cfg(percentageOfNodesToScore=50), nodes=200)
+    s.add_pod(pod("a"))
+    s.add_pod(pod("b"))
+    s.add_pod(pod("c"))
+    assert s.schedule_one() is not None
+    assert s.next_start_node_index == 100
+    assert s.schedule_one() is not None
+    assert s.next_start_node_index == 0
+    s.run_until_idle()
+    first_half = {f"n{i}" for i in range(100)}
+    assert placed(s)["default/a"] in first_half
+    assert placed(s)["default/b"] not in first_half
+
+
+def test_rotation_counts_rejected_nodes_too() -> None:
+    s = scheduler(cfg(percentageOfNodesToScore=10), nodes=0)
+    for i in range(300):
+        s.add_node(node(f"n{i}", cpu="4" if i % 2 else "1"))
+    s.add_pod(pod("a", cpu="2"))
+    s.schedule_one()
+    # 100 feasible (odd) nodes are needed: nodes 0..199 hold them, with 100 rejections on the way.
+    assert s.next_start_node_index == 200
+
+
+def test_ties_are_broken_by_the_seeded_rng() -> None:
+    def run(seed: int) -> dict[str, str]:
+        s = scheduler(nodes=4, seed=seed)
+        s.add_pod(pod("p"))
+        s.run_until_idle()
+        return placed(s)
+
+    assert run(7) == run(7)
+    assert len({run(seed)["default/p"] for seed in range(12)}) > 1
+
+
+def test_highest_total_score_wins() -> None:
+    s = scheduler(nodes=0)
+    s.add_node(node("busy", cpu="4"))
+    s.add_node(node("idle", cpu="4"))
+    s.add_pod(pod("x", cpu="3", node_name="busy"))
+    s.add_pod(pod("p", cpu="100m"))
+    s.run_until_idle()
+    assert placed(s) == {"default/p": "idle"}
+
+
+def test_bind_failure_forgets_the_pod_and_retries_it() -> None:
+    attempts: list[str] = []
+
+    def flaky(pod: PodInfo, node_name: str) -> str | None:
+        attempts.append(node_name)
+        return "connection refused" if len(attempts) == 1 else None
+
+    s = scheduler(nodes=0, binder=SimulationBinder(fail=flaky))
+    s.add_node(node("n0", cpu="1"))
+    s.add_pod(pod("p", cpu="800m"))
+    s.run_until_idle()
+    assert placed(s) == {"default/p": "n0"}
+    assert len(attempts) == 2
+    info = s.cache.node_info("n0")
+    assert info is not None and [p.key for p in info.pods] == ["default/p"]  # counted once
+
+
+def test_a_pod_that_never_binds_is_given_up_with_its_error() -> None:
+    s = scheduler(nodes=1, binder=SimulationBinder(fail=lambda p, n: "forbidden"))
+    s.add_pod(pod("p"))
+    s.run_until_idle(max_error_attempts=3)
+    failure = s.unschedulable()[0]
+    assert failure.reason is FailureReason.SCHEDULER_ERROR
+    assert failure.message == 'running Bind plugin "DefaultBinder": forbidden'
+    info = s.cache.node_info("n0")
+    assert info is not None and info.pods == []
+
+
+def test_reserve_failure_unreserves_and_forgets() -> None:
+    c = SchedulerConfiguration(
+        profiles=(profile("p", filter=["NodeName"], reserve=["ReserveA", "ReserveFail"]),)
+    )
+    s = Scheduler(c, registry(), seed=1)
+    s.add_node(node("n0"))
+    s.add_pod(pod("a", scheduler="p"))
+    outcome = s.schedule_one()
+    assert outcome is not None and outcome.result is Result.UNSCHEDULABLE
+    assert outcome.message == "ReserveFail refused"
+    info = s.cache.node_info("n0")
+    assert info is not None and info.pods == []
+
+
+def test_nominated_node_is_tried_first() -> None:
+    s = scheduler(nodes=3)
+    p = pod("p")
+    p["status"] = {"nominatedNodeName": "n2"}
+    s.add_pod(p)
+    s.run_until_idle()
+    assert placed(s) == {"default/p": "n2"}
+
+
+def test_deleted_pending_pod_is_dropped() -> None:
+    s = scheduler(nodes=0)
+    s.add_node(node("n0", cpu="1"))
+    s.add_pod(pod("p", cpu="2"))
+    s.run_until_idle()
+    s.remove_pod(pod("p"))
+    assert s.unschedulable() == [] and len(s.queue) == 0
+
+
+def test_removing_a_bound_pod_frees_room_for_a_waiting_one() -> None:
+    s = scheduler(nodes=0)
+    s.add_node(node("n0", cpu="1"))
+    s.add_pod(pod("old", cpu="800m", node_name="n0"))
+    s.add_pod(pod("new", cpu="800m"))
+    s.run_until_idle()
+    assert placed(s) == {}
+    s.remove_pod(pod("old"))
+    s.run_until_idle()
+    assert placed(s) == {"default/new": "n0"}
+
+
+def test_outcomes_reach_the_callback() -> None:
+    seen: list[CycleOutcome] = []
+    s = scheduler(nodes=1, on_outcome=seen.append)
+    s.add_pod(pod("p"))
+    s.run_until_idle()
+    assert [(o.pod, o.result, o.node) for o in seen] == [("default/p", Result.SCHEDULED, "n0")]
+    assert s.attempts[("default-scheduler", Result.SCHEDULED)] == 1
+
+
+def test_warnings_name_each_inactive_plugin_per_profile() -> None:
+    c = SchedulerConfiguration(
+        profiles=(profile("a", filter=["Dormant"]), profile("b", preFilter=["Dormant"]))
+    )
+    s = Scheduler(c, registry())
+    assert s.warnings == [
+        'profile "a": plugin Dormant is accepted but not active yet in berth (it is skipped)',
+        'profile "b": plugin Dormant is accepted but not active yet in berth (it is skipped)',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("profiles", "detail"),
+    [
+        pytest.param(
+            (profile("a"), profile("a")), 'duplicate profile with scheduler name "a"', id="duplicate"
+        ),
+        pytest.param(
+            (profile("a"), profile("b", queueSort=["FifoSort"])),
+            'different queue sort plugins for profile "b": "FifoSort", first: "PrioritySort"',
+            id="queue-sort",
+        ),
+    ],
+)
+def test_profile_map_errors(profiles: tuple[Any, ...], detail: str) -> None:
+    with pytest.raises(FrameworkError, match=detail):
+        Scheduler(SchedulerConfiguration(profiles=profiles), registry())
