@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from berth.cluster import errors, patch, schema
 
@@ -686,3 +688,57 @@ def test_labels_added_by_another_manager_survive_reapply() -> None:
     live = patch.record_update(live, labelled, "kubectl-label", now=T0)
     out = patch.server_side_apply(live, cm({"a": "1"}), "kubectl", now=T1)
     assert out["metadata"]["labels"] == {"extra": "y"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Properties
+# ---------------------------------------------------------------------------------------------------------------
+
+
+KEYS = st.sampled_from(["a", "b", "c", "d"])
+VALUES = st.sampled_from(["1", "2", "3"])
+DATA = st.dictionaries(KEYS, VALUES, max_size=4)
+CONTAINERS = st.lists(
+    st.fixed_dictionaries({"name": st.sampled_from(["x", "y", "z"]), "image": VALUES}),
+    max_size=3,
+    unique_by=lambda c: c["name"],
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=DATA, second=DATA, other=DATA)
+def test_apply_config_always_wins_with_force_and_reapply_is_a_no_op(
+    first: dict[str, str], second: dict[str, str], other: dict[str, str]
+) -> None:
+    live = patch.server_side_apply(None, cm(first), "kubectl", now=T0)
+    live = patch.record_update(live, patch.merge_patch(live, {"data": other}), "editor", now=T0)
+    out = patch.server_side_apply(live, cm(second), "kubectl", now=T1, force=True)
+    assert {k: out["data"][k] for k in second} == second
+    # an Update owns only what it changed: those keys survive; what only kubectl owned and dropped is gone
+    edited = {k for k, v in other.items() if first.get(k) != v}
+    for key in set(first) - set(second) - edited:
+        assert key not in (out.get("data") or {})
+    for key in edited - set(second):
+        assert out["data"][key] == other[key]
+    assert patch.server_side_apply(out, cm(second), "kubectl", now=T1) == out
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=CONTAINERS, second=CONTAINERS)
+def test_apply_keeps_exactly_the_applied_containers_when_alone(
+    first: list[dict[str, str]], second: list[dict[str, str]]
+) -> None:
+    live = patch.server_side_apply(None, deployment(first), "kubectl", now=T0)
+    out = patch.server_side_apply(live, deployment(second), "kubectl", now=T1)
+    got = out["spec"]["template"]["spec"].get("containers", [])
+    assert sorted(got, key=lambda c: c["name"]) == sorted(second, key=lambda c: c["name"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(target=DATA, body=st.dictionaries(KEYS, st.one_of(st.none(), VALUES), max_size=4))
+def test_merge_patch_is_idempotent_and_strategic_agrees_on_maps(
+    target: dict[str, str], body: dict[str, str | None]
+) -> None:
+    once = patch.merge_patch(cm(target), {"data": body})
+    assert patch.merge_patch(once, {"data": body}) == once
+    assert patch.strategic_merge_patch(cm(target), {"data": body}) == once
