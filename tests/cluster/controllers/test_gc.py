@@ -168,3 +168,63 @@ def test_custom_resource_owner(cluster: Cluster) -> None:
     wait_for(
         lambda: "made-by-widget" not in names(cluster, "configmaps"), what="dependent of custom resource"
     )
+
+
+def test_recreated_deployment_adopts_what_an_orphan_delete_left(cluster: Cluster) -> None:
+    cluster.api.create("deployments.apps", deploy("ad"), "default")
+    ready(cluster, "ad", 2)
+    pods_before = {p["metadata"]["uid"] for p in cluster.pods(selector="app=ad")}
+    (rs,) = cluster.api.list("replicasets.apps", "default")[0]
+    cluster.api.delete("deployments.apps", "ad", "default", propagation="Orphan")
+    wait_for(lambda: not names(cluster, "deployments.apps"), what="deployment removed")
+    wait_for(
+        lambda: (
+            not cluster.get("replicasets.apps", rs["metadata"]["name"])["metadata"].get("ownerReferences")
+        ),
+        what="rs orphaned",
+    )
+    again = cluster.api.create("deployments.apps", deploy("ad"), "default")
+    wait_for(
+        lambda: (
+            cluster.get("replicasets.apps", rs["metadata"]["name"])["metadata"]
+            .get("ownerReferences", [{}])[0]
+            .get("uid")
+            == again["metadata"]["uid"]
+        ),
+        what="rs adopted",
+    )
+    ready(cluster, "ad", 2)
+    assert names(cluster, "replicasets.apps") == [rs["metadata"]["name"]]
+    assert {p["metadata"]["uid"] for p in cluster.pods(selector="app=ad")} == pods_before
+
+
+def test_replicaset_adopts_matching_orphan_pods(cluster: Cluster) -> None:
+    labels = {"app": "orphan"}
+    cluster.api.create(
+        "pods",
+        {
+            "metadata": {"name": "stray", "labels": labels},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "i"}]},
+        },
+        "default",
+    )
+    rs = cluster.api.create(
+        "replicasets.apps",
+        {
+            "metadata": {"name": "orphan"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": template(labels)},
+        },
+        "default",
+    )
+    wait_for(
+        lambda: (
+            (cluster.get("pods", "stray")["metadata"].get("ownerReferences") or [{}])[0].get("uid")
+            == rs["metadata"]["uid"]
+        ),
+        what="pod adopted",
+    )
+    wait_for(
+        lambda: cluster.get("replicasets.apps", "orphan").get("status", {}).get("readyReplicas") == 1,
+        what="rs ready",
+    )
+    assert [p["metadata"]["name"] for p in cluster.pods(selector="app=orphan")] == ["stray"]

@@ -284,6 +284,55 @@ def set_condition(
     conds.append(new)
 
 
+ORPHAN_INDEX = "orphans-by-namespace"
+"""Informer index: the namespace of every object without a controller ownerReference (adoption candidates)."""
+
+
+def orphan_namespace(obj: Obj) -> list[str]:
+    if controller_ref(obj) is not None or deleting(obj):
+        return []
+    return [str(meta(obj).get("namespace") or "")]
+
+
+def adopt_orphans(
+    ctrl: Controller, informer: Any, resource: str, owner: Obj, api_version: str, kind: str
+) -> int:
+    """Upstream ``ClaimObjects`` (adopt half): give orphans matching the owner's selector a controller reference.
+
+    Returns how many were adopted. ``informer`` must carry :data:`ORPHAN_INDEX`.
+    """
+    from berth.kube import selectors
+
+    if deleting(owner):
+        return 0
+    sel = selectors.from_label_selector((owner.get("spec") or {}).get("selector"))
+    if sel is None or sel.empty:
+        return 0
+    ns = str(meta(owner).get("namespace") or "")
+    adopted = 0
+    for obj in informer.by_index(ORPHAN_INDEX, ns):
+        if not sel.matches(meta(obj).get("labels") or {}):
+            continue
+        body = {
+            "metadata": {
+                "resourceVersion": meta(obj).get("resourceVersion"),
+                "ownerReferences": [
+                    *(meta(obj).get("ownerReferences") or []),
+                    owner_reference(owner, api_version, kind),
+                ],
+            }
+        }
+        try:
+            ctrl.api.patch(
+                resource, str(meta(obj).get("name", "")), body, "merge", ns or None, user=ctrl.user
+            )
+            adopted += 1
+        except client.ApiError as exc:
+            if not (client.is_not_found(exc) or client.is_conflict(exc)):
+                raise
+    return adopted
+
+
 # ---- pods ----------------------------------------------------------------------------------------------------
 
 

@@ -18,8 +18,8 @@ One reconcile, RollingUpdate (after upstream ``rolloutRolling``)::
 
 Recreate scales every old ReplicaSet to 0, waits for their pods to go, then scales the new one up. Progress is
 judged like upstream: without progress for ``progressDeadlineSeconds`` the Progressing condition turns False with
-reason ``ProgressDeadlineExceeded`` (what makes ``rollout status`` fail). Not simulated: proportional scaling of
-several live ReplicaSets during a rollout, adoption of orphaned ReplicaSets, ``rollback`` via annotations.
+reason ``ProgressDeadlineExceeded`` (what makes ``rollout status`` fail). Orphaned ReplicaSets matching the selector are adopted.
+Not simulated: proportional scaling of several live ReplicaSets during a rollout.
 """
 
 from __future__ import annotations
@@ -113,6 +113,7 @@ class DeploymentController(base.Controller):
         super().__init__(ctx)
         self.deployments = ctx.informers.informer(RESOURCE)
         self.sets = ctx.informers.informer(RS_RESOURCE)
+        self.sets.add_index(base.ORPHAN_INDEX, base.orphan_namespace)
         self.deployments.add_handler(Handler(on_add=self._enqueue, on_update=lambda _o, n: self._enqueue(n)))
         self.sets.add_handler(
             Handler(
@@ -136,6 +137,8 @@ class DeploymentController(base.Controller):
         d = self.deployments.get(key)
         if d is None:
             return
+        if base.adopt_orphans(self, self.sets, RS_RESOURCE, d, "apps/v1", "Deployment"):
+            return  # the adopted ReplicaSets' update events bring us back
         uid = base.uid(d)
         sets = [rs for rs in self.sets.by_index(OWNER_UID_INDEX, uid) if base.owned_by(rs, uid)]
         template = (d.get("spec") or {}).get("template") or {}

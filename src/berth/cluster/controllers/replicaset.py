@@ -7,7 +7,9 @@ observedGeneration) kept current, because the Deployment controller and ``kubect
 Pods are named ``<rs>-<5 chars>`` (what ``generateName`` would give), carry the template's labels and annotations,
 a controller ownerReference (``blockOwnerDeletion``), and ``schedulerName`` from the template
 (``default-scheduler`` when unset). Surplus pods are deleted in upstream's order of preference: unscheduled before
-scheduled, Pending before Running, not-ready before ready, newest first. Creations and deletions are tracked with
+scheduled, Pending before Running, not-ready before ready, newest first. Orphaned pods that match the selector are adopted
+first (upstream's ``ClaimPods``), so a ReplicaSet re-created after ``--cascade=orphan`` takes its pods back.
+Creations and deletions are tracked with
 :class:`~.expectations.Expectations` so a burst of events never makes duplicates.
 """
 
@@ -85,6 +87,7 @@ class ReplicaSetController(base.Controller):
         super().__init__(ctx)
         self.sets = ctx.informers.informer(RESOURCE)
         self.pods = ctx.informers.informer("pods")
+        self.pods.add_index(base.ORPHAN_INDEX, base.orphan_namespace)
         self.expectations = Expectations()
         self.sets.add_handler(
             Handler(
@@ -137,6 +140,8 @@ class ReplicaSetController(base.Controller):
         if rs is None:
             self.expectations.forget(key)
             return
+        if base.adopt_orphans(self, self.pods, "pods", rs, "apps/v1", KIND):
+            return  # the adopted pods' update events bring us back with them counted
         active = [p for p in self.owned_pods(rs) if base.pod_active(p)]
         if self.expectations.satisfied(key) and not base.deleting(rs):
             self._manage(key, rs, active)
