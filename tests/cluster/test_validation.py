@@ -643,3 +643,24 @@ def test_decode_errors(obj: dict[str, Any], message: str) -> None:
 )
 def test_no_decode_error(obj: dict[str, Any]) -> None:
     assert validation.decode_error(obj) is None
+
+
+def test_nulls_of_non_nullable_fields_are_dropped_then_defaulted() -> None:
+    s = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "mode": {"type": "string", "default": "fast"},
+                    "note": {"type": "string"},
+                    "maybe": {"type": "string", "nullable": True},
+                },
+            }
+        },
+    }
+    stored, problems = validation.admit_custom_resource(
+        widget({"mode": None, "note": None, "maybe": None}), s
+    )
+    assert problems == []
+    assert stored["spec"] == {"mode": "fast", "maybe": None}

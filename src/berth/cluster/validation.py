@@ -803,7 +803,7 @@ def _json_type(value: Any) -> str:
 
 
 def prune(value: Any, s: Mapping[str, Any], root: bool = False) -> Any:
-    """Drop fields the structural schema does not declare (in a copy)."""
+    """Drop fields the structural schema does not declare, and nulls of non-nullable fields (in a copy)."""
     if isinstance(value, dict):
         if s.get("x-kubernetes-preserve-unknown-fields") is True and not s.get("properties"):
             return value
@@ -814,6 +814,10 @@ def prune(value: Any, s: Mapping[str, Any], root: bool = False) -> Any:
             if root and key in _ROOT_META:
                 out[key] = child
             elif key in props:
+                if child is None and not (
+                    isinstance(props[key], Mapping) and props[key].get("nullable") is True
+                ):
+                    continue  # upstream drops nulls of non-nullable fields before defaulting
                 out[key] = prune(child, props[key])
             elif isinstance(extra, Mapping):
                 out[key] = prune(child, extra)
