@@ -567,3 +567,32 @@ def test_filter_reads_the_state_it_is_given() -> None:
     assert p.filter(s_big, big, n).reasons == ("Insufficient cpu",)
     assert p.filter(s_small.clone(), small, n).is_success
     assert p.filter(fw.CycleState(), big, n).reasons == ("Insufficient cpu",)  # PreFilter disabled: computed
+
+
+@pytest.mark.parametrize(
+    ("name", "extended", "scalar"),
+    [
+        ("cpu", False, False),
+        ("memory", False, False),
+        ("ephemeral-storage", False, False),
+        ("pods", False, False),
+        ("example.com/gpu", True, True),
+        ("nvidia.com/gpu", True, True),
+        ("kubernetes.io/something", False, False),
+        ("requests.example.com/x", False, False),
+        ("hugepages-2Mi", False, True),
+        ("attachable-volumes-csi-x", False, True),
+        ("foo", False, False),
+    ],
+    ids=lambda v: str(v),
+)
+def test_resource_name_classes(name: str, extended: bool, scalar: bool) -> None:
+    """Which requests Filter checks beyond cpu/memory/ephemeral-storage (upstream IsScalarResourceName)."""
+    assert fit.is_extended_resource_name(name) is extended
+    assert fit.is_scalar_resource_name(name) is scalar
+
+
+def test_unknown_plain_resource_is_not_checked() -> None:
+    """A request for a name the scheduler does not track (no domain, not native) is ignored, as upstream."""
+    status = run_filter(plugin(), req_pod({"foo": 5}), node(allocatable={"cpu": "1", "pods": 5}))
+    assert status.is_success
