@@ -333,6 +333,50 @@ def adopt_orphans(
     return adopted
 
 
+REVISIONS = "controllerrevisions.apps"
+
+
+def ensure_revision(ctrl: Controller, revisions: Any, owner: Obj, kind: str, rev_name: str, h: str) -> None:
+    """Keep a ControllerRevision ``rev_name`` holding the owner's pod template as its newest revision.
+
+    What ``kubectl rollout history|undo`` reads for StatefulSets and DaemonSets. A template that returns to an
+    older revision gets that revision renumbered to the newest, as upstream does.
+    """
+    import copy
+
+    ns = str(meta(owner).get("namespace", ""))
+    owner_uid = uid(owner)
+    owned = [r for r in revisions.by_index("owner-uid", owner_uid) if owned_by(r, owner_uid)]
+    top = max((int(r.get("revision") or 0) for r in owned), default=0)
+    existing = revisions.get(f"{ns}/{rev_name}")
+    if existing is not None:
+        if int(existing.get("revision") or 0) < top:
+            bumped = copy.deepcopy(existing)
+            bumped["revision"] = top + 1
+            ctrl.api.update(REVISIONS, bumped, ns, user=ctrl.user)
+        return
+    template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
+    labels = dict(((template.get("metadata") or {}).get("labels")) or {})
+    labels["controller.kubernetes.io/hash"] = h
+    rev = {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": rev_name,
+            "namespace": ns,
+            "labels": labels,
+            "ownerReferences": [owner_reference(owner, "apps/v1", kind)],
+        },
+        "data": {"spec": {"template": {**template, "$patch": "replace"}}},
+        "revision": top + 1,
+    }
+    try:
+        ctrl.api.create(REVISIONS, rev, ns, user=ctrl.user)
+    except client.ApiError as exc:
+        if not client.is_already_exists(exc):
+            raise
+
+
 # ---- pods ----------------------------------------------------------------------------------------------------
 
 

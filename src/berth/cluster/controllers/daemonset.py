@@ -9,7 +9,8 @@ disk/memory/pid-pressure, unschedulable, and network-unavailable for hostNetwork
 ``spec.nodeName`` preset (so they run without a scheduler) plus the ``metadata.name`` node-affinity term upstream
 writes. Pods on nodes that no longer fit, duplicates and finished pods are deleted. RollingUpdate replaces pods
 whose ``controller-revision-hash`` is old, at most ``maxUnavailable`` unavailable at a time (``maxSurge`` is not
-simulated); OnDelete leaves them.
+simulated); OnDelete leaves them. A ControllerRevision ``<name>-<hash>`` per template feeds ``kubectl rollout
+history``.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class DaemonSetController(base.Controller):
         self.sets = ctx.informers.informer(RESOURCE)
         self.pods = ctx.informers.informer("pods")
         self.nodes = ctx.informers.informer("nodes")
+        self.revisions = ctx.informers.informer(base.REVISIONS)
         self.expectations = Expectations()
         self.sets.add_handler(Handler(on_add=self._enqueue, on_update=lambda _o, n: self._enqueue(n)))
         self.pods.add_handler(
@@ -142,6 +144,8 @@ class DaemonSetController(base.Controller):
         for p in pods:
             if not base.deleting(p):
                 by_node.setdefault(_pod_node(p), []).append(p)
+        if not base.deleting(ds):
+            base.ensure_revision(self, self.revisions, ds, KIND, f"{name}-{h}", h)
         if (
             not base.deleting(ds)
             and self.expectations.satisfied(key)

@@ -25,7 +25,6 @@ from berth.kube.objects import Obj
 
 RESOURCE = "statefulsets.apps"
 KIND = "StatefulSet"
-REVISIONS = "controllerrevisions.apps"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 REVISION_LABEL = "controller-revision-hash"
@@ -46,7 +45,7 @@ class StatefulSetController(base.Controller):
         super().__init__(ctx)
         self.sets = ctx.informers.informer(RESOURCE)
         self.pods = ctx.informers.informer("pods")
-        self.revisions = ctx.informers.informer(REVISIONS)
+        self.revisions = ctx.informers.informer(base.REVISIONS)
         self.sets.add_handler(Handler(on_add=self._enqueue, on_update=lambda _o, n: self._enqueue(n)))
         self.pods.add_handler(
             Handler(on_add=self._on_pod, on_update=lambda _o, n: self._on_pod(n), on_delete=self._on_pod)
@@ -63,32 +62,7 @@ class StatefulSetController(base.Controller):
     # ---- revisions -----------------------------------------------------------------------------------------
 
     def _ensure_revision(self, sts: Obj, rev_name: str, h: str) -> None:
-        ns = str(base.meta(sts).get("namespace", ""))
-        if self.revisions.get(f"{ns}/{rev_name}") is not None:
-            return
-        uid = base.uid(sts)
-        owned = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if base.owned_by(r, uid)]
-        number = max((int(r.get("revision") or 0) for r in owned), default=0) + 1
-        template = copy.deepcopy((sts.get("spec") or {}).get("template") or {})
-        labels = dict(((template.get("metadata") or {}).get("labels")) or {})
-        labels["controller.kubernetes.io/hash"] = h
-        rev = {
-            "apiVersion": "apps/v1",
-            "kind": "ControllerRevision",
-            "metadata": {
-                "name": rev_name,
-                "namespace": ns,
-                "labels": labels,
-                "ownerReferences": [base.owner_reference(sts, "apps/v1", KIND)],
-            },
-            "data": {"spec": {"template": {**template, "$patch": "replace"}}},
-            "revision": number,
-        }
-        try:
-            self.api.create(REVISIONS, rev, ns, user=self.user)
-        except client.ApiError as exc:
-            if not client.is_already_exists(exc):
-                raise
+        base.ensure_revision(self, self.revisions, sts, KIND, rev_name, h)
 
     # ---- reconcile -----------------------------------------------------------------------------------------
 
