@@ -107,32 +107,45 @@ def template_error(stderr: str, chart: Path) -> InputError:
 
 def render(request: RenderRequest, twice: bool = True) -> Render:
     """Render with the real Helm; with ``twice`` both runs go in parallel and must agree byte for byte."""
-    for vf in request.values_files:
-        check_values_file(vf)
+    return render_all([request], twice)[0]
+
+
+def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render]:
+    """Several renders at once (e.g. the install and ``--is-upgrade`` variants): every Helm process starts
+    together, since a render is mostly start-up latency, not CPU."""
+    for request in requests:
+        for vf in request.values_files:
+            check_values_file(vf)
     helm = tools.find("helm")
-    cmd = [helm.path, *request.args()]
+    cmds = [[helm.path, *request.args()] for request in requests]
     runs = 2 if twice else 1
+    procs: list[subprocess.Popen[str]] = []
     try:
-        procs = [
-            subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(runs)
-        ]
+        for cmd in cmds:
+            for _ in range(runs):
+                procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         results = [p.communicate(timeout=HELM_TIMEOUT_SECONDS) for p in procs]
     except subprocess.TimeoutExpired as exc:
         for p in procs:
             p.kill()
         raise ToolError(f"helm template did not finish within {HELM_TIMEOUT_SECONDS}s") from exc
     except OSError as exc:
+        for p in procs:
+            p.kill()
         raise ToolError(f"cannot run {helm.path}: {exc}") from exc
-    for proc, (_out, err) in zip(procs, results, strict=True):
-        if proc.returncode != 0:
-            raise template_error(err, request.chart)
-    texts = [out for out, _ in results]
-    if any(t != texts[0] for t in texts[1:]):
-        raise InputError(
-            "two renders of the same chart and values differ (the chart uses randomness or the clock, "
-            "e.g. randAlphaNum, uuidv4, now); pin the value in a values file so the output is reproducible",
-            str(request.chart),
-        )
-    dropped = tuple(m.group("types") for m in _UNKNOWN_HOOK.finditer(results[0][1]))
-    return Render(texts[0], tuple(cmd), helm.version, dropped)
+    out: list[Render] = []
+    for i, (request, cmd) in enumerate(zip(requests, cmds, strict=True)):
+        mine = list(zip(procs[i * runs : (i + 1) * runs], results[i * runs : (i + 1) * runs], strict=True))
+        for proc, (_out, err) in mine:
+            if proc.returncode != 0:
+                raise template_error(err, request.chart)
+        texts = [text for _, (text, _err) in mine]
+        if any(t != texts[0] for t in texts[1:]):
+            raise InputError(
+                "two renders of the same chart and values differ (the chart uses randomness or the clock, "
+                "e.g. randAlphaNum, uuidv4, now); pin the value in a values file so the output is reproducible",
+                f"chart {request.chart.name}",
+            )
+        dropped = tuple(m.group("types") for m in _UNKNOWN_HOOK.finditer(mine[0][1][1]))
+        out.append(Render(texts[0], tuple(cmd), helm.version, dropped))
+    return out

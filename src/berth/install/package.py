@@ -624,9 +624,11 @@ def build(
             stage,
         )
         defaults = {i.name: i.default for i in inputs if i.default is not None}
-        for b in base_objs:
-            req = render_request(pkg, lock_src.directory, b.name, (), defaults, ns, tmp / "scratch" / b.name)
-            rendered = helm.render(req)
+        requests = [
+            render_request(pkg, lock_src.directory, b.name, (), defaults, ns, tmp / "scratch" / b.name)
+            for b in base_objs
+        ]
+        for b, rendered in zip(base_objs, helm.render_all(requests), strict=True):
             result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
             root = stage / "bases" / b.name / "render"
             written = layout.write_split(result, root, f"{pkg.name}-{b.name}")

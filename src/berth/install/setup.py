@@ -113,12 +113,11 @@ def render_selection(
     req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch
     )
-    rendered = helm.render(req)
-    result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     upgrade_req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, is_upgrade=True
     )
-    up_rendered = helm.render(upgrade_req)
+    rendered, up_rendered = helm.render_all([req, upgrade_req])
+    result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     upgrade = split_mod.from_render(up_rendered.text, up_rendered.dropped_hook_events)
     up = {o.ref: o for o in upgrade.all_objects()}
     mine = {o.ref: o for o in result.all_objects()}

@@ -104,14 +104,22 @@ def run(work_dir: Path) -> Report:
     report = Report()
     with tempfile.TemporaryDirectory(prefix="berth-verify-") as tmp:
         chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, Path(tmp) / "chart")
-        renders = []
-        for is_upgrade in (False, True):
-            req = package.render_request(
-                pkg, chart_dir, wd.selection.base, wd.selection.components, wd.answers, wd.namespace,
-                Path(tmp) / "scratch", is_upgrade=is_upgrade,
-            )  # fmt: skip
-            renders.append(split_mod.parse_render(helm.render(req, twice=False).text))
-    fresh, fresh_upgrade = renders
+        requests = [
+            package.render_request(
+                pkg,
+                chart_dir,
+                wd.selection.base,
+                wd.selection.components,
+                wd.answers,
+                wd.namespace,
+                Path(tmp) / "scratch",
+                is_upgrade=is_upgrade,
+            )
+            for is_upgrade in (False, True)
+        ]
+        fresh, fresh_upgrade = (
+            split_mod.parse_render(r.text) for r in helm.render_all(requests, twice=False)
+        )
     report.expected = len(fresh)
     report.matched, problems = _compare(fresh, wd.split.all_objects(), "")
     report.problems += problems
