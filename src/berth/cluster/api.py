@@ -357,6 +357,22 @@ class Api:
                     None,
                     manager="berth",
                 )
+        if self.store.get("services", "default", "kubernetes") is None:
+            self.do_create(
+                self.resource_type("services"),
+                {
+                    "metadata": {
+                        "name": "kubernetes",
+                        "labels": {"component": "apiserver", "provider": "kubernetes"},
+                    },
+                    "spec": {
+                        "clusterIP": "10.96.0.1",
+                        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+                    },
+                },
+                "default",
+                manager="kube-apiserver",
+            )
         from berth.cluster import auth
 
         for res, obj in auth.bootstrap_policy():

@@ -54,14 +54,24 @@ def _ref(name: str) -> dict[str, Any]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _rewrite_refs(value: Any) -> Any:
+def _rewrite_refs(value: Any, in_properties: bool = False) -> Any:
+    """Definitions table -> OpenAPI 3.0: refs point into components, JSON-schema ``type: [t, "null"]`` becomes
+    ``type: t`` (kubectl explain's templates compare ``type`` with a string)."""
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in value.items():
-            if k == "$ref" and isinstance(v, str) and not v.startswith("#/"):
-                out[k] = f"#/components/schemas/{v}"
-            else:
+            if in_properties:
                 out[k] = _rewrite_refs(v)
+            elif k == "$ref" and isinstance(v, str) and not v.startswith("#/"):
+                out[k] = f"#/components/schemas/{v}"
+            elif k == "type" and isinstance(v, list):
+                kinds = [t for t in v if t != "null"]
+                if kinds:
+                    out[k] = kinds[0]
+            elif k in ("enum", "default", "required", "example") or k.startswith("x-kubernetes"):
+                out[k] = v
+            else:
+                out[k] = _rewrite_refs(v, in_properties=k == "properties")
         return out
     if isinstance(value, list):
         return [_rewrite_refs(v) for v in value]
