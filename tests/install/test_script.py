@@ -237,3 +237,17 @@ def test_uninstall_order(run: Run, edge_workdir: Path, tmp_path: Path, shim: dic
     ]
     assert not any("create namespace" in c or "delete namespace" in c for c in calls)
     assert "Left in place: Thing edge/default-thing (helm.sh/resource-policy: keep)" in proc.stdout
+
+
+def test_upgrade_script_applies_the_upgrade_variant(
+    run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]
+) -> None:
+    proc, calls = run_script(
+        make_script(run, edge_workdir, tmp_path, "--action", "upgrade"), shim, "--context", "c"
+    )
+    assert proc.returncode == 0, proc.stderr
+    s = summary(calls)
+    assert "apply upgrade/manifests/configmap-edge-app-settings.yaml" in s
+    assert not any("thing-edge-default-thing" in c for c in s)  # install-only: neither applied nor pruned
+    assert s.index("wait-job upgrade-check") < s.index("apply upgrade/secrets/secret-edge-app-token.yaml")
+    assert "warning: post-upgrade: ConfigMap edge/operator-config stays after success" in proc.stderr
