@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from berth.cluster import errors, validation
+from berth.cluster import errors, schema, validation
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
@@ -664,3 +664,45 @@ def test_nulls_of_non_nullable_fields_are_dropped_then_defaulted() -> None:
     )
     assert problems == []
     assert stored["spec"] == {"mode": "fast", "maybe": None}
+
+
+def _sample(node: Any, depth: int) -> Any:
+    """A value of the right shape for ``node`` (every declared field, up to ``depth``)."""
+    if node.int_or_string:
+        return 1
+    options = node.schema.get("oneOf")
+    if options:
+        return _sample(node.sub(options[0]), depth)
+    types = node.types - {"null"}
+    if node.is_struct:
+        return {k: _sample(node.field(k), depth - 1) for k in node.properties} if depth > 0 else {}
+    if "object" in types or node.is_map:
+        return {"k": _sample(node.field("k"), depth - 1)} if depth > 0 else {}
+    if "array" in types:
+        return [_sample(node.items(), depth - 1)] if depth > 0 else []
+    if "integer" in types:
+        return 1
+    if "number" in types:
+        return 1.5
+    if "boolean" in types:
+        return True
+    if "string" in types:
+        return "eA==" if node.is_bytes else "x"
+    return {"free": [1, "a"]}
+
+
+def test_objects_shaped_by_the_schema_pass_strict_and_decode_checks() -> None:
+    table = schema.builtin()
+    checked = 0
+    for group, version, kind in table.kinds():
+        if kind.endswith("List") or kind in ("Status", "WatchEvent", "DeleteOptions"):
+            continue
+        api_version = f"{group}/{version}" if group else version
+        node = table.for_kind(api_version, kind)
+        assert node is not None
+        obj = _sample(node, 6)
+        obj.update(apiVersion=api_version, kind=kind)
+        assert validation.unknown_fields(obj) == [], kind
+        assert validation.decode_error(obj) is None, kind
+        checked += 1
+    assert checked > 80

@@ -57,6 +57,16 @@ _KEPT_KEYWORDS = frozenset(
 )
 
 
+_JSON_KINDS: dict[str, tuple[str, ...]] = {
+    "boolean": ("bool",),
+    "integer": ("int",),
+    "number": ("int", "float"),
+    "string": ("string",),
+    "array": ("array",),
+    "object": ("object",),
+}
+
+
 class Node:
     """A position in a schema: the schema of one value (object, field, list item or map value).
 
@@ -162,6 +172,32 @@ class Node:
     def is_any(self) -> bool:
         """No constraints at all (the deduced schema)."""
         return not self.types and not self.int_or_string and not self.properties
+
+    @cached_property
+    def accepted(self) -> frozenset[str] | None:
+        """JSON kinds a value here may take (``bool``, ``int``, ``float``, ``string``, ``array``, ``object``);
+        None when anything goes. ``oneOf``/``anyOf`` options and int-or-string are unions."""
+        if self.int_or_string:
+            return frozenset({"int", "string"})
+        options = self.schema.get("oneOf") or self.schema.get("anyOf")
+        if isinstance(options, list) and options:
+            union: set[str] = set()
+            for option in options:
+                if isinstance(option, Mapping):
+                    accepted = self.sub(option).accepted
+                    if accepted is None:
+                        return None
+                    union |= accepted
+            return frozenset(union) or None
+        kinds: set[str] = set()
+        for t in self.types - {"null"}:
+            kinds.update(_JSON_KINDS.get(t, ()))
+        return frozenset(kinds) or None
+
+    @cached_property
+    def is_bytes(self) -> bool:
+        """A base64 string (``format: byte``), e.g. Secret ``data`` values."""
+        return self.schema.get("format") == "byte"
 
     # -- navigation ------------------------------------------------------------------------------------------------
 

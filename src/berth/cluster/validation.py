@@ -629,31 +629,34 @@ def raise_if_invalid(obj: Mapping[str, Any], problems: Sequence[FieldError]) -> 
 def unknown_fields(obj: Any, node: schema.Node | None = None, path: str = "") -> list[str]:
     """Paths of fields the schema does not declare (``fieldValidation=Strict``), e.g. ``spec.replicass``."""
     if node is None:
-        node = (
-            schema.for_kind(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
-            if isinstance(obj, Mapping)
-            else None
-        )
+        if not isinstance(obj, Mapping):
+            return []
+        node = schema.for_kind(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
         if node is None:
             return []
     out: list[str] = []
-    if isinstance(obj, Mapping):
+    _unknown(obj, node, path, out)
+    return out
+
+
+def _unknown(obj: Any, node: schema.Node, path: str, out: list[str]) -> None:
+    kind = type(obj)
+    if kind is dict:
         if node.preserve_unknown_fields or node.is_any or (node.embedded_resource and not node.is_struct):
-            return out
+            return
+        props = node.properties
+        open_map = node.is_map or isinstance(node.schema.get("additionalProperties"), Mapping)
         for key, value in obj.items():
-            child_path = f"{path}.{key}" if path else str(key)
-            declared = node.has_field(str(key)) or isinstance(
-                node.schema.get("additionalProperties"), Mapping
-            )
-            if node.is_struct and not declared:
-                out.append(child_path)
+            if node.is_struct and key not in props and not open_map:
+                out.append(f"{path}.{key}" if path else str(key))
                 continue
-            out += unknown_fields(value, node.field(str(key)), child_path)
-    elif isinstance(obj, list):
+            if type(value) in (dict, list):
+                _unknown(value, node.field(key), f"{path}.{key}" if path else str(key), out)
+    elif kind is list:
         item = node.items()
         for i, value in enumerate(obj):
-            out += unknown_fields(value, item, f"{path}[{i}]")
-    return out
+            if type(value) in (dict, list):
+                _unknown(value, item, f"{path}[{i}]", out)
 
 
 def strict_decoding_error(paths: Sequence[str]) -> errors.ApiError:
@@ -691,54 +694,56 @@ def _go_type(node: schema.Node) -> str:
     return "interface {}"
 
 
+_KIND_OF: dict[type, str] = {
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+_GO_JSON_NAME = {"bool": "bool", "int": "number", "float": "number", "string": "string", "array": "array"}
+
+
 def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    """The JSON type name Go's decoder prints (``bool``, ``number``, ``string``, ``array``, ``object``)."""
+    return _GO_JSON_NAME.get(_KIND_OF.get(type(value), "object"), "object")
 
 
 def _accepts(node: schema.Node, value: Any) -> bool:
-    if value is None or node.is_any:
+    if value is None:
         return True
-    options = node.schema.get("oneOf") or node.schema.get("anyOf")
-    if isinstance(options, list) and options:
-        return any(_accepts(node.sub(o), value) for o in options if isinstance(o, Mapping))
-    types = node.types - {"null"}
-    if not types:
+    accepted = node.accepted
+    if accepted is None:
         return True
-    kind = _json_kind(value)
-    if kind == "bool":
-        return "boolean" in types
-    if kind == "number":
-        if "number" in types:
-            return True
-        return "integer" in types and (isinstance(value, int) or float(value).is_integer())
-    return {"string": "string", "array": "array", "object": "object"}[kind] in types
+    kind = _KIND_OF.get(type(value), "object")
+    return kind in accepted or (kind == "float" and "int" in accepted and float(value).is_integer())
 
 
-def _type_error(value: Any, node: schema.Node, path: str, struct: str) -> str | None:
+def _type_error(value: Any, node: schema.Node, path: tuple[str, ...], struct: str) -> str | None:
     if not _accepts(node, value):
-        return f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{path} of type {_go_type(node)}"
-    if isinstance(value, str) and node.schema.get("format") == "byte":
-        try:
-            base64.b64decode(value.encode("ascii"), validate=True)
-        except (binascii.Error, ValueError, UnicodeEncodeError):
-            return f"illegal base64 data at input byte {_bad_base64_offset(value)}"
-    if isinstance(value, dict) and not node.is_any and not node.preserve_unknown_fields:
+        where = ".".join(path)
+        return f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{where} of type {_go_type(node)}"
+    kind = type(value)
+    if kind is str:
+        if node.is_bytes:
+            try:
+                base64.b64decode(value.encode("ascii"), validate=True)
+            except (binascii.Error, ValueError, UnicodeEncodeError):
+                return f"illegal base64 data at input byte {_bad_base64_offset(value)}"
+    elif kind is dict:
+        if node.is_any or node.preserve_unknown_fields:
+            return None
         inner = node.ref.rpartition(".")[2] if node.ref else struct
+        props = node.properties
+        strict = node.is_struct and not node.is_map
         for key, child in value.items():
-            if node.is_struct and not node.has_field(key) and not node.is_map:
+            if strict and key not in props:
                 continue  # unknown fields are a strict-validation matter, not a decode error
-            problem = _type_error(child, node.field(key), f"{path}.{key}" if path else key, inner)
+            problem = _type_error(child, node.field(key), (*path, key), inner)
             if problem:
                 return problem
-    elif isinstance(value, list):
+    elif kind is list:
         item = node.items()
         for child in value:
             problem = _type_error(child, item, path, struct)
@@ -766,7 +771,7 @@ def decode_error(obj: Mapping[str, Any]) -> errors.ApiError | None:
     node = schema.for_kind(api_version, kind)
     if node is None:
         return None
-    problem = _type_error(dict(obj), node, "", kind)
+    problem = _type_error(dict(obj), node, (), kind)
     if problem is None:
         return None
     version = api_version.rpartition("/")[2]
