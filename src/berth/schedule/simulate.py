@@ -1,0 +1,779 @@
+"""Simulation: read a cluster file and a workload file, expand controllers into pods, place them, report.
+
+Why: users should see where their scheduling policy puts pods before touching a cluster. The cluster file holds
+Nodes (plus optionally Pods already bound with ``spec.nodeName`` and PriorityClasses); the workload file holds Pods,
+Deployments, ReplicaSets, StatefulSets and Jobs. Controllers expand into the pods the real controllers would create
+-- same names, labels and ownerReferences -- so plugins that look at owners or labels (spreading, Concentrate)
+decide as they would on a cluster:
+
+- Deployment ``web`` -> ReplicaSet ``web-<pod-template-hash>`` -> pods ``web-<hash>-<5 chars>``
+  (label ``pod-template-hash``; the hash is FNV-32a of the template, encoded like ``rand.SafeEncodeString``);
+- ReplicaSet ``rs`` -> pods ``rs-<5 chars>``; StatefulSet ``db`` -> ``db-0``, ``db-1`` ... (labels
+  ``controller-revision-hash``, ``statefulset.kubernetes.io/pod-name``, ``apps.kubernetes.io/pod-index``;
+  ``hostname``/``subdomain`` set); Job ``j`` -> ``j-<5 chars>`` (``batch.kubernetes.io/job-name``,
+  ``batch.kubernetes.io/controller-uid`` and the legacy ``job-name``/``controller-uid``; Indexed jobs
+  ``j-<i>-<5 chars>`` with ``batch.kubernetes.io/job-completion-index``).
+
+The 5-character suffixes and UIDs come from a ``random.Random`` seeded by ``--seed``, so a run is reproducible.
+Pods are queued in document order. ``priorityClassName`` resolves to ``priority`` (a ``globalDefault`` class
+applies to pods naming none). Every input problem is an :class:`~berth.kube.errors.InputError` naming the file,
+the document and the field.
+
+Several configurations at once (``--config a.yaml --config b.yaml``) simulate separate scheduler binaries: each
+has its own cache and queue, they take turns one cycle at a time, and each sees the others' pods only once bound.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.kube import quantity, yamlio
+from berth.kube.canonical import canonical_json
+from berth.kube.errors import InputError
+from berth.kube.objects import Obj
+from berth.kube.selectors import label_selector_matches
+from berth.schedule.framework.interface import SUCCESS, Status
+from berth.schedule.framework.types import PodInfo
+from berth.schedule.queue import VirtualClock
+from berth.schedule.scheduler import Failure, Ignored, Placement, Scheduler
+
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # upstream k8s.io/apimachinery/pkg/util/rand
+
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+
+# kind -> the apiVersion a document of that kind must have (when it names one).
+API_VERSIONS = {
+    "Node": "v1",
+    "Pod": "v1",
+    "Namespace": "v1",
+    "PriorityClass": "scheduling.k8s.io/v1",
+    "Deployment": "apps/v1",
+    "ReplicaSet": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Job": "batch/v1",
+}
+CLUSTER_KINDS = ("Node", "Pod", "PriorityClass", "Namespace")
+WORKLOAD_KINDS = ("Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job", "PriorityClass", "Namespace")
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """An object and where it came from (``file, document N (Kind ns/name)``), for messages."""
+
+    obj: Obj
+    where: str
+
+
+@dataclass
+class PriorityClasses:
+    values: dict[str, int] = field(default_factory=lambda: dict(SYSTEM_PRIORITY_CLASSES))
+    global_default: tuple[str, int] | None = None
+
+    def add(self, obj: Obj, where: str) -> None:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        if not name:
+            raise InputError("PriorityClass has no metadata.name", where)
+        value = obj.get("value")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"value: Required value: an integer priority is required, got {value!r}", where)
+        self.values[name] = value
+        if obj.get("globalDefault") is True:
+            if self.global_default is not None and self.global_default[0] != name:
+                raise InputError(
+                    f"globalDefault: Invalid value: true: PriorityClass {self.global_default[0]!r} is already "
+                    "marked as default; only one default can exist",
+                    where,
+                )
+            self.global_default = (name, value)
+
+    def apply(self, pod: Obj, where: str) -> None:
+        """Admission's Priority plugin: resolve ``priorityClassName`` (or the global default) into ``priority``."""
+        spec = pod.setdefault("spec", {})
+        name = spec.get("priorityClassName")
+        if name:
+            if name not in self.values:
+                raise InputError(
+                    f"spec.priorityClassName: no PriorityClass with name {name} was found", where
+                )
+            spec["priority"] = self.values[name]
+        elif self.global_default is not None:
+            spec["priorityClassName"] = self.global_default[0]
+            spec["priority"] = self.global_default[1]
+
+
+@dataclass(frozen=True)
+class ClusterInput:
+    nodes: tuple[Sourced, ...]
+    bound_pods: tuple[Sourced, ...]
+    priority_classes: PriorityClasses
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    placements: tuple[Placement, ...]
+    unschedulable: tuple[Failure, ...]
+    ignored: tuple[Ignored, ...]
+    pods: int
+    seconds: float
+    warnings: tuple[str, ...]
+    nodes: tuple[str, ...]
+    profiles: tuple[str, ...]
+
+    @property
+    def scheduled(self) -> int:
+        return len(self.placements)
+
+    @property
+    def pods_per_second(self) -> float:
+        return self.scheduled / self.seconds if self.seconds > 0 else 0.0
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """node -> profile -> pods placed there."""
+        out: dict[str, dict[str, int]] = {n: {} for n in self.nodes}
+        for p in self.placements:
+            per = out.setdefault(p.node, {})
+            per[p.scheduler_name] = per.get(p.scheduler_name, 0) + 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``-o json`` contract."""
+        return {
+            "placements": [
+                {"pod": p.pod, "schedulerName": p.scheduler_name, "node": p.node} for p in self.placements
+            ],
+            "unschedulable": [
+                {
+                    "pod": f.pod,
+                    "schedulerName": f.scheduler_name,
+                    "message": f.message,
+                    "reason": str(f.reason),
+                }
+                for f in self.unschedulable
+            ],
+            "ignored": [{"pod": i.pod, "schedulerName": i.scheduler_name} for i in self.ignored],
+            "stats": {
+                "pods": self.pods,
+                "scheduled": self.scheduled,
+                "seconds": round(self.seconds, 6),
+                "podsPerSecond": round(self.pods_per_second, 1),
+            },
+            "warnings": list(self.warnings),
+            "nodes": list(self.nodes),
+            "profiles": list(self.profiles),
+        }
+
+
+# --- reading files -----------------------------------------------------------------------------------------------
+
+
+def _describe(source: str, doc: yamlio.Document, obj: Obj) -> str:
+    raw = obj.get("metadata")
+    meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    ns = str(meta.get("namespace") or "")
+    ident = f"{ns}/{name}" if ns and name else name
+    kind = str(obj.get("kind"))
+    return (
+        f"{source}, document {doc.index + 1} ({kind} {ident})"
+        if ident
+        else f"{source}, document {doc.index + 1}"
+    )
+
+
+def _read(path: str, allowed: Sequence[str], what: str) -> list[Sourced]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError as exc:
+        raise InputError(f"file not found (the {what} file)", path) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the {what} file: {exc}", path) from exc
+    out: list[Sourced] = []
+    for doc, obj in yamlio.load_objects(text, path):
+        where = _describe(path, doc, obj)
+        kind = str(obj.get("kind"))
+        if kind not in allowed:
+            raise InputError(
+                f"kind {kind!r} is not supported in the {what} file (expected one of: {', '.join(allowed)})",
+                where,
+            )
+        api_version = obj.get("apiVersion")
+        if api_version is not None and api_version != API_VERSIONS[kind]:
+            raise InputError(f"apiVersion: {kind} must be {API_VERSIONS[kind]!r}, not {api_version!r}", where)
+        meta = obj.get("metadata")
+        if meta is None:
+            meta = {}
+            obj["metadata"] = meta
+        if not isinstance(meta, dict):
+            raise InputError("metadata: must be a mapping", where)
+        if not meta.get("name") and not (kind == "Pod" and meta.get("generateName")):
+            raise InputError("metadata.name: Required value", where)
+        spec = obj.get("spec")
+        if spec is not None and not isinstance(spec, dict):
+            raise InputError("spec: must be a mapping", where)
+        out.append(Sourced(obj, where))
+    return out
+
+
+def _check_quantities(pod_spec: Mapping[str, Any], prefix: str, where: str) -> None:
+    """Every quantity a pod spec holds must parse (the API server rejects such objects)."""
+
+    def check(values: Any, path: str) -> None:
+        if values is None:
+            return
+        if not isinstance(values, dict):
+            raise InputError(f"{path}: must be a mapping of resource name to quantity", where)
+        for name, q in values.items():
+            quantity.parse(q, f"{where}: {path}.{name}")
+
+    for group in ("initContainers", "containers"):
+        containers = pod_spec.get(group) or []
+        if not isinstance(containers, list):
+            raise InputError(f"{prefix}{group}: must be a list", where)
+        for i, c in enumerate(containers):
+            if not isinstance(c, dict):
+                raise InputError(f"{prefix}{group}[{i}]: must be a mapping", where)
+            resources = c.get("resources") or {}
+            if not isinstance(resources, dict):
+                raise InputError(f"{prefix}{group}[{i}].resources: must be a mapping", where)
+            for part in ("requests", "limits"):
+                check(resources.get(part), f"{prefix}{group}[{i}].resources.{part}")
+    check(pod_spec.get("overhead"), f"{prefix}overhead")
+    pod_resources = pod_spec.get("resources") or {}
+    if isinstance(pod_resources, dict):
+        for part in ("requests", "limits"):
+            check(pod_resources.get(part), f"{prefix}resources.{part}")
+
+
+def load_cluster(path: str) -> ClusterInput:
+    """Nodes, bound pods and PriorityClasses of the cluster file, validated."""
+    nodes: list[Sourced] = []
+    pods: list[Sourced] = []
+    classes = PriorityClasses()
+    seen: dict[str, str] = {}
+    for item in _read(path, CLUSTER_KINDS, "cluster"):
+        kind = item.obj["kind"]
+        if kind == "Node":
+            name = str(item.obj["metadata"]["name"])
+            if name in seen:
+                raise InputError(
+                    f"metadata.name: Duplicate value: node {name!r} is also defined at {seen[name]}",
+                    item.where,
+                )
+            seen[name] = item.where
+            alloc = (item.obj.get("status") or {}).get("allocatable")
+            if not alloc:
+                raise InputError(
+                    "status.allocatable: Required value: the scheduler sees a node without allocatable resources "
+                    "as having no room; add e.g. {cpu: '4', memory: 16Gi, pods: '110'}",
+                    item.where,
+                )
+            if not isinstance(alloc, dict):
+                raise InputError(
+                    "status.allocatable: must be a mapping of resource name to quantity", item.where
+                )
+            for res, q in alloc.items():
+                quantity.parse(q, f"{item.where}: status.allocatable.{res}")
+            nodes.append(item)
+        elif kind == "PriorityClass":
+            classes.add(item.obj, item.where)
+        elif kind == "Pod":
+            spec = item.obj.get("spec") or {}
+            if not spec.get("nodeName"):
+                raise InputError(
+                    "spec.nodeName: Required value: pods in the cluster file are already running somewhere; "
+                    "put pods to be scheduled in the workload file",
+                    item.where,
+                )
+            _check_quantities(spec, "spec.", item.where)
+            pods.append(item)
+    for item in pods:
+        node_name = item.obj["spec"]["nodeName"]
+        if node_name not in seen:
+            raise InputError(f"spec.nodeName: no Node named {node_name!r} in this file", item.where)
+        classes.apply(item.obj, item.where)
+    return ClusterInput(tuple(nodes), tuple(pods), classes)
+
+
+# --- controllers -------------------------------------------------------------------------------------------------
+
+
+def fnv32a(data: bytes) -> int:
+    h = 0x811C9DC5
+    for b in data:
+        h ^= b
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def safe_encode(s: str) -> str:
+    """Upstream ``rand.SafeEncodeString``: every character mapped into a vowel-free alphabet."""
+    return "".join(ALPHANUMS[ord(ch) % len(ALPHANUMS)] for ch in s)
+
+
+def template_hash(template: Mapping[str, Any]) -> str:
+    """A stable pod-template-hash for a template (upstream hashes the template the same way every time too)."""
+    return safe_encode(str(fnv32a(canonical_json(template).encode("utf-8"))))
+
+
+class Expander:
+    """Turns workload objects into the pods their controllers would create."""
+
+    def __init__(self, rng: random.Random, classes: PriorityClasses) -> None:
+        self.rng = rng
+        self.classes = classes
+
+    def suffix(self) -> str:
+        return "".join(self.rng.choice(ALPHANUMS) for _ in range(5))
+
+    def uid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def expand(self, item: Sourced) -> list[Sourced]:
+        kind = item.obj["kind"]
+        handler: Callable[[Sourced], list[Sourced]] = {
+            "Pod": self._pod,
+            "Deployment": self._deployment,
+            "ReplicaSet": self._replica_set,
+            "StatefulSet": self._stateful_set,
+            "Job": self._job,
+        }.get(kind, lambda _item: [])
+        return handler(item)
+
+    # each controller ------------------------------------------------------------------------------------------
+
+    def _pod(self, item: Sourced) -> list[Sourced]:
+        pod = item.obj
+        meta = pod["metadata"]
+        meta.setdefault("namespace", "default")
+        if not meta.get("name"):
+            meta["name"] = f"{meta['generateName']}{self.suffix()}"
+        meta.setdefault("uid", self.uid())
+        spec = pod.get("spec") or {}
+        pod["spec"] = spec
+        self._check_pod_spec(spec, "spec.", item.where)
+        self.classes.apply(pod, item.where)
+        return [Sourced(pod, item.where)]
+
+    def _deployment(self, item: Sourced) -> list[Sourced]:
+        obj = item.obj
+        name, ns = obj["metadata"]["name"], obj["metadata"].get("namespace") or "default"
+        template = self._template(item)
+        replicas = self._replicas(item)
+        tmpl_hash = template_hash(template)
+        rs_name = f"{name}-{tmpl_hash}"
+        rs_uid = self.uid()
+        labels = {**(template.get("metadata") or {}).get("labels", {}), "pod-template-hash": tmpl_hash}
+        owner = _owner("apps/v1", "ReplicaSet", rs_name, rs_uid)
+        return [
+            self._make_pod(item, template, ns, f"{rs_name}-", f"{rs_name}-{self.suffix()}", labels, owner)
+            for _ in range(replicas)
+        ]
+
+    def _replica_set(self, item: Sourced) -> list[Sourced]:
+        obj = item.obj
+        name, ns = obj["metadata"]["name"], obj["metadata"].get("namespace") or "default"
+        template = self._template(item)
+        replicas = self._replicas(item)
+        owner = _owner("apps/v1", "ReplicaSet", name, str(obj["metadata"].get("uid") or self.uid()))
+        labels = dict((template.get("metadata") or {}).get("labels") or {})
+        return [
+            self._make_pod(item, template, ns, f"{name}-", f"{name}-{self.suffix()}", labels, owner)
+            for _ in range(replicas)
+        ]
+
+    def _stateful_set(self, item: Sourced) -> list[Sourced]:
+        obj = item.obj
+        name, ns = obj["metadata"]["name"], obj["metadata"].get("namespace") or "default"
+        template = self._template(item)
+        replicas = self._replicas(item)
+        owner = _owner("apps/v1", "StatefulSet", name, str(obj["metadata"].get("uid") or self.uid()))
+        revision = f"{name}-{template_hash(template)}"
+        service = (obj.get("spec") or {}).get("serviceName")
+        start = int(((obj.get("spec") or {}).get("ordinals") or {}).get("start") or 0)
+        pods = []
+        for i in range(start, start + replicas):
+            pod_name = f"{name}-{i}"
+            labels = {
+                **((template.get("metadata") or {}).get("labels") or {}),
+                "controller-revision-hash": revision,
+                "statefulset.kubernetes.io/pod-name": pod_name,
+                "apps.kubernetes.io/pod-index": str(i),
+            }
+            made = self._make_pod(item, template, ns, "", pod_name, labels, owner)
+            made.obj["spec"]["hostname"] = pod_name
+            if service:
+                made.obj["spec"]["subdomain"] = service
+            pods.append(made)
+        return pods
+
+    def _job(self, item: Sourced) -> list[Sourced]:
+        obj = item.obj
+        name, ns = obj["metadata"]["name"], obj["metadata"].get("namespace") or "default"
+        spec = obj.get("spec") or {}
+        template = self._template(item)
+        parallelism = self._count(spec, "parallelism", 1, item.where)
+        completions = spec.get("completions")
+        count = (
+            parallelism
+            if completions is None
+            else min(parallelism, self._count(spec, "completions", 1, item.where))
+        )
+        if spec.get("suspend") is True:
+            count = 0
+        job_uid = str(obj["metadata"].get("uid") or self.uid())
+        owner = _owner("batch/v1", "Job", name, job_uid)
+        base_labels = {
+            **((template.get("metadata") or {}).get("labels") or {}),
+            "batch.kubernetes.io/controller-uid": job_uid,
+            "batch.kubernetes.io/job-name": name,
+            "controller-uid": job_uid,
+            "job-name": name,
+        }
+        indexed = spec.get("completionMode") == "Indexed"
+        pods = []
+        for i in range(count):
+            labels = dict(base_labels)
+            prefix = f"{name}-"
+            if indexed:
+                labels["batch.kubernetes.io/job-completion-index"] = str(i)
+                prefix = f"{name}-{i}-"
+            made = self._make_pod(item, template, ns, prefix, f"{prefix}{self.suffix()}", labels, owner)
+            if indexed:
+                made.obj["metadata"].setdefault("annotations", {})[
+                    "batch.kubernetes.io/job-completion-index"
+                ] = str(i)
+            pods.append(made)
+        return pods
+
+    # shared ---------------------------------------------------------------------------------------------------
+
+    def _template(self, item: Sourced) -> dict[str, Any]:
+        spec = item.obj.get("spec") or {}
+        template = spec.get("template")
+        if not isinstance(template, dict):
+            raise InputError("spec.template: Required value: a pod template is needed", item.where)
+        tmeta = template.get("metadata") or {}
+        if not isinstance(tmeta, dict):
+            raise InputError("spec.template.metadata: must be a mapping", item.where)
+        labels = tmeta.get("labels") or {}
+        if not isinstance(labels, dict):
+            raise InputError("spec.template.metadata.labels: must be a mapping", item.where)
+        tspec = template.get("spec")
+        if not isinstance(tspec, dict):
+            raise InputError("spec.template.spec: Required value", item.where)
+        self._check_pod_spec(tspec, "spec.template.spec.", item.where)
+        selector = spec.get("selector")
+        kind = item.obj["kind"]
+        if kind in ("Deployment", "ReplicaSet", "StatefulSet"):
+            if selector is None:
+                raise InputError("spec.selector: Required value", item.where)
+            if not isinstance(selector, dict) or not label_selector_matches(selector, labels):
+                raise InputError(
+                    "spec.template.metadata.labels: Invalid value: `selector` does not match template `labels`",
+                    item.where,
+                )
+        return template
+
+    @staticmethod
+    def _check_pod_spec(spec: Mapping[str, Any], prefix: str, where: str) -> None:
+        if not spec.get("containers"):
+            raise InputError(f"{prefix}containers: Required value", where)
+        _check_quantities(spec, prefix, where)
+
+    @staticmethod
+    def _count(spec: Mapping[str, Any], key: str, default: int, where: str) -> int:
+        value = spec.get(key, default)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InputError(f"spec.{key}: Invalid value: {value!r}: must be a non-negative integer", where)
+        return value
+
+    def _replicas(self, item: Sourced) -> int:
+        return self._count(item.obj.get("spec") or {}, "replicas", 1, item.where)
+
+    def _make_pod(
+        self,
+        item: Sourced,
+        template: Mapping[str, Any],
+        namespace: str,
+        generate_name: str,
+        name: str,
+        labels: Mapping[str, str],
+        owner: dict[str, Any],
+    ) -> Sourced:
+        tmeta = template.get("metadata") or {}
+        meta: dict[str, Any] = {
+            "name": name,
+            "namespace": namespace,
+            "uid": self.uid(),
+            "labels": dict(labels),
+        }
+        if generate_name:
+            meta["generateName"] = generate_name
+        if tmeta.get("annotations"):
+            meta["annotations"] = dict(tmeta["annotations"])
+        meta["ownerReferences"] = [owner]
+        pod: Obj = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": _deep_copy(template.get("spec") or {}),
+        }
+        where = f"{item.where} -> Pod {namespace}/{name}"
+        self.classes.apply(pod, where)
+        return Sourced(pod, where)
+
+
+def _owner(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def load_workload(path: str, rng: random.Random, classes: PriorityClasses) -> list[Sourced]:
+    """Every pod the workload file amounts to, in document order."""
+    items = _read(path, WORKLOAD_KINDS, "workload")
+    for item in items:
+        if item.obj["kind"] == "PriorityClass":
+            classes.add(item.obj, item.where)
+    expander = Expander(rng, classes)
+    pods: list[Sourced] = []
+    seen: dict[str, str] = {}
+    for item in items:
+        for made in expander.expand(item):
+            meta = made.obj["metadata"]
+            key = f"{meta['namespace']}/{meta['name']}"
+            if key in seen:
+                raise InputError(f"pod {key} is also created by {seen[key]}", made.where)
+            seen[key] = made.where
+            pods.append(made)
+    return pods
+
+
+# --- running -----------------------------------------------------------------------------------------------------
+
+
+class _SharedClusterBinder:
+    """Binding for separate scheduler binaries: every scheduler learns of a bound pod, as from its informer."""
+
+    echoes_bindings = False
+
+    def __init__(self) -> None:
+        self.schedulers: list[Scheduler] = []
+
+    def bind(self, pod: PodInfo, node_name: str) -> Status:
+        before = pod.pod
+        after = dict(before)
+        after["spec"] = {**(before.get("spec") or {}), "nodeName": node_name}
+        for s in self.schedulers:
+            s.update_pod(before, after)
+        return SUCCESS
+
+
+def simulate(
+    configs: Sequence[Any],
+    cluster_path: str,
+    workload_path: str,
+    seed: int = 1,
+    registry: Any = None,
+    max_error_attempts: int = 10,
+) -> SimulationResult:
+    """Place the workload on the cluster with one scheduler per configuration (usually one) and report."""
+    cluster = load_cluster(cluster_path)
+    rng = random.Random(seed)
+    pods = load_workload(workload_path, rng, cluster.priority_classes)
+    clock = VirtualClock()
+    shared = _SharedClusterBinder() if len(configs) > 1 else None
+    schedulers = [
+        Scheduler(cfg, registry, binder=shared, seed=seed + i, clock=clock) for i, cfg in enumerate(configs)
+    ]
+    if shared is not None:
+        shared.schedulers = schedulers
+    names = [n for s in schedulers for n in s.scheduler_names]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InputError(
+            f"scheduler name(s) {', '.join(duplicates)} appear in more than one configuration; "
+            "two binaries must not serve the same schedulerName",
+            "--config",
+        )
+    order: list[Placement] = []
+
+    for s in schedulers:
+        for node in cluster.nodes:
+            s.add_node(node.obj, node.where)
+        for bound in cluster.bound_pods:
+            s.add_pod(bound.obj, bound.where)
+        for made in pods:
+            s.add_pod(made.obj, made.where)
+
+    started = time.perf_counter()
+    if len(schedulers) == 1:
+        schedulers[0].run_until_idle(max_error_attempts)
+        order = list(schedulers[0].placements)
+    else:
+        order = _run_separately(schedulers, clock, max_error_attempts)
+    seconds = time.perf_counter() - started
+
+    index = {f"{p.obj['metadata']['namespace']}/{p.obj['metadata']['name']}": i for i, p in enumerate(pods)}
+    placed = {p.pod for p in order}
+    failures: dict[str, Failure] = {}
+    for s in schedulers:
+        for f in s.unschedulable():
+            if f.pod not in placed:
+                failures[f.pod] = f
+    served = set(names)
+    ignored: dict[str, Ignored] = {}
+    for s in schedulers:
+        for key, ign in s.ignored.items():
+            if ign.scheduler_name not in served and key in index and key not in placed:
+                ignored[key] = ign
+    workload_unbound = sum(1 for p in pods if not (p.obj.get("spec") or {}).get("nodeName"))
+    warnings: list[str] = []
+    for s in schedulers:
+        warnings.extend(w for w in s.warnings if w not in warnings)
+    return SimulationResult(
+        placements=tuple(order),
+        unschedulable=tuple(sorted(failures.values(), key=lambda f: index.get(f.pod, len(index)))),
+        ignored=tuple(sorted(ignored.values(), key=lambda i: index.get(i.pod, len(index)))),
+        pods=workload_unbound,
+        seconds=seconds,
+        warnings=tuple(warnings),
+        nodes=tuple(str(n.obj["metadata"]["name"]) for n in cluster.nodes),
+        profiles=tuple(names),
+    )
+
+
+def _run_separately(
+    schedulers: Sequence[Scheduler], clock: VirtualClock, max_error_attempts: int
+) -> list[Placement]:
+    """Separate binaries: one cycle each in turn; virtual time moves only when none of them has work."""
+    order: list[Placement] = []
+    for s in schedulers:
+        s.max_error_attempts = max_error_attempts
+    while True:
+        progressed = False
+        for s in schedulers:
+            before = len(s.placements)
+            if s.schedule_one() is not None:
+                progressed = True
+                order.extend(s.placements[before:])
+        if progressed:
+            continue
+        expiries = [e for s in schedulers if (e := s.queue.next_backoff_expiry()) is not None]
+        if not expiries:
+            return order
+        clock.advance_to(min(expiries))
+        for s in schedulers:
+            s.queue.tick()
+
+
+# --- scheduler_perf-like benchmark -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    workload: str
+    nodes: int
+    pods: int
+    init_pods: int
+    scheduled: int
+    seconds: float
+
+    @property
+    def pods_per_second(self) -> float:
+        return self.scheduled / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "nodes": self.nodes,
+            "pods": self.pods,
+            "initPods": self.init_pods,
+            "scheduled": self.scheduled,
+            "seconds": round(self.seconds, 3),
+            "podsPerSecond": round(self.pods_per_second, 1),
+        }
+
+
+def perf_node(i: int) -> Obj:
+    """scheduler_perf ``templates/node-default.yaml``: 110 pods, 4 cpu, 32Gi."""
+    resources = {"pods": "110", "cpu": "4", "memory": "32Gi"}
+    name = f"scheduler-perf-{i}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {},
+        "status": {
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "phase": "Running",
+        },
+    }
+
+
+def perf_pod(namespace: str, i: int) -> Obj:
+    """scheduler_perf ``templates/pod-default.yaml``: one pause container, requests = limits = 100m / 500Mi."""
+    resources = {"cpu": "100m", "memory": "500Mi"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i}", "namespace": namespace, "uid": f"{namespace}-{i}"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "ports": [{"containerPort": 80}],
+                    "resources": {"requests": dict(resources), "limits": dict(resources)},
+                }
+            ]
+        },
+    }
+
+
+def scheduling_basic(
+    config: Any,
+    nodes: int = 5000,
+    pods: int = 10000,
+    init_pods: int = 1000,
+    seed: int = 1,
+    registry: Any = None,
+) -> BenchResult:
+    """scheduler_perf ``SchedulingBasic``: create nodes, schedule ``init_pods`` (not measured), then measure the
+    time to schedule ``pods`` more. Pod creation (queueing) is outside the measured interval."""
+    s = Scheduler(config, registry, seed=seed)
+    for i in range(nodes):
+        s.add_node(perf_node(i))
+    for i in range(init_pods):
+        s.add_pod(perf_pod("sched-0", i))
+    s.run_until_idle()
+    before = len(s.placements)
+    for i in range(pods):
+        s.add_pod(perf_pod("sched-1", i))
+    started = time.perf_counter()
+    s.run_until_idle()
+    seconds = time.perf_counter() - started
+    return BenchResult("SchedulingBasic", nodes, pods, init_pods, len(s.placements) - before, seconds)
