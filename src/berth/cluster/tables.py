@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 Obj = dict[str, Any]
@@ -33,6 +34,11 @@ def parse_time(value: Any) -> dt.datetime | None:
     """RFC 3339 / Python ``isoformat`` text to an aware datetime (None when absent or unparseable)."""
     if not isinstance(value, str) or not value:
         return None
+    return _parse_time_text(value)
+
+
+@lru_cache(maxsize=8192)
+def _parse_time_text(value: str) -> dt.datetime | None:
     text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
     try:
         parsed = dt.datetime.fromisoformat(text)
