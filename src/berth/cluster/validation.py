@@ -264,8 +264,8 @@ def validate_metadata(obj: Mapping[str, Any], namespaced: bool | None = None) ->
     namespace = meta.get("namespace")
     if namespaced is True and not namespace:
         out.append(errors.required("metadata.namespace"))
-    elif namespaced is False and namespace:
-        out.append(errors.forbidden_field("metadata.namespace", "not allowed on this type"))
+    elif namespaced is False:
+        pass  # upstream clears the namespace of cluster-scoped objects before validating (rest.BeforeCreate)
     elif namespace:
         out += [
             errors.invalid_value("metadata.namespace", namespace, m) for m in is_dns1123_label(str(namespace))
