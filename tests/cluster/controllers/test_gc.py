@@ -131,36 +131,54 @@ def test_cluster_scoped_owner_of_namespaced_dependents(cluster: Cluster) -> None
     wait_for(lambda: "dep" not in names(cluster, "configmaps"), what="dependent of deleted namespace")
 
 
-def test_custom_resource_owner(cluster: Cluster) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                }
-            ],
-        },
-    }
-    cluster.api.create("customresourcedefinitions.apiextensions.k8s.io", crd)
-    w = wait_for(
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
+            }
+        ],
+    },
+}
+
+
+def make_widget(cluster: Cluster, name: str) -> Any:
+    return wait_for(
         lambda: cluster.api.create(
             "widgets.example.com",
-            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}},
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}},
             "default",
         ),
         what="custom resource",
     )
+
+
+def test_deleting_a_crd_collects_dependents_of_its_objects(cluster: Cluster) -> None:
+    cluster.api.create("customresourcedefinitions.apiextensions.k8s.io", CRD)
+    w = make_widget(cluster, "w2")
+    cluster.api.create(
+        "configmaps", {"metadata": {"name": "of-w2", "ownerReferences": [owner_ref(w)]}}, "default"
+    )
+    gc = cluster.controllers.get("gc")
+    wait_for(lambda: "widgets.example.com" in getattr(gc, "_watched", {}), what="gc watches widgets")
+    cluster.api.delete("customresourcedefinitions.apiextensions.k8s.io", "widgets.example.com")
+    wait_for(lambda: "of-w2" not in names(cluster, "configmaps"), what="dependent of a deleted CRD's object")
+
+
+def test_custom_resource_owner(cluster: Cluster) -> None:
+    cluster.api.create("customresourcedefinitions.apiextensions.k8s.io", CRD)
+    w = make_widget(cluster, "w")
     cluster.api.create(
         "configmaps", {"metadata": {"name": "made-by-widget", "ownerReferences": [owner_ref(w)]}}, "default"
     )

@@ -19,6 +19,8 @@ anything and are the most frequently written kind.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import copy
 import threading
 from typing import Any
@@ -35,16 +37,24 @@ CRDS = "customresourcedefinitions.apiextensions.k8s.io"
 
 class GarbageCollector(base.Controller):
     name = "garbage-collector"
+    GONE_MEMORY = 100_000
 
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
         self._lock = threading.Lock()
         self._uids: dict[str, tuple[str, str]] = {}  # uid -> (resource, key)
+        self._gone: collections.OrderedDict[str, None] = (
+            collections.OrderedDict()
+        )  # uids seen DELETED (bounded)
         self._watched: dict[str, Informer] = {}
         for resource, _av, _kind, _ns in client.resource_kinds(self.api):
             self._watch(resource)
         crds = self._watched.get(CRDS) or ctx.informers.informer(CRDS)
-        crds.add_handler(Handler(on_add=self._on_crd, on_update=lambda _o, n: self._on_crd(n)))
+        crds.add_handler(
+            Handler(
+                on_add=self._on_crd, on_update=lambda _o, n: self._on_crd(n), on_delete=self._on_crd_deleted
+            )
+        )
 
     # ---- watching ------------------------------------------------------------------------------------------
 
@@ -72,6 +82,19 @@ class GarbageCollector(base.Controller):
                     return
             self._watch(resource)
 
+    def _on_crd_deleted(self, crd: Obj) -> None:
+        spec = crd.get("spec") or {}
+        resource = f"{(spec.get('names') or {}).get('plural')}.{spec.get('group')}"
+        with self._lock:
+            inf = self._watched.pop(resource, None)
+        if inf is not None:
+            # The Api deleted the custom objects before the CRD: take in those DELETED events (their dependents
+            # need collecting) before the informer goes.
+            with contextlib.suppress(Exception):
+                while inf.poll(0):
+                    pass
+            self.ctx.informers.drop(resource)
+
     def _on_add(self, resource: str, obj: Obj) -> None:
         key = key_of(obj)
         with self._lock:
@@ -91,6 +114,9 @@ class GarbageCollector(base.Controller):
         uid = base.uid(obj)
         with self._lock:
             self._uids.pop(uid, None)
+            self._gone[uid] = None
+            while len(self._gone) > self.GONE_MEMORY:
+                self._gone.popitem(last=False)
         for dep_resource, dep in self._dependents(uid):
             self.queue.add(f"dep:{dep_resource}|{key_of(dep)}")
         # a dependent went away: an owner waiting in foreground deletion may be free now
@@ -133,6 +159,8 @@ class GarbageCollector(base.Controller):
         with self._lock:
             if uid in self._uids:
                 return True
+            if uid in self._gone:
+                return False
         found = client.resource_for_kind(self.api, str(ref.get("apiVersion", "")), str(ref.get("kind", "")))
         if found is None:
             return True  # an unknown kind (e.g. a CRD not established yet): never delete on a guess
