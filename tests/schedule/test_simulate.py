@@ -1,0 +1,303 @@
+"""Simulation input: cluster/workload files, controller-like expansion, priority classes, and bad input."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from berth.kube import yamlio
+from berth.kube.errors import InputError
+from berth.schedule import config as schedconfig
+from berth.schedule.simulate import (
+    ALPHANUMS,
+    PriorityClasses,
+    load_cluster,
+    load_workload,
+    safe_encode,
+    simulate,
+    template_hash,
+)
+
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "n1"},
+    "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+}
+
+
+def template(labels: dict[str, str], **spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": labels},
+        "spec": {
+            "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}],
+            **spec,
+        },
+    }
+
+
+def controller(kind: str, name: str, replicas: int | None = 2, **spec: Any) -> dict[str, Any]:
+    api = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "Job": "batch/v1"}[
+        kind
+    ]
+    body: dict[str, Any] = {"template": template({"app": name}), **spec}
+    if kind != "Job":
+        body["selector"] = {"matchLabels": {"app": name}}
+        if replicas is not None:
+            body["replicas"] = replicas
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": "ns"}, "spec": body}
+
+
+def write(tmp_path: Path, name: str, *docs: Any) -> str:
+    path = tmp_path / name
+    path.write_text(yamlio.dump_all(docs), encoding="utf-8")
+    return str(path)
+
+
+def expand(tmp_path: Path, *docs: Any, seed: int = 1) -> list[dict[str, Any]]:
+    return [
+        s.obj for s in load_workload(write(tmp_path, "w.yaml", *docs), random.Random(seed), PriorityClasses())
+    ]
+
+
+def test_deployment_expands_through_a_replicaset_named_by_the_template_hash(tmp_path: Path) -> None:
+    dep = controller("Deployment", "web", replicas=3)
+    pods = expand(tmp_path, dep)
+    h = template_hash(dep["spec"]["template"])
+    assert len(pods) == 3
+    for p in pods:
+        meta = p["metadata"]
+        assert meta["name"].startswith(f"web-{h}-") and len(meta["name"]) == len(f"web-{h}-") + 5
+        assert set(meta["name"][-5:]) <= set(ALPHANUMS)
+        assert meta["labels"] == {"app": "web", "pod-template-hash": h}
+        assert meta["namespace"] == "ns"
+        owner = meta["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["controller"]) == ("ReplicaSet", f"web-{h}", True)
+    assert len({p["metadata"]["name"] for p in pods}) == 3
+    assert len({p["metadata"]["uid"] for p in pods}) == 3
+
+
+def test_expansion_is_reproducible_with_a_seed(tmp_path: Path) -> None:
+    dep = controller("Deployment", "web")
+    names = lambda seed: [p["metadata"]["name"] for p in expand(tmp_path, dep, seed=seed)]  # noqa: E731
+    assert names(3) == names(3)
+    assert names(3) != names(4)
+
+
+def test_statefulset_pods_are_numbered_with_identity_labels(tmp_path: Path) -> None:
+    pods = expand(tmp_path, controller("StatefulSet", "db", replicas=3, serviceName="db-headless"))
+    assert [p["metadata"]["name"] for p in pods] == ["db-0", "db-1", "db-2"]
+    labels = pods[1]["metadata"]["labels"]
+    assert labels["statefulset.kubernetes.io/pod-name"] == "db-1"
+    assert labels["apps.kubernetes.io/pod-index"] == "1"
+    assert labels["controller-revision-hash"].startswith("db-")
+    assert (pods[1]["spec"]["hostname"], pods[1]["spec"]["subdomain"]) == ("db-1", "db-headless")
+    assert pods[0]["metadata"]["ownerReferences"][0]["kind"] == "StatefulSet"
+
+
+@pytest.mark.parametrize(
+    ("spec", "count"),
+    [
+        pytest.param({}, 1, id="defaults"),
+        pytest.param({"parallelism": 3}, 3, id="parallelism"),
+        pytest.param({"parallelism": 4, "completions": 2}, 2, id="fewer-completions"),
+        pytest.param({"parallelism": 2, "suspend": True}, 0, id="suspended"),
+    ],
+)
+def test_job_creates_parallelism_pods_with_job_labels(
+    tmp_path: Path, spec: dict[str, Any], count: int
+) -> None:
+    pods = expand(tmp_path, controller("Job", "batch", **spec))
+    assert len(pods) == count
+    for p in pods:
+        meta = p["metadata"]
+        assert meta["name"].startswith("batch-") and len(meta["name"]) == len("batch-") + 5
+        assert meta["labels"]["batch.kubernetes.io/job-name"] == "batch"
+        assert meta["labels"]["job-name"] == "batch"
+        assert meta["labels"]["controller-uid"] == meta["ownerReferences"][0]["uid"]
+
+
+def test_indexed_job_pods_carry_their_index(tmp_path: Path) -> None:
+    pods = expand(tmp_path, controller("Job", "ix", parallelism=2, completionMode="Indexed"))
+    assert [p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] for p in pods] == ["0", "1"]
+    assert pods[1]["metadata"]["name"].startswith("ix-1-")
+
+
+def test_pods_keep_document_order_and_resolve_priority_classes(tmp_path: Path) -> None:
+    high = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "high"},
+        "value": 1000,
+    }
+    default = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "normal"},
+        "value": 10,
+        "globalDefault": True,
+    }
+    solo = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "solo"}, "spec": template({})["spec"]}
+    rs = controller("ReplicaSet", "rs", replicas=1)
+    rs["spec"]["template"]["spec"]["priorityClassName"] = "high"
+    crit = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "crit"}, "spec": template({})["spec"]}
+    crit["spec"]["priorityClassName"] = "system-node-critical"
+    pods = expand(tmp_path, solo, high, rs, default, crit)
+    assert [p["spec"].get("priority") for p in pods] == [10, 1000, 2000001000]
+    assert [p["metadata"]["name"].split("-")[0] for p in pods] == ["solo", "rs", "crit"]
+    assert pods[0]["metadata"]["namespace"] == "default"
+    assert pods[0]["spec"]["priorityClassName"] == "normal"
+
+
+def _pod_doc(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {**template({})["spec"], **spec},
+    }
+
+
+@pytest.mark.parametrize(
+    ("docs", "message"),
+    [
+        pytest.param(
+            [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}],
+            r"w.yaml, document 1 \(Service s\): kind 'Service' is not supported in the workload file",
+            id="unknown-kind",
+        ),
+        pytest.param(
+            [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": "p"},
+                    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2x"}}}]},
+                }
+            ],
+            r"w.yaml, document 1 \(Pod p\): spec.containers\[0\].resources.requests.cpu: invalid quantity '2x'",
+            id="bad-quantity",
+        ),
+        pytest.param(
+            [controller("Deployment", "d"), {"kind": "Deployment", "metadata": {"name": "e"}, "spec": {}}],
+            r"document 2 \(Deployment e\): spec.template: Required value",
+            id="no-template",
+        ),
+        pytest.param(
+            [
+                {
+                    **controller("Deployment", "d"),
+                    "spec": {
+                        **controller("Deployment", "d")["spec"],
+                        "selector": {"matchLabels": {"app": "x"}},
+                    },
+                }
+            ],
+            r"selector` does not match template `labels`",
+            id="selector-mismatch",
+        ),
+        pytest.param(
+            [{**controller("Deployment", "d"), "apiVersion": "v1"}],
+            r"apiVersion: Deployment must be 'apps/v1', not 'v1'",
+            id="wrong-api-version",
+        ),
+        pytest.param(
+            [_pod_doc(priorityClassName="nope")],
+            r"spec.priorityClassName: no PriorityClass with name nope was found",
+            id="unknown-priority-class",
+        ),
+        pytest.param(
+            [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}}],
+            r"spec.containers: Required value",
+            id="no-containers",
+        ),
+        pytest.param([_pod_doc(), _pod_doc()], r"pod default/p is also created by", id="duplicate-pod"),
+        pytest.param(
+            [
+                controller("Deployment", "d", replicas=None)
+                | {"spec": {**controller("Deployment", "d")["spec"], "replicas": -1}}
+            ],
+            r"spec.replicas: Invalid value: -1",
+            id="negative-replicas",
+        ),
+        pytest.param(
+            ["just a string"], r"w.yaml, document 1.*expected a Kubernetes object", id="not-an-object"
+        ),
+    ],
+)
+def test_bad_workload_input_names_file_document_and_field(
+    tmp_path: Path, docs: list[Any], message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
+        expand(tmp_path, *docs)
+
+
+def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text("kind: Pod\nmetadata: {name: [\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"w.yaml, document 1, line \d+: malformed YAML"):
+        load_workload(str(path), random.Random(1), PriorityClasses())
+
+
+@pytest.mark.parametrize(
+    ("docs", "message"),
+    [
+        pytest.param(
+            [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {}}],
+            r"document 1 \(Node n1\): status.allocatable: Required value",
+            id="no-allocatable",
+        ),
+        pytest.param(
+            [{**NODE, "status": {"allocatable": {"cpu": "2x"}}}],
+            r"document 1 \(Node n1\): status.allocatable.cpu: invalid quantity '2x'",
+            id="bad-allocatable",
+        ),
+        pytest.param(
+            [NODE, NODE], r"document 2 \(Node n1\): metadata.name: Duplicate value", id="duplicate-node"
+        ),
+        pytest.param(
+            [NODE, _pod_doc()],
+            r"spec.nodeName: Required value: pods in the cluster file are already running",
+            id="unbound-pod",
+        ),
+        pytest.param(
+            [NODE, _pod_doc(nodeName="n9")],
+            r"spec.nodeName: no Node named 'n9' in this file",
+            id="pod-on-missing-node",
+        ),
+        pytest.param(
+            [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}],
+            r"kind 'Deployment' is not supported in the cluster file",
+            id="workload-kind-in-cluster",
+        ),
+        pytest.param([{"kind": "Node", "status": {}}], r"metadata.name: Required value", id="nameless-node"),
+    ],
+)
+def test_bad_cluster_input(tmp_path: Path, docs: list[Any], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_cluster(write(tmp_path, "c.yaml", *docs))
+
+
+def test_missing_file_is_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="file not found"):
+        load_cluster(str(tmp_path / "nope.yaml"))
+
+
+def test_bound_pods_in_the_cluster_file_take_room(tmp_path: Path) -> None:
+    cluster = write(tmp_path, "c.yaml", NODE, _pod_doc(nodeName="n1") | {"metadata": {"name": "old"}})
+    big = _pod_doc()
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3950m"
+    workload = write(tmp_path, "w.yaml", big)
+    result = simulate([schedconfig.default_config()], cluster, workload)
+    assert [f.message for f in result.unschedulable] == ["0/1 nodes are available: 1 Insufficient cpu."]
+    assert result.pods == 1 and result.scheduled == 0
+
+
+def test_template_hash_is_stable_and_safe() -> None:
+    t = template({"app": "x"})
+    assert template_hash(t) == template_hash(template({"app": "x"}))
+    assert template_hash(t) != template_hash(template({"app": "y"}))
+    assert set(safe_encode("1234567890")) <= set(ALPHANUMS)
