@@ -8,7 +8,7 @@ that default to (almost) zero so tests stay fast.
 What runs (one module each, like upstream): ``nodes`` (node-1..N, Ready status, Lease heartbeats), ``kubelet``
 (bound pods → Running/Ready → Succeeded|Failed for Job pods; terminating pods removed), ``namespace`` (phase, the
 ``default`` ServiceAccount, deletion of a namespace's contents), ``deployment``, ``replicaset``, ``statefulset``,
-``daemonset``, ``job``, ``volumes`` (PVCs bound to simulated PersistentVolumes) and ``gc`` (ownerReference garbage collection: Background, Foreground, Orphan). There is no
+``daemonset``, ``job``, ``cronjob``, ``volumes`` (PVCs bound to simulated PersistentVolumes) and ``gc`` (ownerReference garbage collection: Background, Foreground, Orphan). There is no
 scheduler here: pods without ``spec.nodeName`` stay Pending until a scheduler binds them.
 
 Annotation ``berth.dev/simulate-failure: "true"`` on a Job makes its pods fail (exit code 1) so the Job ends
@@ -70,6 +70,7 @@ CONTROLLER_NAMES: tuple[str, ...] = (
     "statefulset",
     "daemonset",
     "job",
+    "cronjob",
     "volumes",
     "gc",
 )
@@ -112,6 +113,7 @@ class Controllers:
 def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Controllers:
     """Create the configured nodes, then start every enabled controller on daemon threads."""
     from berth.cluster.controllers import (
+        cronjob,
         daemonset,
         deployment,
         gc,
@@ -145,6 +147,7 @@ def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Cont
         "statefulset": statefulset.StatefulSetController,
         "daemonset": daemonset.DaemonSetController,
         "job": job.JobController,
+        "cronjob": cronjob.CronJobController,
         "volumes": volumes.VolumeBinder,
         "gc": gc.GarbageCollector,
     }
