@@ -139,3 +139,19 @@ def test_invalid_single_and_many_causes() -> None:
 )
 def test_bad_value_rendering(value: object, rendered: str) -> None:
     assert errors.invalid_value("f", value, "").body() == f"Invalid value: {rendered}"
+
+
+@pytest.mark.parametrize(
+    ("resource", "details"),
+    [
+        ("deployments.apps", {"group": "apps", "kind": "deployments"}),
+        ("pods/log", {"kind": "pods"}),
+        ("leases.coordination.k8s.io", {"group": "coordination.k8s.io", "kind": "leases"}),
+    ],
+    ids=["grouped", "subresource", "dotted-group"],
+)
+def test_method_not_allowed(resource: str, details: dict[str, str]) -> None:
+    err = errors.method_not_allowed("delete", resource)
+    assert (err.code, err.reason) == (405, "MethodNotAllowed")
+    assert err.message == "the server does not allow this method on the requested resource"
+    assert err.status()["details"] == details

@@ -337,13 +337,19 @@ def request_entity_too_large(limit: int = MAX_REQUEST_BODY_BYTES) -> ApiError:
     return ApiError(413, Reason.REQUEST_ENTITY_TOO_LARGE, f"Request entity too large: limit is {limit}")
 
 
-def method_not_allowed(resource_plural: str, group: str) -> ApiError:
-    """405 MethodNotAllowed (``NewMethodNotSupported``)."""
+def method_not_allowed(action: str, resource: str = "") -> ApiError:
+    """405 MethodNotAllowed (``NewMethodNotSupported``) for ``action`` (a verb) on ``resource``.
+
+    ``resource`` is ``<plural>``, ``<plural>.<group>`` or ``<plural>/<subresource>``; details name the plural
+    and group as upstream does. The message is upstream's fixed text.
+    """
+    base = resource.split("/", 1)[0]
+    plural, _, group = base.partition(".")
     return ApiError(
         405,
         Reason.METHOD_NOT_ALLOWED,
         "the server does not allow this method on the requested resource",
-        _details("", group, resource_plural),
+        _details("", group, plural),
     )
 
 
