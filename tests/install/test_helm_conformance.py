@@ -43,10 +43,11 @@ def expected_calls(p: plan.Plan) -> list[str]:
     for step in p.steps:
         if step.phase == plan.Phase.NAMESPACE.value:
             continue
+        verb = "delete" if step.phase == plan.Phase.DELETE.value else "apply"
         for o in step.objects:
             if o.delete_before_create:
                 out.append(f"delete {o.kind} {o.name}")
-            out.append(f"apply {o.kind} {o.name}")
+            out.append(f"{verb} {o.kind} {o.name}")
         out += [f"delete {o.kind} {o.name}" for o in step.delete_after_success]
     return out
 
@@ -63,7 +64,34 @@ def audited_calls(audit: Path, names: set[str]) -> list[str]:
     return out
 
 
-def test_real_helm_install_runs_hooks_in_the_planned_order(run: Run, tmp_path: Path, cluster: Any) -> None:
+def same_kind_runs_sorted(calls: list[str], ordinary: set[str]) -> list[str]:
+    """Helm creates and deletes release resources kind by kind, the objects of one kind concurrently
+    (``pkg/kube`` batchPerform): within a run of one verb and kind only the set is defined, so sort it."""
+    out: list[str] = []
+    run: list[str] = []
+    for call in [*calls, ""]:
+        verb_kind = call.rsplit(" ", 1)[0]
+        if run and (call not in ordinary or verb_kind != run[0].rsplit(" ", 1)[0]):
+            out += sorted(run)
+            run = []
+        if call in ordinary:
+            run.append(call)
+        elif call:
+            out.append(call)
+    return out
+
+
+def helm_cmd(kubeconfig: str, *args: str) -> None:
+    proc = subprocess.run(
+        [tools.find("helm").path, *args, "-n", "probe", "--kubeconfig", kubeconfig, "--timeout", "60s"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_real_helm_lifecycle_follows_the_plan(run: Run, tmp_path: Path, cluster: Any) -> None:
     work = tmp_path / "w"
     assert (
         run(
@@ -79,33 +107,38 @@ def test_real_helm_install_runs_hooks_in_the_planned_order(run: Run, tmp_path: P
         ).code
         == 0
     )
-    p = setup.build_plan(setup.load_workdir(work), plan.Action.INSTALL, str(work))
-    expected = expected_calls(p)
-    assert expected[:3] == [  # sanity: the plan itself has the shape the chart's comments describe
+    wd = setup.load_workdir(work)
+    plans = {
+        a: setup.build_plan(wd, a, str(work))
+        for a in (plan.Action.INSTALL, plan.Action.UPGRADE, plan.Action.UNINSTALL)
+    }
+    names = {o.name for p in plans.values() for s in p.steps for o in s.objects}
+    install = expected_calls(plans[plan.Action.INSTALL])
+    assert install[:3] == [  # sanity: the plan itself has the shape the chart's comments describe
         "apply CustomResourceDefinition probes.order.example.com",
         "delete Secret zeta",
         "apply Secret zeta",
     ]
-    helm = tools.find("helm").path
     kubeconfig = str(cluster.data_dir / "kubeconfig")
-    proc = subprocess.run(
-        [
-            helm,
-            "install",
-            "probe",
-            str(PROBE),
-            "-n",
-            "probe",
-            "--create-namespace",
-            "--kubeconfig",
-            kubeconfig,
-            "--timeout",
-            "60s",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    names = {o.name for s in p.steps for o in s.objects}
-    assert audited_calls(cluster.data_dir / "audit.jsonl", names) == expected
+    audit = cluster.data_dir / "audit.jsonl"
+    steps = [
+        (plan.Action.INSTALL, ["install", "probe", str(PROBE), "--create-namespace"]),
+        (plan.Action.UPGRADE, ["upgrade", "probe", str(PROBE)]),
+        (plan.Action.UNINSTALL, ["uninstall", "probe"]),
+    ]
+    ordinary = {
+        f"{verb} {o.kind} {o.name}"
+        for p in plans.values()
+        for s in p.steps
+        if not s.is_hook
+        for o in s.objects
+        for verb in ("apply", "delete")
+    }
+    seen = 0
+    for action, args in steps:
+        helm_cmd(kubeconfig, *args)
+        calls = audited_calls(audit, names)
+        got = same_kind_runs_sorted(calls[seen:], ordinary)
+        assert got == same_kind_runs_sorted(expected_calls(plans[action]), ordinary), action
+        seen = len(calls)
+    assert "delete ConfigMap kept" not in calls  # resource-policy: keep
