@@ -81,12 +81,20 @@ def identity_of(api: Api, user: str) -> Identity:
 # ---- keys and tokens ---------------------------------------------------------------------------------------------
 
 
+_ADMIN_TOKENS: dict[int, str] = {}
+
+
 def admin_token(api: Api) -> str:
-    """The cluster's admin bearer token (created on first use, kept in the store)."""
+    """The cluster's admin bearer token (created on first use, kept in the store, cached per store)."""
+    key = id(api.store)
+    tok = _ADMIN_TOKENS.get(key)
+    if tok is not None:
+        return tok
     tok = api.store.get_meta("admin-token")
     if tok is None:
         tok = "berth-admin-" + secrets.token_hex(24)
         api.store.set_meta("admin-token", tok)
+    _ADMIN_TOKENS[key] = tok
     return tok
 
 

@@ -2,8 +2,8 @@
 
 * **up to ready** -- wall time from launching ``berth cluster up`` (a fresh interpreter) until ``/readyz`` answers
   200, and the in-process ``Cluster.start()`` part of it;
-* **creates/s** -- ConfigMaps created through the official ``kubernetes`` client over HTTPS, one client thread
-  and four;
+* **creates/s** -- ConfigMaps created through the official ``kubernetes`` client over HTTPS from one client
+  process and from three (two threads each);
 * **watch latency** -- from just before a create returns to the client to the matching event arriving on an
   official-client watch stream in the same process (p50/p99);
 * **memory** -- resident set size of a ``berth cluster up`` process after creating N pods through the client.
@@ -91,6 +91,12 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    """User+system CPU seconds a process has used (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _core(kubeconfig: Path) -> Any:
     from kubernetes import client as k8s
 
@@ -99,19 +105,42 @@ def _core(kubeconfig: Path) -> Any:
     return k8s.CoreV1Api(kube_client.api_client(kubeconfig))
 
 
-def _create_many(kubeconfig: Path, n: int, threads: int, prefix: str) -> float:
-    apis = [_core(kubeconfig) for _ in range(threads)]
+def _create_worker(args: tuple[str, int, int, int, str]) -> int:
+    """One client process: ``threads`` official-client threads creating ConfigMaps ``index::procs``."""
+    kubeconfig, n, index, procs, prefix = args
+    threads = 2
+    apis = [_core(Path(kubeconfig)) for _ in range(threads)]
 
-    def work(i: int) -> None:
-        for j in range(i, n, threads):
-            apis[i].create_namespaced_config_map(
-                "default", {"metadata": {"name": f"{prefix}-{j}"}, "data": {"k": "v"}}
+    def work(t: int) -> int:
+        done = 0
+        for j in range(index * threads + t, n, procs * threads):
+            resp = apis[t].create_namespaced_config_map(
+                "default", {"metadata": {"name": f"{prefix}-{j}"}, "data": {"k": "v"}}, _preload_content=False
             )
+            resp.read()
+            resp.release_conn()
+            done += 1
+        return done
 
-    start = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(work, range(threads)))
-    return n / (time.perf_counter() - start)
+        return sum(pool.map(work, range(threads)))
+
+
+def _create_many(kubeconfig: Path, n: int, procs: int, prefix: str) -> float:
+    """Creates/s of ``n`` ConfigMaps from ``procs`` client processes (2 threads each; raw responses, so the
+    figure measures the server rather than the client's model deserialisation)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(procs) as pool:
+        pool.map(_noop, range(procs))  # start the workers before timing
+        start = time.perf_counter()
+        total = sum(pool.map(_create_worker, [(str(kubeconfig), n, i, procs, prefix) for i in range(procs)]))
+        return total / (time.perf_counter() - start)
+
+
+def _noop(_: int) -> None:
+    import kubernetes  # noqa: F401 - warm the import in the worker
 
 
 def _watch_latency(kubeconfig: Path, n: int) -> tuple[float, float]:
@@ -218,7 +247,9 @@ def run(pods: int = 10_000, creates: int = 2_000) -> dict[str, Any]:
             kubeconfig = data / "kubeconfig"
             figures["rss_idle_mib"] = _rss_mib(proc.pid)
             figures["creates_per_s_1_thread"] = _create_many(kubeconfig, creates, 1, "one")
-            figures["creates_per_s_4_threads"] = _create_many(kubeconfig, creates, 4, "four")
+            cpu0 = _cpu_s(proc.pid)
+            figures["creates_per_s_4_threads"] = _create_many(kubeconfig, creates, 3, "three")
+            figures["server_cpu_ms_per_create"] = (_cpu_s(proc.pid) - cpu0) / creates * 1000
             p50, p99 = _watch_latency(kubeconfig, 300)
             figures["watch_p50_ms"], figures["watch_p99_ms"] = p50, p99
             t0 = time.perf_counter()
@@ -241,9 +272,11 @@ def describe(f: dict[str, Any]) -> list[str]:
     return [
         f"up -> ready (new process):   {f['ready_s']:.2f} s  (in-process start {f['start_in_process_s']:.2f} s)"
         f"  target <= {TARGETS['ready_s']:.0f} s  {mark(f['ready_s'] <= TARGETS['ready_s'])}",
-        f"creates/s (official client): {f['creates_per_s_1_thread']:.0f} (1 thread), "
-        f"{f['creates_per_s_4_threads']:.0f} (4 threads)  target >= {TARGETS['creates_per_s']:.0f}  "
+        f"creates/s (official client): {f['creates_per_s_1_thread']:.0f} (1 process), "
+        f"{f['creates_per_s_4_threads']:.0f} (3 processes)  target >= {TARGETS['creates_per_s']:.0f}  "
         f"{mark(f['creates_per_s'] >= TARGETS['creates_per_s'])}",
+        f"server CPU per create:       {f['server_cpu_ms_per_create']:.2f} ms "
+        f"(= {1000 / max(f['server_cpu_ms_per_create'], 1e-9):.0f} creates/s on one free core)",
         f"watch latency:               p50 {f['watch_p50_ms']:.1f} ms, p99 {f['watch_p99_ms']:.1f} ms  "
         f"target p99 <= {TARGETS['watch_p99_ms']:.0f} ms  {mark(f['watch_p99_ms'] <= TARGETS['watch_p99_ms'])}",
         f"memory with {f['pods']} pods:     {f['memory_mib']:.0f} MiB (idle {f['rss_idle_mib']:.0f} MiB; "
