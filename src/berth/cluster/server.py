@@ -193,9 +193,7 @@ class Handler(BaseHTTPRequestHandler):
                 return False
         self.headers = headers  # type: ignore[assignment]
         conn = str(headers.get("Connection", "")).lower()
-        if version >= "HTTP/1.1" and conn != "close":
-            self.close_connection = False
-        elif conn == "keep-alive":
+        if (version >= "HTTP/1.1" and conn != "close") or conn == "keep-alive":
             self.close_connection = False
         if str(headers.get("Expect", "")).lower() == "100-continue" and version >= "HTTP/1.1":
             self.send_response_only(100)
