@@ -142,3 +142,45 @@ def test_real_helm_lifecycle_follows_the_plan(run: Run, tmp_path: Path, cluster:
         assert got == same_kind_runs_sorted(expected_calls(plans[action]), ordinary), action
         seen = len(calls)
     assert "delete ConfigMap kept" not in calls  # resource-policy: keep
+
+
+def test_generated_script_makes_the_same_calls_with_real_kubectl(
+    run: Run, tmp_path: Path, cluster: Any
+) -> None:
+    work = tmp_path / "w"
+    assert (
+        run(
+            "install",
+            "setup",
+            "--pull",
+            PROBE,
+            "--namespace",
+            "probe",
+            "--work-dir",
+            work,
+            "--non-interactive",
+        ).code
+        == 0
+    )
+    wd = setup.load_workdir(work)
+    kubectl_dir = str(Path(tools.find("kubectl").path).parent)
+    env = {
+        "PATH": f"{kubectl_dir}:/usr/bin:/bin",
+        "KUBECONFIG": str(cluster.data_dir / "kubeconfig"),
+        "HOME": str(tmp_path),
+    }
+    audit = cluster.data_dir / "audit.jsonl"
+    plans = [setup.build_plan(wd, a, str(work)) for a in (plan.Action.INSTALL, plan.Action.UNINSTALL)]
+    names = {o.name for p in plans for s in p.steps for o in s.objects}
+    seen = 0
+    for p in plans:
+        action = p.action
+        script = tmp_path / f"{action.value}.sh"
+        assert run("install", "script", "--work-dir", work, "--action", action.value, "-o", script).code == 0
+        proc = subprocess.run(
+            ["bash", str(script), "--yes"], env=env, capture_output=True, text=True, timeout=180
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        calls = audited_calls(audit, names)
+        assert calls[seen:] == expected_calls(p), action
+        seen = len(calls)
