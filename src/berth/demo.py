@@ -15,7 +15,7 @@ from rich.console import Console
 
 from berth.kube.errors import InputError
 from berth.schedule import config as schedule_config
-from berth.schedule import report, simulate
+from berth.schedule import report, run_simulation
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "two-profiles"
 
@@ -35,7 +35,9 @@ def run(seed: int = 1) -> None:
     )
     for title, files in shapes:
         configs = [schedule_config.load(EXAMPLE / f) for f in files]
-        result = simulate(configs, str(EXAMPLE / "nodes.yaml"), str(EXAMPLE / "workload.yaml"), seed=seed)
+        result = run_simulation(
+            configs, str(EXAMPLE / "nodes.yaml"), str(EXAMPLE / "workload.yaml"), seed=seed
+        )
         console.rule(f"{title} ({', '.join(files)})")
         report.print_table(result, console)
     console.print(

@@ -1,7 +1,7 @@
 """Schedule: KubeSchedulerConfiguration, a multi-profile framework over one cache and one queue, plugins.
 
 The public API other parts use (the embedded cluster runs :class:`Scheduler` as its default-scheduler; ``berth
-demo`` runs :func:`simulate`). Everything else is reached through submodules by code inside this part only.
+demo`` runs :func:`run_simulation`, re-exported under that name so it never shadows the ``simulate`` module). Everything else is reached through submodules by code inside this part only.
 """
 
 from berth.schedule.queue import VirtualClock
@@ -16,7 +16,8 @@ from berth.schedule.scheduler import (
     Scheduler,
     SimulationBinder,
 )
-from berth.schedule.simulate import SimulationResult, simulate
+from berth.schedule.simulate import SimulationResult
+from berth.schedule.simulate import simulate as run_simulation
 
 __all__ = [
     "Binder",
@@ -30,5 +31,5 @@ __all__ = [
     "SimulationBinder",
     "SimulationResult",
     "VirtualClock",
-    "simulate",
+    "run_simulation",
 ]
