@@ -742,3 +742,24 @@ def test_merge_patch_is_idempotent_and_strategic_agrees_on_maps(
     once = patch.merge_patch(cm(target), {"data": body})
     assert patch.merge_patch(once, {"data": body}) == once
     assert patch.strategic_merge_patch(cm(target), {"data": body}) == once
+
+
+def test_apply_through_an_endpoint_changes_only_what_it_may() -> None:
+    live = deployment([NGINX])
+    live["status"] = {"replicas": 1}
+    live = patch.record_update(None, live, "creator", now=T0)
+    main = deployment([NGINX], replicas=3)
+    main["status"] = {"replicas": 99}
+    out = patch.server_side_apply(live, main, "kubectl", now=T1)
+    assert out["spec"]["replicas"] == 3 and out["status"] == {"replicas": 1}
+    status_only = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 7},
+        "status": {"replicas": 2},
+    }
+    out = patch.server_side_apply(out, status_only, "ctrl", now=T1, subresource="status")
+    assert out["spec"]["replicas"] == 3 and out["status"] == {"replicas": 2}
+    entry = next(e for e in out["metadata"]["managedFields"] if e["manager"] == "ctrl")
+    assert entry["subresource"] == "status" and entry["fieldsV1"] == {"f:status": {"f:replicas": {}}}

@@ -966,8 +966,10 @@ def server_side_apply(
         api_version: version of the request (default ``applied['apiVersion']``).
         node: schema of the object (default: built-in schema of its kind, else schema-less; pass
             :func:`schema.from_openapi` of the CRD version for custom resources).
-        subresource: set when applying through a subresource (``status``).
-        status_subresource: whether the kind has a ``status`` subresource.
+        subresource: set when applying through a subresource (``status``: only ``status`` and ``metadata`` of
+            the configuration are applied).
+        status_subresource: whether the kind has a ``status`` subresource (then the main endpoint does not apply
+            the configuration's ``status``, as upstream's reset fields).
 
     Returns:
         The merged object with ``metadata.managedFields`` updated (identity/server fields come from ``live``).
@@ -990,6 +992,8 @@ def server_side_apply(
     node = node or _node_for(applied)
     live_clean = _without_managed(live)
     ignored = _ignored(subresource, status_subresource, {**live_clean, **applied})
+    # Reset fields (upstream ResetFieldsStrategy): what this endpoint may not change is not applied at all.
+    applied = {k: v for k, v in applied.items() if f"f:{k}" not in ignored}
     version = api_version or str(applied.get("apiVersion", ""))
     entries = decode_managed_fields(live) if live is not None else []
 
