@@ -3,7 +3,9 @@
 The fixtures under fixtures/protobuf/ are request bodies kubectl 1.35.2 sent to a recording HTTP server
 (`kubectl create configmap cm1 --from-literal=a=b --from-literal=c=d -n ns1`, `kubectl create token sa1
 --duration=1h --audience=aud1`, `kubectl auth can-i create pods -n ns1`, ...); each .json beside a .bin is the
-decoded object, reviewed by hand against `kubectl create ... --dry-run=client -o json`.
+decoded object, reviewed by hand against `kubectl create ... --dry-run=client -o json`. The helm-* fixtures are
+what Helm 4.1.4 sent for `helm install rel ./chart` (release Secret create and update) and `helm uninstall rel`
+(DeleteOptions).
 """
 
 from __future__ import annotations
@@ -163,6 +165,21 @@ def test_delete_options_keep_zero_grace_period_and_policy() -> None:
         "propagationPolicy": "Foreground",
         "dryRun": ["All"],
         "preconditions": {"uid": "u-1", "resourceVersion": "7"},
+    }
+
+
+def test_helm_release_secret_capture() -> None:
+    obj = protobuf.decode((FIXTURES / "helm-release-secret-create.bin").read_bytes())
+    assert obj["metadata"]["name"] == "sh.helm.release.v1.rel.v1"
+    assert (
+        obj["metadata"]["labels"]["owner"] == "helm"
+        and obj["metadata"]["labels"]["status"] == "pending-install"
+    )
+    assert obj["type"] == "helm.sh/release.v1"
+    assert set(obj["data"]) == {"release"}
+    assert protobuf.decode((FIXTURES / "helm-uninstall-delete-options.bin").read_bytes()) == {
+        "apiVersion": "v1",
+        "kind": "DeleteOptions",
     }
 
 
