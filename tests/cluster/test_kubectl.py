@@ -162,3 +162,76 @@ def test_scale_label_and_replace_conflict(kubectl: Kubectl, tmp_path) -> None:  
 def test_server_dry_run_stores_nothing(kubectl: Kubectl, dry_run: str) -> None:
     kubectl.ok("create", "configmap", "dry", f"--dry-run={dry_run}")
     assert kubectl.run("get", "configmap", "dry").returncode != 0
+
+
+SCALABLE_CRD = textwrap.dedent(
+    """\
+    apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata: {name: gadgets.example.com}
+    spec:
+      group: example.com
+      scope: Namespaced
+      names: {plural: gadgets, singular: gadget, kind: Gadget}
+      versions:
+      - name: v1
+        served: true
+        storage: true
+        subresources:
+          status: {}
+          scale: {specReplicasPath: .spec.count, statusReplicasPath: .status.count}
+        additionalPrinterColumns:
+        - {name: Size, type: integer, jsonPath: .spec.size}
+        schema:
+          openAPIV3Schema:
+            type: object
+            properties:
+              spec:
+                type: object
+                properties:
+                  size: {type: integer, default: 3}
+                  count: {type: integer}
+              status:
+                type: object
+                properties:
+                  count: {type: integer}
+    """
+)
+
+
+def test_custom_resource_printer_columns_and_scale(kubectl: Kubectl) -> None:
+    kubectl.ok("apply", "-f", "-", input=SCALABLE_CRD)
+    kubectl.ok("wait", "--for=condition=Established", "crd/gadgets.example.com", "--timeout=10s")
+    kubectl.ok(
+        "apply",
+        "-f",
+        "-",
+        input="apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\nspec: {count: 1}\n",
+    )
+    header = kubectl.ok("get", "gadgets").splitlines()[0].split()
+    assert header == ["NAME", "SIZE"]  # custom columns replace the default AGE, as upstream
+    kubectl.ok("scale", "gadget/g", "--replicas=4")
+    assert kubectl.ok("get", "gadget", "g", "-o", "jsonpath={.spec.count}") == "4"
+
+
+def test_get_watch_prints_rows_as_objects_change(kubectl: Kubectl) -> None:
+    import subprocess
+
+    proc = subprocess.Popen(
+        [kubectl.binary, "get", "configmaps", "--watch", "--request-timeout=20s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=kubectl.env,
+    )
+    try:
+        assert proc.stdout is not None
+        # Whether "first" lands before the initial list or after, kubectl prints it (from the list or the watch).
+        kubectl.ok("create", "configmap", "first")
+        assert proc.stdout.readline().split() == ["NAME", "DATA", "AGE"]
+        assert proc.stdout.readline().split()[:2] == ["first", "0"]
+        kubectl.ok("create", "configmap", "watched", "--from-literal=a=b")
+        assert proc.stdout.readline().split()[:2] == ["watched", "1"]
+    finally:
+        proc.kill()
+        proc.wait()

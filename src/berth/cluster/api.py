@@ -1194,7 +1194,7 @@ class Api:
                 )
             new = _copy(cur)
             if rt.custom:
-                self._crds.set_scale_replicas(rt, new, replicas)
+                self._crds.set_scale_replicas(self, rt, new, replicas)
             else:
                 new.setdefault("spec", {})["replicas"] = replicas
             out = self._commit_update(

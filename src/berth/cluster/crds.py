@@ -291,8 +291,11 @@ def scale_of(api: Api, rt: ResourceType, obj: Obj) -> Obj:
     }
 
 
-def set_scale_replicas(rt: ResourceType, obj: Obj, replicas: int) -> None:
-    path = ".spec.replicas"
+def set_scale_replicas(api: Api, rt: ResourceType, obj: Obj, replicas: int) -> None:
+    """Write ``replicas`` at the CRD's ``specReplicasPath`` (default ``.spec.replicas``)."""
+    crd = crd_of(api, rt) or {}
+    scale = (version_of(crd, rt.version).get("subresources") or {}).get("scale") or {}
+    path = str(scale.get("specReplicasPath") or ".spec.replicas")
     parts = [p for p in path.split(".") if p]
     cur = obj
     for p in parts[:-1]:
