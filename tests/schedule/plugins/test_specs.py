@@ -33,7 +33,6 @@ EXPECTED_POINTS: dict[str, set[str]] = {
     "Concentrate": {"preScore", "score"},
 }
 INACTIVE = {
-    "InterPodAffinity",
     "DefaultPreemption",
     "VolumeRestrictions",
     "NodeVolumeLimits",
