@@ -559,9 +559,9 @@ def test_service(spec: dict[str, Any], status: dict[str, Any], cells: list[Any])
             id="rolebinding",
         ),
         pytest.param(
-            {"apiVersion": "v1", "kind": "LimitRange", "metadata": meta("lr")},
+            {"apiVersion": "v1", "kind": "PodTemplate", "metadata": meta("pt")},
             ["Name", "Age"],
-            ["lr", "5m"],
+            ["pt", "5m"],
             id="generic-fallback",
         ),
     ],
@@ -865,3 +865,95 @@ def test_every_printer_has_one_cell_per_column() -> None:
         api_version = f"{group}/v1" if group else "v1"
         cells = printer.cells({"apiVersion": api_version, "kind": kind, "metadata": meta("x")}, NOW)
         assert len(cells) == len(printer.columns), (group, kind)
+
+
+@pytest.mark.parametrize(
+    ("obj", "cells"),
+    [
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": meta("pv-1"),
+                "spec": {
+                    "capacity": {"storage": "5Gi"},
+                    "accessModes": ["ReadWriteOnce", "ReadOnlyMany"],
+                    "persistentVolumeReclaimPolicy": "Retain",
+                    "storageClassName": "standard",
+                    "claimRef": {"namespace": "ns", "name": "data"},
+                },
+                "status": {"phase": "Bound"},
+            },
+            [
+                "pv-1",
+                "5Gi",
+                "RWO,ROX",
+                "Retain",
+                "Bound",
+                "ns/data",
+                "standard",
+                "<unset>",
+                "",
+                "5m",
+                "Filesystem",
+            ],
+            id="pv",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": meta("es"),
+                "addressType": "IPv4",
+                "ports": [{"port": 80}],
+                "endpoints": [{"addresses": [f"10.0.0.{i}"]} for i in range(4)],
+            },
+            ["es", "IPv4", "80", "10.0.0.0,10.0.0.1,10.0.0.2 + 1 more...", "5m"],
+            id="endpointslice",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "IngressClass",
+                "metadata": meta("nginx"),
+                "spec": {"controller": "k8s.io/ingress-nginx"},
+            },
+            ["nginx", "k8s.io/ingress-nginx", "<none>", "5m"],
+            id="ingressclass",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "ResourceQuota",
+                "metadata": meta("q"),
+                "status": {
+                    "hard": {"pods": "10", "limits.cpu": "2", "requests.cpu": "1"},
+                    "used": {"pods": "3"},
+                },
+            },
+            ["q", "5m", "pods: 3/10, requests.cpu: 0/1", "limits.cpu: 0/2"],
+            id="resourcequota",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "LimitRange",
+                "metadata": {"name": "lr", "creationTimestamp": "2026-01-02T03:04:05Z"},
+            },
+            ["lr", "2026-01-02T03:04:05Z"],
+            id="limitrange",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "node.k8s.io/v1",
+                "kind": "RuntimeClass",
+                "metadata": meta("gvisor"),
+                "handler": "runsc",
+            },
+            ["gvisor", "runsc", "5m"],
+            id="runtimeclass",
+        ),
+    ],
+)
+def test_storage_and_cluster_kinds(obj: dict[str, Any], cells: list[Any]) -> None:
+    assert tables.to_table(obj["kind"], [obj], now=NOW)["rows"][0]["cells"] == cells

@@ -1237,6 +1237,177 @@ PRINTERS.update(
     }
 )
 
+
+def _pv(obj: Obj, now: dt.datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    claim_ref = spec.get("claimRef") or {}
+    claim = f"{claim_ref.get('namespace')}/{claim_ref.get('name')}" if claim_ref.get("name") else ""
+    phase = str(_get(obj, "status", "phase") or "")
+    if _get(obj, "metadata", "deletionTimestamp") is not None:
+        phase = "Terminating"
+    return [
+        _get(obj, "metadata", "name"),
+        _get(spec, "capacity", "storage") or "",
+        _access_modes(spec.get("accessModes")),
+        spec.get("persistentVolumeReclaimPolicy") or "",
+        phase,
+        claim,
+        spec.get("storageClassName") or "",
+        spec.get("volumeAttributesClassName") or "<unset>",
+        _get(obj, "status", "reason") or "",
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+        spec.get("volumeMode") or "Filesystem",
+    ]
+
+
+def _endpoint_slice(obj: Obj, now: dt.datetime) -> Cells:
+    ports = [str(p.get("port")) for p in obj.get("ports") or [] if p.get("port") is not None]
+    addresses = [str(a) for e in obj.get("endpoints") or [] for a in e.get("addresses") or []]
+    shown = ",".join(addresses[:3]) if addresses else "<unset>"
+    if len(addresses) > 3:
+        shown += f" + {len(addresses) - 3} more..."
+    return [
+        _get(obj, "metadata", "name"),
+        obj.get("addressType", ""),
+        ",".join(ports) if ports else "<unset>",
+        shown,
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _ingress_class(obj: Obj, now: dt.datetime) -> Cells:
+    params = _get(obj, "spec", "parameters") or {}
+    text = "<none>"
+    if params:
+        kind = params.get("kind", "")
+        group = params.get("apiGroup")
+        text = f"{kind}.{group}/{params.get('name')}" if group else f"{kind}/{params.get('name')}"
+    return [
+        _get(obj, "metadata", "name"),
+        _get(obj, "spec", "controller") or "",
+        text,
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _resource_quota(obj: Obj, now: dt.datetime) -> Cells:
+    hard = _get(obj, "status", "hard") or {}
+    used = _get(obj, "status", "used") or {}
+    requests: list[str] = []
+    limits: list[str] = []
+    for name in sorted(hard):
+        text = f"{name}: {used.get(name, '0')}/{hard[name]}"
+        (limits if str(name).split(".")[0] == "limits" and "." in str(name) else requests).append(text)
+    return [
+        _get(obj, "metadata", "name"),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+        ", ".join(requests),
+        ", ".join(limits),
+    ]
+
+
+def _runtime_class(obj: Obj, now: dt.datetime) -> Cells:
+    return [
+        _get(obj, "metadata", "name"),
+        obj.get("handler", ""),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+PRINTERS.update(
+    {
+        ("", "PersistentVolume"): Printer(
+            (
+                NAME,
+                Column(
+                    "Capacity",
+                    _T,
+                    "capacity is the description of the persistent volume's resources and capacity.",
+                ),
+                Column("Access Modes", _T, "accessModes contains all ways the volume can be mounted."),
+                Column(
+                    "Reclaim Policy", _T, "What happens to a persistent volume when released from its claim."
+                ),
+                Column(
+                    "Status",
+                    _T,
+                    "phase indicates if a volume is available, bound to a claim, or released by a claim.",
+                ),
+                Column(
+                    "Claim",
+                    _T,
+                    "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim.",
+                ),
+                Column(
+                    "StorageClass",
+                    _T,
+                    "storageClassName is the name of StorageClass to which this persistent volume belongs.",
+                ),
+                Column(
+                    "VolumeAttributesClass",
+                    _T,
+                    "Name of VolumeAttributesClass to which this persistent volume belongs.",
+                ),
+                Column("Reason", _T, "reason is a brief CamelCase string that describes any failure."),
+                AGE,
+                _wide(
+                    "VolumeMode",
+                    "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state.",
+                ),
+            ),
+            _pv,
+        ),
+        ("discovery.k8s.io", "EndpointSlice"): Printer(
+            (
+                NAME,
+                Column(
+                    "AddressType",
+                    _T,
+                    "addressType specifies the type of address carried by this EndpointSlice.",
+                ),
+                Column(
+                    "Ports",
+                    _T,
+                    "ports specifies the list of network ports exposed by each endpoint in this slice.",
+                ),
+                Column("Endpoints", _T, "endpoints is a list of unique endpoints in this slice."),
+                AGE,
+            ),
+            _endpoint_slice,
+        ),
+        ("networking.k8s.io", "IngressClass"): Printer(
+            (
+                NAME,
+                Column("Controller", _T, "Controller that is responsible for handling this class"),
+                Column("Parameters", _T, "A reference to a resource with additional parameters"),
+                AGE,
+            ),
+            _ingress_class,
+        ),
+        ("", "ResourceQuota"): Printer(
+            (
+                NAME,
+                AGE,
+                Column(
+                    "Request",
+                    _T,
+                    "Request represents a minimum amount of cpu/memory that a container may consume.",
+                ),
+                Column(
+                    "Limit",
+                    _T,
+                    "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+                ),
+            ),
+            _resource_quota,
+        ),
+        ("", "LimitRange"): Printer((NAME, CREATED_AT), _created_at),
+        ("node.k8s.io", "RuntimeClass"): Printer(
+            (NAME, Column("Handler", _T, "The name of the CRI handler"), AGE), _runtime_class
+        ),
+    }
+)
+
 GENERIC = Printer((NAME, AGE), _name_age)
 """Built-in kinds without a printer here: ``NAME AGE`` (what most upstream printers start with)."""
 
