@@ -148,6 +148,11 @@ def test_namespace_scope_checks() -> None:
             id="pod-missing-image-and-duplicate",
         ),
         pytest.param(
+            pod(containers=[{"name": "c", "image": "i", "ports": [{"name": "http"}]}]),
+            ["spec.containers[0].ports[0].containerPort: Required value"],
+            id="pod-port-required",
+        ),
+        pytest.param(
             pod(containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 70000}]}]),
             [
                 "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, "

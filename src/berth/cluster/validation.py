@@ -351,7 +351,10 @@ def validate_pod_spec(
                 out.append(errors.required(f"{where}.image"))
             for j, port in enumerate(c.get("ports") or []):
                 if isinstance(port, Mapping):
-                    out += _port(f"{where}.ports[{j}].containerPort", port.get("containerPort"))
+                    if not port.get("containerPort"):
+                        out.append(errors.required(f"{where}.ports[{j}].containerPort"))
+                    else:
+                        out += _port(f"{where}.ports[{j}].containerPort", port.get("containerPort"))
                     if "protocol" in port:
                         out += _supported(
                             f"{where}.ports[{j}].protocol", port["protocol"], ("SCTP", "TCP", "UDP")
