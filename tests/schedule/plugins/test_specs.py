@@ -36,7 +36,6 @@ INACTIVE = {
     "DefaultPreemption",
     "VolumeRestrictions",
     "NodeVolumeLimits",
-    "VolumeBinding",
     "VolumeZone",
     "DynamicResources",
 }
