@@ -82,3 +82,44 @@ def test_bad_configuration_is_every_problem_and_exit_code_2(tmp_path: Path) -> N
         f"{path}: parallelism: Invalid value: 0: should be an integer value greater than zero",
         f'{path}: profiles[1].schedulerName: Duplicate value: "a"',
     ]
+
+
+def test_through_the_berth_entry_point(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from berth.cli import main
+
+    path = write(tmp_path, BAD)
+    assert main(["schedule", "config", "--config", path]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: invalid KubeSchedulerConfiguration {path} (2 problem(s)):")
+    assert f'  - {path}: profiles[1].schedulerName: Duplicate value: "a"' in err
+    assert main(["schedule", "config", "--config", write(tmp_path, GOOD), "--expanded"]) == 0
+    assert "academy-concentrate" in capsys.readouterr().out
+
+
+def test_simulate_refuses_a_bad_configuration_with_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from berth.cli import main
+
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n"
+    )
+    workload = tmp_path / "work.yaml"
+    workload.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, image: x}]}\n"
+    )
+    code = main(
+        [
+            "schedule",
+            "simulate",
+            "--config",
+            write(tmp_path, BAD),
+            "--cluster",
+            str(nodes),
+            "--workload",
+            str(workload),
+        ]
+    )
+    assert code == 2
+    assert "parallelism: Invalid value: 0" in capsys.readouterr().err
