@@ -136,3 +136,33 @@ def test_bad_allocatable_names_the_place() -> None:
         InputError, match=r"nodes.yaml, document 2: status.allocatable.cpu: invalid quantity '2x'"
     ):
         Cache().add_node(node("n1", cpu="2x"), where="nodes.yaml, document 2")
+
+
+def test_snapshot_lists_nodes_hosting_pods_with_pod_affinity() -> None:
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    preferred = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}}
+    node_only = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}
+    }
+    cache = Cache()
+    for n in ("n1", "n2", "n3", "n4"):
+        cache.add_node(node(n))
+    snap = cache.update_snapshot(Snapshot())
+    assert snap.have_pods_with_affinity() == []
+    cache.add_pod(pod_info("a", node_name="n3", affinity=anti))
+    cache.add_pod(pod_info("b", node_name="n1", affinity=preferred))
+    cache.add_pod(pod_info("c", node_name="n2", affinity=node_only))
+    cache.update_snapshot(snap)
+    assert [n.name for n in snap.have_pods_with_affinity()] == ["n1", "n3"]
+    assert [n.name for n in snap.have_pods_with_required_anti_affinity()] == ["n3"]
+    assert snap.have_pods_with_affinity()[1] is snap.get("n3")  # the cycle's clones, not stale ones
+    cache.remove_pod("default/a")
+    cache.update_snapshot(snap)
+    assert [n.name for n in snap.have_pods_with_affinity()] == ["n1"]
+    assert snap.have_pods_with_required_anti_affinity() == []

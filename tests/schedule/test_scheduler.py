@@ -367,3 +367,39 @@ def test_warnings_name_each_inactive_plugin_per_profile() -> None:
 def test_profile_map_errors(profiles: tuple[Any, ...], detail: str) -> None:
     with pytest.raises(FrameworkError, match=detail):
         Scheduler(SchedulerConfiguration(profiles=profiles), registry())
+
+
+def test_batch_hooks_replace_per_node_calls_with_the_same_decisions() -> None:
+    from berth.schedule.framework import interface as fw
+    from berth.schedule.framework.types import NodeInfo
+
+    calls: list[str] = []
+
+    class Batched(fw.FilterPlugin, fw.ScorePlugin):
+        NAME = "Batched"
+
+        def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
+            raise AssertionError("per-node Filter called although filter_nodes exists")
+
+        def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Any) -> list[fw.Status]:
+            calls.append(f"filter:{len(nodes)}")
+            return [fw.SUCCESS if n.name != "n1" else fw.unschedulable("odd one out") for n in nodes]
+
+        def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
+            raise AssertionError("per-node Score called although score_nodes exists")
+
+        def score_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Any) -> tuple[list[int], fw.Status]:
+            calls.append(f"score:{len(nodes)}")
+            return [int(n.name[1:]) for n in nodes], fw.SUCCESS
+
+    reg = registry()
+    reg.register(fw.PluginSpec(name="Batched", plugin_class=Batched))
+    s = Scheduler(
+        SchedulerConfiguration(profiles=(profile("p", filter=["Batched"], score=["Batched"]),)), reg, seed=1
+    )
+    for i in range(4):
+        s.add_node(node(f"n{i}"))
+    s.add_pod(pod("a", scheduler="p"))
+    s.run_until_idle()
+    assert placed(s) == {"default/a": "n3"}
+    assert calls == ["filter:4", "score:3"]

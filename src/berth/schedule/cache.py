@@ -104,22 +104,80 @@ class NodeTree:
         return len(self._zone_of)
 
 
+def affinity_flags(info: NodeInfo) -> tuple[bool, bool]:
+    """(hosts a pod with pod (anti-)affinity, hosts a pod with *required* pod anti-affinity) -- upstream's
+    ``PodsWithAffinity`` / ``PodsWithRequiredAntiAffinity`` membership."""
+    with_affinity = with_required_anti = False
+    for p in info.pods:
+        a = p.affinity
+        if a and (a.get("podAffinity") or a.get("podAntiAffinity")):
+            with_affinity = True
+            if (a.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+                return True, True
+    return with_affinity, with_required_anti
+
+
 class Snapshot:
     """What one scheduling cycle sees: node infos (clones, never mutated during the cycle) in zone order.
 
-    Implements :class:`berth.schedule.framework.interface.Snapshot`.
+    Implements :class:`berth.schedule.framework.interface.Snapshot`, plus upstream's two shortcut lists for
+    inter-pod affinity: the nodes hosting pods that have pod (anti-)affinity, and those hosting pods with required
+    anti-affinity -- so a plugin need not walk every pod of the cluster to find the few that constrain others.
     """
 
-    __slots__ = ("_by_name", "_index", "_list", "generation")
+    __slots__ = (
+        "_affinity_lists",
+        "_by_name",
+        "_index",
+        "_list",
+        "_with_affinity",
+        "_with_required_anti",
+        "generation",
+    )
 
     def __init__(self) -> None:
         self._list: list[NodeInfo] = []
         self._by_name: dict[str, NodeInfo] = {}
         self._index: dict[str, int] = {}
+        self._with_affinity: set[str] = set()
+        self._with_required_anti: set[str] = set()
+        self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
         self.generation = -1
 
     def node_infos(self) -> Sequence[NodeInfo]:
         return self._list
+
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        """Nodes (in snapshot order) hosting at least one pod with podAffinity or podAntiAffinity."""
+        return self._lists()[0]
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        """Nodes (in snapshot order) hosting at least one pod with required podAntiAffinity."""
+        return self._lists()[1]
+
+    def _lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
+        if self._affinity_lists is None:
+            aff, anti = self._with_affinity, self._with_required_anti
+            self._affinity_lists = (
+                [n for n in self._list if n.name in aff] if aff else [],
+                [n for n in self._list if n.name in anti] if anti else [],
+            )
+        return self._affinity_lists
+
+    def _note_affinity(self, name: str, info: NodeInfo | None) -> None:
+        had = name in self._with_affinity or name in self._with_required_anti
+        self._with_affinity.discard(name)
+        self._with_required_anti.discard(name)
+        if info is not None:
+            aff, anti = affinity_flags(info)
+            if aff:
+                self._with_affinity.add(name)
+            if anti:
+                self._with_required_anti.add(name)
+            if had or aff:
+                self._affinity_lists = None
+        elif had:
+            self._affinity_lists = None
 
     def get(self, node_name: str) -> NodeInfo | None:
         return self._by_name.get(node_name)
@@ -396,9 +454,11 @@ class Cache:
                 info = self._nodes.get(name)
                 if info is None or name in self._removed_nodes:
                     snap._by_name.pop(name, None)
+                    snap._note_affinity(name, None)
                     continue
                 clone = info.clone()
                 snap._by_name[name] = clone
+                snap._note_affinity(name, clone)
                 idx = snap._index.get(name)
                 if idx is not None and not self._order_changed and not full:
                     snap._list[idx] = clone
@@ -406,6 +466,7 @@ class Cache:
                 order = self._tree.ordered()
                 snap._list = [snap._by_name[n] for n in order]
                 snap._index = {n: i for i, n in enumerate(order)}
+                snap._affinity_lists = None
                 self._order_changed = False
             self._dirty.clear()
             snap.generation = self._generation

@@ -129,5 +129,6 @@ def bench(nodes: int, pods: int, init_pods: int, config_path: str | None, seed: 
         return
     click.echo(
         f"{result.workload}: {result.nodes} nodes, {result.init_pods} init pods, {result.scheduled}/{result.pods} "
-        f"pods scheduled in {result.seconds:.2f}s = {result.pods_per_second:.0f} pods/s"
+        f"pods scheduled in {result.seconds:.2f}s = {result.pods_per_second:.0f} pods/s "
+        f"({result.cpu_seconds:.2f} CPU s = {result.pods_per_cpu_second:.0f} pods per CPU second)"
     )

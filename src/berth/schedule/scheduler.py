@@ -559,6 +559,7 @@ class Scheduler:
         if not fw.has_filter_plugins:
             return list(ordered[:to_find]), None
         filters = fw.filters_for(state)
+        batch_filters = fw.batch_filters
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
         ok = Code.SUCCESS
@@ -574,7 +575,11 @@ class Scheduler:
                 chunk = ordered[pos : pos + want]
                 pos += len(chunk)
                 for name, fn in filters:
-                    results = [fn(state, pod, node) for node in chunk]
+                    batch = batch_filters.get(name)
+                    if batch is not None:
+                        results = list(batch(state, pod, chunk))
+                    else:
+                        results = [fn(state, pod, node) for node in chunk]
                     if results.count(SUCCESS) == len(results):
                         continue
                     keep = []

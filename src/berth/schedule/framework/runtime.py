@@ -19,9 +19,10 @@ Semantics kept from upstream:
 A plugin raising an exception is a bug in that plugin, not a crash of the scheduler: the call becomes an
 ``Error`` status naming the plugin.
 
-Speed hook (optional, berth-only): a Score plugin may define ``score_nodes(state, pod, nodes) -> (list[int],
-Status)`` returning the raw scores of all ``nodes`` at once; the framework then calls it instead of ``score`` per
-node. Results must equal the per-node path.
+Speed hooks (optional, berth-only): a Score plugin may define ``score_nodes(state, pod, nodes) -> (list[int],
+Status)`` returning the raw scores of all ``nodes`` at once, and a Filter plugin ``filter_nodes(state, pod, nodes)
+-> list[Status]`` (one status per node, same order); the framework then calls them instead of the per-node
+methods. Results must equal the per-node path.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
 
 Binder = Callable[[PodInfo, str], Status]
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], Status]
+BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], Sequence[Status]]
 
 
 class FrameworkError(InputError):
@@ -193,6 +195,10 @@ class Framework:
             (n, p, w, getattr(p, "score_nodes", None)) for n, p, w in self.score
         ]
         self._filter_fns: list[tuple[str, FilterFn]] = [(n, p.filter) for n, p in self.filter]
+        # Optional batch forms (berth-only speed hooks; must agree with the per-node methods).
+        self.batch_filters: dict[str, BatchFilterFn] = {
+            n: f for n, p in self.filter if callable(f := getattr(p, "filter_nodes", None))
+        }
         # Score plugins whose normalize_score is the base no-op can skip building NodeScore lists.
         self._normalizes: dict[str, bool] = {
             n: type(p).normalize_score is not fw.ScorePlugin.normalize_score for n, p, _ in self.score
