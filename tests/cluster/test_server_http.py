@@ -208,3 +208,86 @@ def test_every_request_is_one_audit_line(cluster: Cluster, h: Http) -> None:
     assert [(x["verb"], x["code"]) for x in mine] == [("create", 201), ("get", 200), ("delete", 200)]
     assert set(mine[0]) >= {"time", "user", "verb", "resource", "subresource", "namespace", "name", "code"}
     assert mine[0]["user"] == "kubernetes-admin" and mine[0]["namespace"] == "default"
+
+
+def _pod(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {
+            "containers": [{"name": "main", "image": "nginx:1.27"}, {"name": "side", "image": "busybox"}]
+        },
+    }
+
+
+def test_deletecollection_by_label(h: Http) -> None:
+    for i, app in enumerate(["a", "a", "b"]):
+        h.json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            {"metadata": {"name": f"dc{i}", "labels": {"app": app}}},
+        )
+    code, out = h.json("DELETE", "/api/v1/namespaces/default/configmaps?labelSelector=app%3Da")
+    assert code == 200 and sorted(i["metadata"]["name"] for i in out["items"]) == ["dc0", "dc1"]
+    _, left = h.json("GET", "/api/v1/namespaces/default/configmaps?labelSelector=app")
+    assert [i["metadata"]["name"] for i in left["items"]] == ["dc2"]
+
+
+def test_strategic_merge_patch_merges_containers_by_name(h: Http) -> None:
+    h.json("POST", "/api/v1/namespaces/default/pods", _pod("smp"))
+    patch = {"spec": {"containers": [{"name": "side", "image": "busybox:1.37"}]}}
+    code, _hd, body = h.request(
+        "PATCH",
+        "/api/v1/namespaces/default/pods/smp",
+        json.dumps(patch).encode(),
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
+    )
+    images = {c["name"]: c["image"] for c in json.loads(body)["spec"]["containers"]}
+    assert code == 200 and images == {"main": "nginx:1.27", "side": "busybox:1.37"}
+
+
+def test_apply_patch_accepts_yaml_and_creates_with_201(h: Http) -> None:
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fromyaml\ndata:\n  k: v\n"
+    code, _hd, out = h.request(
+        "PATCH",
+        "/api/v1/namespaces/default/configmaps/fromyaml?fieldManager=tester",
+        body,
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert code == 201 and json.loads(out)["data"] == {"k": "v"}
+
+
+def test_logs_wait_for_the_container_then_print_simulated_text(h: Http) -> None:
+    pod = _pod("logged")
+    pod["metadata"]["annotations"] = {"berth.dev/log": "one\ntwo\nthree"}
+    h.json("POST", "/api/v1/namespaces/default/pods", pod)
+    code, out = h.json("GET", "/api/v1/namespaces/default/pods/logged/log?container=main")
+    assert code == 400 and "is waiting to start" in out["message"]
+    code, out = h.json("GET", "/api/v1/namespaces/default/pods/logged/log")
+    assert code == 400 and "a container name must be specified" in out["message"]
+    _, cur = h.json("GET", "/api/v1/namespaces/default/pods/logged")
+    cur["status"] = {"phase": "Running"}
+    assert h.json("PUT", "/api/v1/namespaces/default/pods/logged/status", cur)[0] == 200
+    code, headers, text = h.request(
+        "GET", "/api/v1/namespaces/default/pods/logged/log?container=main&tailLines=2"
+    )
+    assert code == 200 and headers["content-type"].startswith("text/plain") and text == b"two\nthree\n"
+
+
+def test_eviction_removes_the_pod(h: Http) -> None:
+    h.json("POST", "/api/v1/namespaces/default/pods", _pod("evicted"))
+    body = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "evicted", "namespace": "default"},
+    }
+    code, out = h.json("POST", "/api/v1/namespaces/default/pods/evicted/eviction", body)
+    assert code == 201 and out["status"] == "Success"
+    assert h.json("GET", "/api/v1/namespaces/default/pods/evicted")[0] == 404
+
+
+def test_strict_field_validation_rejects_unknown_fields(h: Http) -> None:
+    body = {"metadata": {"name": "strict"}, "data": {}, "bogus": 1}
+    code, out = h.json("POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", body)
+    assert code == 400 and out["message"] == 'strict decoding error: unknown field "bogus"'
+    code, _ = h.json("POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Ignore", body)
+    assert code == 201

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -56,6 +57,9 @@ class ClusterOptions:
     controller_overrides: dict[str, Any] = field(default_factory=dict)
     retain: int = 10_000
     audit: bool = True
+    services: list[Callable[[Api], Any]] = field(default_factory=list)
+    """Extra in-process components started after the controllers, each ``factory(api) -> obj with .stop()``
+    (how the built-in ``default-scheduler`` joins the cluster without this package importing it)."""
 
 
 class Cluster:
@@ -72,6 +76,7 @@ class Cluster:
         self._lock_fh: IO[str] | None = None
         self._audit: AuditLog | None = None
         self.pki: tls.Pki | None = None
+        self._services: list[Any] = []
 
     # ---- lifecycle -----------------------------------------------------------------------------------------
 
@@ -125,9 +130,15 @@ class Cluster:
             (self.data_dir / "server.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
         if opts.run_controllers:
             self.controllers = _start_controllers(self.api, opts)
+        for factory in opts.services:
+            self._services.append(factory(self.api))
         self.server.ready.set()
 
     def stop(self) -> None:
+        while self._services:
+            service = self._services.pop()
+            with contextlib.suppress(Exception):
+                service.stop()
         if self.controllers is not None:
             with contextlib.suppress(Exception):
                 self.controllers.stop()
