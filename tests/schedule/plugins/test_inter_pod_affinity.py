@@ -513,3 +513,25 @@ def test_terms_are_parsed_once_per_pod() -> None:
 
 def test_spec_is_active() -> None:
     assert ipa.SPEC.active
+
+
+class ListingSnapshotHandle(ObjectsHandle):
+    """A handle whose snapshot offers upstream's precomputed "nodes hosting pods with affinity" lists."""
+
+    def __init__(self, nodes: Sequence[NodeInfo], listed: Sequence[NodeInfo]) -> None:
+        super().__init__(nodes)
+        self.listed = list(listed)
+        snap = self.snapshot()
+        snap.have_pods_with_affinity = lambda: self.listed  # type: ignore[attr-defined]
+        snap.have_pods_with_required_anti_affinity = lambda: self.listed  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("listed", "want"), [(True, EXISTING), (False, "SKIP")], ids=["listed", "not-listed"]
+)
+def test_snapshot_lists_of_nodes_with_affinity_pods_are_used(listed: bool, want: str) -> None:
+    guard = pod("guard", affinity=affinity(anti=[term(ZONE, app="web")]))
+    a = node("a", labels={ZONE: "z1"}, pods=[guard])
+    pl = ipa.SPEC.new(ipa.InterPodAffinityArgs(), ListingSnapshotHandle([a], [a] if listed else []))
+    assert isinstance(pl, ipa.InterPodAffinity)
+    assert filter_all(pl, pod("p", labels={"app": "web"}), [a]) == {"a": want}

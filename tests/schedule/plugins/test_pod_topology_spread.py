@@ -567,3 +567,14 @@ def test_soft_bad_selector_is_an_error_status() -> None:
 
 def test_spec_is_active() -> None:
     assert pts.SPEC.active
+
+
+def test_objects_attribute_lister_is_read_too() -> None:
+    """The ``handle.objects`` convention (list/get, as the volume plugins use) feeds default spreading as well."""
+    from berth.schedule.plugins import volumes
+
+    nodes = hosts(4, 3, 2, 1)
+    handle = FakeHandle(nodes)
+    handle.objects = volumes.ObjectStore([SERVICE])  # type: ignore[attr-defined]
+    pl = pts.SPEC.new(pts.PodTopologySpreadArgs.decode(None, "a")[0], handle)
+    assert run_score(pl, pod("new", labels={"app": "web"}), nodes) == [44, 66, 77, 100]

@@ -7,8 +7,8 @@ place such pods exactly where kube-scheduler would.
 - An *affinity term* is ``(namespaces, namespaceSelector, labelSelector, topologyKey)``; it matches a pod when
   the pod's namespace is listed (no list and no namespaceSelector = the term owner's own namespace) or the
   namespaceSelector matches the labels of the pod's namespace, and the labelSelector matches the pod's labels.
-  Namespace labels come from the handle's optional ``list_objects("Namespace")`` (see
-  :class:`berth.schedule.plugins.pod_topology_spread.ObjectLister`); every namespace also carries the
+  Namespace labels come from the handle's optional object lister (``handle.objects`` or
+  ``handle.list_objects``, see :func:`berth.schedule.plugins.pod_topology_spread.list_objects`); every namespace also carries the
   ``kubernetes.io/metadata.name`` label the API server guarantees, so simulations without Namespace objects
   still resolve ``namespaceSelector`` by name. ``matchLabelKeys``/``mismatchLabelKeys`` are merged into the
   selector as the API server does at pod creation (``key In/NotIn (pod's value)``; idempotent on live pods).
@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from berth.kube import selectors
@@ -55,6 +57,11 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _PARSE_CACHE_LIMIT = 100_000
+# Optional Snapshot methods (upstream's precomputed lists); used when the runtime's snapshot provides them.
+HAVE_AFFINITY = "have_pods_with_affinity"
+HAVE_REQUIRED_ANTI_AFFINITY = "have_pods_with_required_anti_affinity"
+_PODS_OF = attrgetter("pods")
+_AFFINITY_OF = attrgetter("affinity")
 
 TopologyPair = tuple[str, str]
 
@@ -323,6 +330,24 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         self._parsed[id(aff)] = (aff, pod.namespace, terms)
         return terms
 
+    def _nodes_hosting(self, which: str, nodes: Sequence[NodeInfo]) -> Sequence[NodeInfo]:
+        """Nodes that may host pods with pod (anti-)affinity terms.
+
+        The snapshot's precomputed list when it offers one (``which`` names the method, as upstream's
+        ``HavePodsWithAffinityList`` / ``HavePodsWithRequiredAntiAffinityList``); otherwise ``nodes`` narrowed by
+        a scan that leaves at once when no pod has any affinity at all (the common case).
+        """
+        try:
+            listing = getattr(self.handle.snapshot(), which, None)
+        except Exception:  # a handle without a snapshot (unit use)
+            listing = None
+        if callable(listing):
+            offered: Sequence[NodeInfo] = listing()
+            return offered
+        if not any(map(_AFFINITY_OF, chain.from_iterable(map(_PODS_OF, nodes)))):
+            return ()
+        return [n for n in nodes if any(map(_AFFINITY_OF, n.pods))]
+
     # --- PreFilter / Filter ------------------------------------------------------------------------------------
 
     def pre_filter(
@@ -336,19 +361,25 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         affinity: dict[TopologyPair, int] = {}
         anti: dict[TopologyPair, int] = {}
         req_aff, req_anti = terms.required_affinity, terms.required_anti
-        for node in nodes:
+        # (a) existing pods whose required anti-affinity matches the pod: only nodes hosting such pods.
+        for node in self._nodes_hosting(HAVE_REQUIRED_ANTI_AFFINITY, nodes):
             labels = node.labels
             for existing in node.pods:
                 if existing.affinity:
                     for t in self.terms_of(existing).required_anti:
                         if t.matches(pod, ns_labels):
                             _bump(existing_anti, labels, t.topology_key, 1)
-                if req_aff and _matches_all(req_aff, existing, ns_labels):
-                    for t in req_aff:
-                        _bump(affinity, labels, t.topology_key, 1)
-                for t in req_anti:
-                    if t.matches(existing, ns_labels):
-                        _bump(anti, labels, t.topology_key, 1)
+        # (b), (c): existing pods matching the pod's own required terms, on every node.
+        if req_aff or req_anti:
+            for node in nodes:
+                labels = node.labels
+                for existing in node.pods:
+                    if req_aff and _matches_all(req_aff, existing, ns_labels):
+                        for t in req_aff:
+                            _bump(affinity, labels, t.topology_key, 1)
+                    for t in req_anti:
+                        if t.matches(existing, ns_labels):
+                            _bump(anti, labels, t.topology_key, 1)
         if not existing_anti and not req_aff and not req_anti:
             return None, fw.skip()
         self_match = _matches_all(req_aff, pod, ns_labels)
@@ -426,6 +457,9 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             all_nodes: Sequence[NodeInfo] = self.handle.snapshot().node_infos()
         except Exception:  # a handle without a snapshot (unit use): the nodes we were given are all we know
             all_nodes = nodes
+        if not has_constraints:
+            # Only pods with (anti-)affinity terms of their own can contribute.
+            all_nodes = self._nodes_hosting(HAVE_AFFINITY, all_nodes)
         ns_labels = NamespaceLabels(self.handle)
         hard = self.args.hard_pod_affinity_weight
         topo: dict[str, dict[str, int]] = {}

@@ -25,8 +25,9 @@ kube-scheduler does it, and berth must decide exactly as it does. The model:
   raw = ``round(sum(count * weight + maxSkew - 1))``; NormalizeScore ``100 * (max + min - raw) / max``.
 
 Non-pod objects (Services, ReplicationControllers, ReplicaSets, StatefulSets) come from the framework handle's
-optional ``list_objects(kind, namespace)`` method (see :class:`ObjectLister`); a handle without it (or a lister
-that fails) simply yields no default selector, so system-default spreading does not apply -- never an exception.
+optional object lister -- ``handle.objects`` (``list(kind)``/``get(kind, namespace, name)``, the convention of
+:mod:`berth.schedule.plugins.volumes`) or ``handle.list_objects(kind, namespace)``; a handle with neither (or a
+lister that fails) yields no default selector, so system-default spreading does not apply -- never an exception.
 
 Bad input never raises: a constraint with an invalid label selector gives upstream's Error status
 (``obtaining pod's hard topology spread constraints: ...``), and a topology key no node has makes every node
@@ -41,12 +42,12 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from berth.kube import selectors, taints
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
-from berth.schedule.plugins import helper, node_affinity
+from berth.schedule.plugins import helper, node_affinity, volumes
 
 NAME = "PodTopologySpread"
 ARGS_KIND = "PodTopologySpreadArgs"
@@ -282,28 +283,18 @@ def count_matching_pods(pods: Sequence[PodInfo], sel: selectors.Selector | None,
 # --- non-pod objects through the handle ---------------------------------------------------------------------------
 
 
-class ObjectLister(Protocol):
-    """What the framework handle may offer for non-pod objects (optional; looked up with ``getattr``).
-
-    ``list_objects(kind, namespace)`` returns the raw objects of ``kind`` ("Service", "ReplicationController",
-    "ReplicaSet", "StatefulSet", "Namespace", ...) in ``namespace`` (``None``: all namespaces / cluster-scoped).
-    In simulation they come from the cluster and workload files; live, from informers.
-    """
-
-    def list_objects(self, kind: str, namespace: str | None = None) -> Sequence[Mapping[str, Any]]: ...
-
-
 def list_objects(handle: Any, kind: str, namespace: str | None) -> Sequence[Mapping[str, Any]]:
-    """Objects from the handle's optional lister; nothing when the handle has none or it fails (upstream also
-    ignores lister errors when building default selectors)."""
-    lister = getattr(handle, "list_objects", None)
-    if not callable(lister):
-        return ()
+    """Objects of ``kind`` (in ``namespace``; None = all) from the handle's optional object lister
+    (:func:`berth.schedule.plugins.volumes.lister_of`: ``handle.objects`` or ``handle.list_objects``). Nothing
+    when the handle has none or it fails -- upstream also ignores lister errors when building default selectors.
+    """
     try:
-        objs = lister(kind, namespace)
-    except Exception:  # a broken lister must not break scheduling; upstream ignores lister errors here too
+        objs = [o for o in volumes.lister_of(handle).list(kind) or () if isinstance(o, Mapping)]
+    except Exception:  # a broken lister must not break scheduling
         return ()
-    return [o for o in objs or () if isinstance(o, Mapping)]
+    if namespace is None:
+        return objs
+    return [o for o in objs if str((o.get("metadata") or {}).get("namespace") or "default") == namespace]
 
 
 _RC_KIND = ("v1", "ReplicationController")
