@@ -34,9 +34,6 @@ EXPECTED_POINTS: dict[str, set[str]] = {
 }
 INACTIVE = {
     "DefaultPreemption",
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeZone",
     "DynamicResources",
 }
 WITH_ARGS = {
