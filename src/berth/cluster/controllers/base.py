@@ -328,7 +328,9 @@ def adopt_orphans(
             )
             adopted += 1
         except client.ApiError as exc:
-            if not (client.is_not_found(exc) or client.is_conflict(exc)):
+            # a conflict (someone wrote the orphan meanwhile) fails the reconcile so it retries: managing
+            # replicas without the orphan would create a duplicate
+            if not client.is_not_found(exc):
                 raise
     return adopted
 

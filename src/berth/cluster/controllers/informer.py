@@ -245,22 +245,33 @@ class Informer:
 
     def poll(self, timeout: float) -> bool:
         """Handle at most one event (waiting up to ``timeout``); False when none came. Raises on a broken watch."""
-        w = self._watch
-        if w is None:
-            return False
-        ev = w.next_event(timeout=timeout)
+        ev = self.fetch(timeout)
         if ev is None:
             return False
+        self.deliver(*ev)
+        return True
+
+    def fetch(self, timeout: float) -> tuple[str, Obj] | None:
+        """The next event of the watch without applying it (None when none came); raises on an ERROR event."""
+        w = self._watch
+        if w is None:
+            return None
+        ev = w.next_event(timeout=timeout)
+        if ev is None:
+            return None
         etype, obj = ev
         if etype == "ERROR":
             code = int(obj.get("code") or 0)
             raise client.ApiError(code or 500, str(obj.get("reason", "")), str(obj.get("message", "")))
+        return etype, obj
+
+    def deliver(self, etype: str, obj: Obj) -> None:
+        """Apply a fetched event to the cache and the handlers."""
         new_rv = _rv(obj)
         if etype != "BOOKMARK":
             self._apply(etype, obj)
         if new_rv:
             self.rv = new_rv
-        return True
 
     def _apply(self, etype: str, obj: Obj) -> None:
         strip(obj)
@@ -324,16 +335,19 @@ class InformerFactory:
 
     All of them are driven by **one** thread (the informers' own threads are not started): every store write wakes
     one thread instead of one per resource, which matters because the garbage collector informs on every resource
-    type. The loop relists informers that need it (new, or after 410), drains every watch without waiting, and when
-    nothing is pending blocks briefly on one watch (any write wakes it)::
+    type. The loop relists informers that need it (new, or after 410), then delivers pending events **in
+    resourceVersion order across all resources** (each informer's next event is held as its "head"; the oldest
+    head is delivered once every informer has been polled after it was fetched), so a handler never sees a
+    ReplicaSet before the pod that was written earlier. With nothing pending it blocks briefly on one watch (any
+    write wakes it)::
 
         for each informer needing a list: relist + open watch
-        drain all watches (poll(0)) ── nothing came? ──▶ block ≤ 20 ms on one watch ──┐
-              ▲────────────────────────────────────────────────────────────────────────┘
+        fill heads (fetch(0) per informer) ─▶ deliver the oldest head ─▶ repeat ── none? ──▶ block ≤ 20 ms ─┐
+              ▲─────────────────────────────────────────────────────────────────────────────────────────┘
     """
 
     BLOCK = 0.02
-    DRAIN = 512
+    DRAIN = 2048
 
     def __init__(self, api: client.ApiLike, stop: threading.Event) -> None:
         self.api = api
@@ -345,6 +359,7 @@ class InformerFactory:
         self._failures: dict[str, int] = {}
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
+        self._heads: dict[str, tuple[int, str, Obj]] = {}  # per informer: the next event, fetched not applied
 
     def informer(self, resource: str) -> Informer:
         with self._lock:
@@ -400,6 +415,7 @@ class InformerFactory:
             inf.close_watch()
 
     def _fail(self, resource: str, exc: BaseException) -> None:
+        self._heads.pop(resource, None)
         inf = self._informers.get(resource)
         if inf is not None:
             inf.close_watch()
@@ -413,7 +429,8 @@ class InformerFactory:
             msg = exc.message if isinstance(exc, client.ApiError) else repr(exc)
             log.warning("informer %s: %s; re-listing in %.2fs", resource, msg, delay)
         with self._lock:
-            self._dirty.add(resource)
+            if resource in self._informers:
+                self._dirty.add(resource)
         self._retry_at[resource] = time.monotonic() + delay
 
     def _step(self) -> None:
@@ -421,11 +438,12 @@ class InformerFactory:
             dirty = [r for r in self._dirty if self._retry_at.get(r, 0.0) <= time.monotonic()]
             informers = list(self._informers.items())
         for resource in dirty:
-            inf = self._informers.get(resource)
-            if inf is None:
-                continue
             with self._lock:
                 self._dirty.discard(resource)
+                inf = self._informers.get(resource)
+            if inf is None:
+                continue
+            self._heads.pop(resource, None)
             try:
                 inf.close_watch()
                 inf.open_watch(inf.relist())
@@ -433,14 +451,18 @@ class InformerFactory:
             except Exception as exc:
                 self._fail(resource, exc)
         progressed = False
-        for resource, inf in informers:
-            try:
-                for _ in range(self.DRAIN):
-                    if not inf.poll(0):
-                        break
-                    progressed = True
-            except Exception as exc:
-                self._fail(resource, exc)
+        for _ in range(self.DRAIN):
+            self._fill_heads(informers)
+            if not self._heads:
+                break
+            # deliver the oldest pending event: every informer was polled after it was fetched, so nothing
+            # older can still be unseen -- handlers observe writes in the store's order across resources
+            resource = min(self._heads, key=lambda r: self._heads[r][0])
+            _, etype, obj = self._heads.pop(resource)
+            inf = self._informers.get(resource)
+            if inf is not None:
+                inf.deliver(etype, obj)
+            progressed = True
         if progressed or self._stop.is_set():
             return
         with self._lock:
@@ -452,9 +474,23 @@ class InformerFactory:
         for resource, inf in informers:
             if inf._watch is not None:
                 try:
-                    inf.poll(self.BLOCK)
+                    ev = inf.fetch(self.BLOCK)  # any write wakes it; the event waits in the heads
+                    if ev is not None:
+                        self._heads[resource] = (int(_rv(ev[1]) or 0), ev[0], ev[1])
                 except Exception as exc:
                     self._fail(resource, exc)
                 return
         self._wake.wait(self.BLOCK)
         self._wake.clear()
+
+    def _fill_heads(self, informers: builtins.list[tuple[str, Informer]]) -> None:
+        for resource, inf in informers:
+            if resource in self._heads or inf._watch is None:
+                continue
+            try:
+                ev = inf.fetch(0)
+            except Exception as exc:
+                self._fail(resource, exc)
+                continue
+            if ev is not None:
+                self._heads[resource] = (int(_rv(ev[1]) or 0), ev[0], ev[1])
