@@ -73,14 +73,14 @@ def test_objects_survive_kill_9_and_restart(tmp_path: Path) -> None:
 
 
 def test_second_up_on_a_running_dir_is_refused(tmp_path: Path) -> None:
+    from berth.cluster import Cluster, ClusterOptions
+
     data = tmp_path / "data"
-    proc = _start(data, _free_port())
-    try:
+    with Cluster(ClusterOptions(data_dir=data, run_controllers=False)):
         again = _berth("cluster", "up", "--data", str(data), "--nodes", "0")
-        assert again.returncode == 1 and "already running" in again.stderr
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=15)
+    assert (
+        again.returncode == 1 and "already running" in again.stderr and "berth cluster down" in again.stderr
+    )
 
 
 @pytest.mark.parametrize(

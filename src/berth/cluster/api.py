@@ -60,8 +60,18 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+_TIME_CACHE: list[Any] = [0, ""]
+
+
 def format_time(t: datetime) -> str:
-    """Kubernetes ``Time``: second precision, ``Z`` suffix."""
+    """Kubernetes ``Time``: second precision, ``Z`` suffix (cached per second: every write stamps one)."""
+    if t.tzinfo is UTC:
+        sec = int(t.timestamp())
+        if _TIME_CACHE[0] == sec:
+            return str(_TIME_CACHE[1])
+        text = t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        _TIME_CACHE[0], _TIME_CACHE[1] = sec, text
+        return text
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -716,7 +726,7 @@ class Api:
         entry = self.store.get("namespaces", "", ns)
         if entry is None:
             raise E.not_found("namespaces", "", ns)
-        if creating:
+        if creating and '"deletionTimestamp"' in entry[1]:
             obj = _loads(entry[1])
             if (obj.get("metadata") or {}).get("deletionTimestamp"):
                 raise ApiError(
@@ -765,6 +775,7 @@ class Api:
         version: str | None = None,
         apply_patch: Obj | None = None,
         field_validation: str = "",
+        owned: bool = False,
     ) -> Obj:
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a JSON object")
@@ -774,7 +785,8 @@ class Api:
             return admission.review(self, rt, _copy(obj), namespace, user)
         if "create" not in rt.verbs:
             raise E.method_not_allowed("create", rt.resource)
-        obj = _copy(obj)
+        if not owned:
+            obj = _copy(obj)
         self._check_kind(rt, obj, version)
         from berth.cluster import admission
 

@@ -762,6 +762,7 @@ class Handler(BaseHTTPRequestHandler):
             manager=manager,
             version=version,
             field_validation=self._field_validation,
+            owned=True,
         )
         req.name = str((out.get("metadata") or {}).get("name") or req.name)
         self._send_json(201, out)
