@@ -12,8 +12,8 @@ One pod's path (upstream ``schedule_one.go``), read top-down in :meth:`Scheduler
 3. PreFilter (may reject for all nodes, or narrow the node list); a nominated node is tried first;
 4. Filter from the shared rotating ``next_start_node_index`` until ``num_feasible_nodes_to_find`` nodes pass;
    none -> FitError ``0/N nodes are available: <histogram>.`` and PostFilter; exactly one -> chosen unscored;
-5. PreScore, Score (+normalize, x weight); the highest total wins, ties broken by reservoir sampling with a seeded
-   ``random.Random`` (kube-scheduler 1.34's selectHost);
+5. PreScore, Score (+normalize, x weight); the highest total wins, ties broken uniformly at random with a seeded
+   ``random.Random`` (the distribution of kube-scheduler 1.34's reservoir-sampling selectHost);
 6. assume in the cache, Reserve, Permit, then the binding cycle: PreBind, Bind, FinishBinding, PostBind. A
    failure after assume un-reserves (reverse order), forgets the pod and requeues it.
 """
@@ -605,14 +605,15 @@ class Scheduler:
         return feasible, None
 
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int]) -> str:
-        """Highest total wins; ties broken uniformly by reservoir sampling (the k-th tie wins with p = 1/k)."""
+        """Highest total wins; ties are broken uniformly at random with the seeded RNG.
+
+        kube-scheduler 1.34 walks the ties with reservoir sampling (the k-th tie replaces the pick with probability
+        1/k), which picks each tied node with probability 1/ties; one draw over the tied list gives exactly that
+        distribution with one random number instead of one per tie.
+        """
         best = max(totals)
         tied = [i for i, total in enumerate(totals) if total == best]
-        chosen = tied[0]
-        rand = self.rng.random
-        for ties, i in enumerate(tied[1:], start=2):
-            if rand() * ties < 1.0:
-                chosen = i
+        chosen = tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]
         return nodes[chosen].name
 
     def _post_filter(

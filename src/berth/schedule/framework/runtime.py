@@ -27,7 +27,9 @@ methods. Results must equal the per-node path.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from berth.kube.errors import InputError
@@ -374,8 +376,8 @@ class Framework:
                 else:
                     score = plugin.score
                     results = [score(state, pod, node) for node in nodes]
-                    raw = [r[0] for r in results]
-                    codes = [r[1] for r in results]
+                    raw_t, codes = zip(*results, strict=True) if results else ((), ())
+                    raw = list(raw_t)
                     if codes.count(SUCCESS) != len(codes):
                         for status in codes:
                             if not status.is_success:
@@ -405,10 +407,9 @@ class Framework:
                     ),
                     name,
                 )
-            if weight == 1:
-                totals = [t + s for t, s in zip(totals, raw, strict=True)]
-            else:
-                totals = [t + s * weight for t, s in zip(totals, raw, strict=True)]
+            if weight != 1:
+                raw = list(map(operator.mul, raw, repeat(weight, len(raw))))
+            totals = list(map(operator.add, totals, raw))
         return totals, SUCCESS
 
     @staticmethod
