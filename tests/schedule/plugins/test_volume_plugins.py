@@ -124,3 +124,46 @@ def test_volume_zone_and_restrictions_reasons_in_the_histogram() -> None:
         "0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and "
         "ReadWriteOncePod access mode."
     )
+
+
+def test_ephemeral_volume_schedules_once_its_claim_exists() -> None:
+    web = vpod("web", ephemeral=["scratch"])
+    web.pod["spec"]["volumes"][0]["ephemeral"]["volumeClaimTemplate"] = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "zonal",
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
+    _, failed = run(scheduler([storage_class("zonal")]), web)
+    assert failed["default/web"].startswith(
+        '0/3 nodes are available: waiting for ephemeral volume controller to create the persistentvolumeclaim "web-scratch".'
+    )
+    claims = volumes.ephemeral_claims(web.pod)
+    assert [volumes.name_of(c) for c in claims] == ["web-scratch"]
+    assert volumes.labels(claims[0]) == {"app": "web"}
+    placed, failed = run(scheduler([storage_class("zonal"), *claims]), vpod("web", ephemeral=["scratch"]))
+    assert failed == {} and set(placed) == {"default/web"}
+
+
+def test_statefulset_claims_follow_the_controller_naming() -> None:
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "prod"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "db"}},
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data", "labels": {"tier": "gold"}},
+                    "spec": {"accessModes": ["ReadWriteOnce"]},
+                }
+            ],
+        },
+    }
+    claims, pod_volumes = volumes.statefulset_claims(sts, "db-1")
+    assert [(volumes.name_of(c), c["metadata"]["namespace"], volumes.labels(c)) for c in claims] == [
+        ("data-db-1", "prod", {"tier": "gold", "app": "db"})
+    ]
+    assert pod_volumes == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-1"}}]

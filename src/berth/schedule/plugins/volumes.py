@@ -136,7 +136,9 @@ class ObjectStore:
     replaces an earlier one. ``list`` keeps insertion order.
     """
 
-    CLUSTER_SCOPED = frozenset({PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, VOLUME_ATTACHMENT, "Node"})
+    CLUSTER_SCOPED = frozenset(
+        {PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, VOLUME_ATTACHMENT, "Node", "Namespace", "PriorityClass"}
+    )
 
     def __init__(self, objects: Iterable[Obj] = ()) -> None:
         self._by_kind: dict[str, dict[tuple[str, str], Obj]] = {}
@@ -482,3 +484,86 @@ class Volumes:
 
     def claim_class(self, pvc: Obj) -> str:
         return claim_class(pvc, self.objects)
+
+
+# --- claims controllers would create (for a simulation that expands workloads) ------------------------------------
+
+
+def statefulset_claims(sts: Obj, pod_name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The claims the StatefulSet controller creates for its pod ``pod_name`` and the pod volumes naming them.
+
+    Per ``spec.volumeClaimTemplates[]``: a claim ``<template name>-<pod name>`` in the set's namespace, labelled with
+    the template's labels plus the set's ``selector.matchLabels``; the pod gets a volume named after the template
+    (replacing a pod-template volume of that name) with ``persistentVolumeClaim.claimName`` set to it. Claims
+    already present in a cluster are reused by name, as the controller does.
+    """
+    s = spec(sts)
+    ns = str(meta(sts).get("namespace") or "default")
+    match_labels = dict((s.get("selector") or {}).get("matchLabels") or {})
+    claims: list[dict[str, Any]] = []
+    pod_vols: list[dict[str, Any]] = []
+    for template in s.get("volumeClaimTemplates") or ():
+        if not isinstance(template, Mapping):
+            continue
+        tmeta = template.get("metadata") or {}
+        tname = str(tmeta.get("name") or "")
+        claim_name = f"{tname}-{pod_name}"
+        claim_meta: dict[str, Any] = {
+            "name": claim_name,
+            "namespace": ns,
+            "labels": {**dict(tmeta.get("labels") or {}), **match_labels},
+        }
+        if tmeta.get("annotations"):
+            claim_meta["annotations"] = dict(tmeta["annotations"])
+        claims.append(
+            {
+                "apiVersion": "v1",
+                "kind": PVC,
+                "metadata": claim_meta,
+                "spec": dict(template.get("spec") or {}),
+            }
+        )
+        pod_vols.append({"name": tname, "persistentVolumeClaim": {"claimName": claim_name}})
+    return claims, pod_vols
+
+
+def ephemeral_claims(pod: Obj) -> list[dict[str, Any]]:
+    """The claims the ephemeral volume controller creates for a pod's generic ephemeral volumes: ``<pod>-<volume>``
+    from ``ephemeral.volumeClaimTemplate``, controlled by the pod (so VolumeBinding accepts them as the pod's)."""
+    pm = meta(pod)
+    pod_name = str(pm.get("name") or "")
+    ns = str(pm.get("namespace") or "default")
+    uid = str(pm.get("uid") or f"{ns}/{pod_name}")  # PodInfo's uid fallback, so ownership checks agree
+    out: list[dict[str, Any]] = []
+    for v in (pod.get("spec") or {}).get("volumes") or ():
+        eph = v.get("ephemeral") if isinstance(v, Mapping) else None
+        if not isinstance(eph, Mapping):
+            continue
+        template = eph.get("volumeClaimTemplate") or {}
+        tmeta = template.get("metadata") or {}
+        claim_meta: dict[str, Any] = {
+            "name": f"{pod_name}-{v.get('name') or ''}",
+            "namespace": ns,
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": pod_name,
+                    "uid": uid,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        }
+        for key in ("labels", "annotations"):
+            if tmeta.get(key):
+                claim_meta[key] = dict(tmeta[key])
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": PVC,
+                "metadata": claim_meta,
+                "spec": dict(template.get("spec") or {}),
+            }
+        )
+    return out
