@@ -35,13 +35,18 @@ def labels(objs: Any) -> list[str]:
     return [o.label for o in objs]
 
 
+def applied(p: plan.Plan) -> list[plan.PlanObject]:
+    """Objects of every ``apply`` step, in order."""
+    return [o for s in p.steps if s.phase == "apply" for o in s.objects]
+
+
 @pytest.mark.parametrize(
     ("action", "expected"),
     [
-        (Action.INSTALL, ["namespace", "crds", "pre-install", "secrets", "apply", "post-install"]),
-        (Action.UPGRADE, ["namespace", "crds", "pre-upgrade", "secrets", "apply", "post-upgrade"]),
+        (Action.INSTALL, ["namespace", "crds", "pre-install", "apply", "secrets", "apply", "post-install"]),
+        (Action.UPGRADE, ["namespace", "crds", "pre-upgrade", "apply", "secrets", "apply", "post-upgrade"]),
         (Action.UNINSTALL, ["pre-delete", "delete", "post-delete"]),
-        (Action.ROLLBACK, ["pre-rollback", "secrets", "apply", "post-rollback"]),
+        (Action.ROLLBACK, ["pre-rollback", "apply", "secrets", "apply", "post-rollback"]),
         (Action.TEST, ["test"]),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
@@ -115,7 +120,10 @@ def test_install_apply_order_and_namespace_always_planned(edge_split: split.Spli
         "CustomResourceDefinition widgets.edge.example.com",
     ]
     assert all(o.wait == plan.Wait.ESTABLISHED for o in step(p, "crds").objects)
-    assert labels(step(p, "apply").objects) == [
+    # Helm creates Namespaces and ServiceAccounts before Secrets, everything else after them
+    assert labels(step(p, "apply").objects) == ["Namespace edge-reservation", "ServiceAccount edge/app"]
+    assert phases(p).index("secrets") == phases(p).index("apply") + 1
+    assert labels(applied(p)) == [
         "Namespace edge-reservation",
         "ServiceAccount edge/app",
         "ConfigMap edge/app-settings",
@@ -148,7 +156,7 @@ def test_upgrade_skips_crds_folder_and_install_only_objects(edge_split: split.Sp
     install_only = frozenset(o.ref for o in edge_split.ordinary if o.name == "default-thing")
     p = plan.build(edge_split, Action.UPGRADE, "edge", "edge", install_only=install_only)
     assert labels(step(p, "crds").objects) == ["CustomResourceDefinition widgets.edge.example.com"]
-    assert "Thing edge/default-thing" not in labels(step(p, "apply").objects)
+    assert "Thing edge/default-thing" not in labels(applied(p))
     assert labels(step(p, "pre-upgrade").objects)[-1] == "Job edge/upgrade-check"
     # the operator's config hook (no policy -> before-hook-creation, stays) is recreated on every upgrade
     assert p.warnings == (
@@ -167,7 +175,16 @@ def test_test_action_runs_test_and_alias_hooks(edge_split: split.Split) -> None:
 
 def test_wait_adds_readiness_step(edge_split: split.Split) -> None:
     p = plan.build(edge_split, Action.INSTALL, "edge", "edge", wait=True)
-    assert phases(p) == ["namespace", "crds", "pre-install", "secrets", "apply", "readiness", "post-install"]
+    assert phases(p) == [
+        "namespace",
+        "crds",
+        "pre-install",
+        "apply",
+        "secrets",
+        "apply",
+        "readiness",
+        "post-install",
+    ]
     assert [(o.label, o.wait) for o in step(p, "readiness").objects] == [
         ("Deployment edge/app", plan.Wait.ROLLOUT)
     ]
@@ -269,10 +286,10 @@ def test_upgrade_plan_uses_the_is_upgrade_render(edge_workdir: Path) -> None:
     wd = setup.load_workdir(edge_workdir)
     assert wd.upgrade is not None  # app-settings renders isInstall differently; default-thing is install-only
     p = setup.build_plan(wd, Action.UPGRADE, "W")
-    applied = {o.label: o.file for o in step(p, "apply").objects}
-    assert applied["ConfigMap edge/app-settings"] == "upgrade/manifests/configmap-edge-app-settings.yaml"
-    assert "Thing edge/default-thing" not in applied
-    body = (edge_workdir / "out" / applied["ConfigMap edge/app-settings"]).read_text()
+    files = {o.label: o.file for o in applied(p)}
+    assert files["ConfigMap edge/app-settings"] == "upgrade/manifests/configmap-edge-app-settings.yaml"
+    assert "Thing edge/default-thing" not in files
+    body = (edge_workdir / "out" / files["ConfigMap edge/app-settings"]).read_text()
     assert "isInstall: 'false'" in body
     assert all(o.file.startswith("upgrade/lifecycle/pre-upgrade/") for o in step(p, "pre-upgrade").objects)
     rollback = setup.build_plan(wd, Action.ROLLBACK, "W")

@@ -139,9 +139,9 @@ def test_install_runs_the_plan_in_order(
         "delete lifecycle/pre-install/job-edge-migrate.yaml",
         "delete lifecycle/pre-install/configmap-edge-migrate.yaml",
         "delete lifecycle/pre-install/serviceaccount-edge-shared-hook-sa.yaml",
-        "apply secrets/secret-edge-app-token.yaml",
         "apply manifests/namespace-edge-reservation.yaml",
         "apply manifests/serviceaccount-edge-app.yaml",
+        "apply secrets/secret-edge-app-token.yaml",
         "apply manifests/configmap-edge-app-settings.yaml",
         "apply manifests/service-edge-app.yaml",
         "apply manifests/deployment-edge-app.yaml",
@@ -159,7 +159,7 @@ def test_install_runs_the_plan_in_order(
         "delete lifecycle/post-install/serviceaccount-edge-shared-hook-sa.yaml",
     ]
     assert ">> Kube context: kind-test" in proc.stdout.splitlines()[1]
-    assert "6 of 6 step(s) ran" in proc.stdout
+    assert "7 of 7 step(s) ran" in proc.stdout
     assert (
         "Not run by this script: the post-delete step of this plan; run it with: berth install script"
         in proc.stdout
@@ -213,11 +213,11 @@ def test_context_guard(run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[
 
 def test_resume_from_step(run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]) -> None:
     proc, calls = run_script(
-        make_script(run, edge_workdir, tmp_path), shim, "--context", "c", "--from-step", "4"
+        make_script(run, edge_workdir, tmp_path), shim, "--context", "c", "--from-step", "5"
     )
     assert proc.returncode == 0
     assert summary(calls)[0] == "apply secrets/secret-edge-app-token.yaml"
-    assert "Skipping step 3/6" in proc.stdout and "3 of 6 step(s) ran" in proc.stdout
+    assert "Skipping step 4/7" in proc.stdout and "3 of 7 step(s) ran" in proc.stdout
 
 
 def test_uninstall_order(run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]) -> None:
@@ -249,5 +249,10 @@ def test_upgrade_script_applies_the_upgrade_variant(
     s = summary(calls)
     assert "apply upgrade/manifests/configmap-edge-app-settings.yaml" in s
     assert not any("thing-edge-default-thing" in c for c in s)  # install-only: neither applied nor pruned
-    assert s.index("wait-job upgrade-check") < s.index("apply upgrade/secrets/secret-edge-app-token.yaml")
+    assert s.index("wait-job upgrade-check") < s.index(
+        "apply upgrade/manifests/namespace-edge-reservation.yaml"
+    )
+    assert s.index("apply upgrade/manifests/serviceaccount-edge-app.yaml") < s.index(
+        "apply upgrade/secrets/secret-edge-app-token.yaml"
+    )
     assert "warning: post-upgrade: ConfigMap edge/operator-config stays after success" in proc.stderr

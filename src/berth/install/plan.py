@@ -4,11 +4,12 @@
 runs it. A change to Helm semantics is one edit here. The rules (helm/helm ``pkg/action/{install,upgrade,
 uninstall,rollback,release_testing,hooks}.go``):
 
-install    namespace -> crds (server-side apply, wait Established) -> pre-install -> secrets -> apply (install
-           order) -> [readiness, only with --wait] -> post-install
-upgrade    namespace -> crds (templated ones only: Helm never upgrades ``crds/``) -> pre-upgrade -> secrets ->
-           apply -> [readiness] -> post-upgrade
-rollback   pre-rollback -> secrets -> apply -> [readiness] -> post-rollback
+install    namespace -> crds (server-side apply, wait Established) -> pre-install -> apply (kinds Helm creates
+           before Secrets) -> secrets -> apply (the rest, install order) -> [readiness, only with --wait] ->
+           post-install
+upgrade    namespace -> crds (templated ones only: Helm never upgrades ``crds/``) -> pre-upgrade -> [apply] ->
+           secrets -> apply -> [readiness] -> post-upgrade
+rollback   pre-rollback -> [apply] -> secrets -> apply -> [readiness] -> post-rollback
 uninstall  pre-delete -> delete (uninstall order; ``resource-policy: keep`` and ``crds/`` CRDs left in place; the
            release namespace outlives post-delete) -> post-delete
 test       test
@@ -272,20 +273,35 @@ def build(
         secrets = [o for o in secrets if o.ref not in install_only]
 
     def apply_steps() -> None:
+        # Helm creates release objects in install order, where Secrets come after namespaces, quotas and
+        # ServiceAccounts and before everything that reads them: the secrets step sits at exactly that point.
+        secret_key = kinds.install_key("Secret")
+        early = [o for o in ordinary if kinds.install_key(o.kind) < secret_key]
+        late = [o for o in ordinary if kinds.install_key(o.kind) >= secret_key]
+        if not secrets:
+            early, late = [], early + late
+        if early:
+            steps.append(
+                Step(
+                    Phase.APPLY.value,
+                    tuple(_plain(o, files, prefix + "manifests") for o in early),
+                    f"server-side apply {len(early)} object(s) Helm creates before Secrets (install order)",
+                )
+            )
         if secrets:
             steps.append(
                 Step(
                     Phase.SECRETS.value,
                     tuple(_plain(o, files, prefix + "secrets") for o in secrets),
-                    f"server-side apply {len(secrets)} Secret(s) from out/secrets before the other objects",
+                    f"server-side apply {len(secrets)} Secret(s) from out/secrets",
                 )
             )
-        if ordinary:
+        if late:
             steps.append(
                 Step(
                     Phase.APPLY.value,
-                    tuple(_plain(o, files, prefix + "manifests") for o in ordinary),
-                    f"server-side apply {len(ordinary)} object(s) in Helm's install order",
+                    tuple(_plain(o, files, prefix + "manifests") for o in late),
+                    f"server-side apply {len(late)} object(s) in Helm's install order",
                 )
             )
         if wait:

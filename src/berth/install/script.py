@@ -114,6 +114,15 @@ delete_file() {
   fi
 }
 
+# delete_nowait FILE NAMESPACE -- uninstall's deletions: issued in order, not waited on (as Helm 4 does)
+delete_nowait() {
+  if [ -n "$2" ]; then
+    kc delete --ignore-not-found --wait=false -n "$2" -f "$OUT/$1"
+  else
+    kc delete --ignore-not-found --wait=false -f "$OUT/$1"
+  fi
+}
+
 ensure_namespace() {
   if kc get namespace "$1" >/dev/null 2>&1; then
     echo "namespace $1 exists"
@@ -237,7 +246,7 @@ def _step_lines(step: Step, plan: Plan) -> list[str]:
     if step.phase in (Phase.SECRETS.value, Phase.APPLY.value):
         return [f"  apply_file {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
     if step.phase == Phase.DELETE.value:
-        return [f"  delete_file {q(o.file)} {_ns_arg(o, ns)} {step.timeout_seconds}" for o in step.objects]
+        return [f"  delete_nowait {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
     if step.phase == Phase.READINESS.value:
         out = []
         for o in step.objects:
