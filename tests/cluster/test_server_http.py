@@ -291,3 +291,21 @@ def test_strict_field_validation_rejects_unknown_fields(h: Http) -> None:
     assert code == 400 and out["message"] == 'strict decoding error: unknown field "bogus"'
     code, _ = h.json("POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Ignore", body)
     assert code == 201
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nno-colon-header\r\n\r\n", b"\x16\x03\x01garbage-not-tls", b""],
+    ids=["bad-request-line", "bad-header", "broken-tls", "hang-up"],
+)
+def test_server_survives_malformed_connections(cluster: Cluster, h: Http, raw: bytes) -> None:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", cluster.port), timeout=5) as s:
+        if raw.startswith(b"\x16") or not raw:
+            s.sendall(raw)
+        else:
+            with h.ctx.wrap_socket(s, server_hostname="127.0.0.1") as tls:
+                tls.sendall(raw)
+                assert tls.recv(100).startswith(b"HTTP/1.")
+    assert h.json("GET", "/version")[0] == 200

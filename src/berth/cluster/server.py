@@ -153,6 +153,12 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # Buffered writes: headers and body leave in one send (one TLS record) when the handler flushes.
     wbufsize = 1 << 16
+    # Errors raised by the stdlib's own request parsing are Status objects too.
+    error_content_type = "application/json"
+    error_message_format = (
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"%(message)s",'
+        '"reason":"BadRequest","code":%(code)d}'
+    )
     server: ApiServer
     server_version = "berth"
     sys_version = ""
@@ -169,7 +175,8 @@ class Handler(BaseHTTPRequestHandler):
         self.requestline = requestline
         words = requestline.split()
         if len(words) != 3 or not words[2].startswith("HTTP/"):
-            self.send_error(400, f"Bad request line ({requestline!r})")
+            self.request_version = "HTTP/1.1"
+            self.send_error(400, "bad request line")
             return False
         self.command, self.path, version = words
         self.request_version = version
