@@ -547,6 +547,10 @@ def test_two_pods_cannot_take_the_same_pv() -> None:
     assert volumes.spec(bound_pv)["claimRef"]["name"] == "a"
     _, _, filtered = prefilter_and_filter(plugin, vpod("second", ["b"]), NODES)
     assert {s.message() for s in filtered.values()} == {vb.ERR_REASON_BIND_CONFLICT}
+    # A Bind failure after PreBind unreserves, but a completed binding stays (as API writes would).
+    plugin.unreserve(state, first, "n1")
+    assert volumes.is_fully_bound(volumes.Volumes(handle).pvc("default", "a") or {})
+    assert (volumes.Volumes(handle).pv("only") or {}).get("status", {}).get("phase") == "Bound"
     # The informer objects themselves were never modified.
     assert "claimRef" not in handle.objects.get("PersistentVolume", "", "only")["spec"]  # type: ignore[index]
 

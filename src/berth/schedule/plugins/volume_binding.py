@@ -429,6 +429,10 @@ class VolumeBinding(
             node_labels = node.labels if node is not None else {}
             for pvc in pod_volumes.dynamic_provisions:
                 _complete_binding(v, pvc, _provisioned_pv(v, pvc, node_name, node_labels))
+        # The bindings are now what the API would hold: a later Unreserve (a failed Bind) must not undo them,
+        # just as upstream's revert cannot undo API writes.
+        pod_volumes.static_bindings = []
+        pod_volumes.dynamic_provisions = []
         s.all_bound = True
         return fw.SUCCESS
 
