@@ -74,6 +74,8 @@ def summary(calls: list[str]) -> list[str]:
             out.append(f"wait-job {c.split(' get job ')[1].split()[0]}")
         elif " create namespace " in c:
             out.append(f"create-ns {c.split()[-1]}")
+        elif " logs " in c and "job-name=" in c:
+            out.append(f"logs {c.split('job-name=')[1].split()[0]}")
         elif " wait --for=condition=Established" in c:
             out.append(f"established {c.split('crd/')[1]}")
     return out
@@ -155,6 +157,7 @@ def test_install_runs_the_plan_in_order(
         "delete lifecycle/post-install/job-edge-config-deployer.yaml",
         "apply lifecycle/post-install/job-edge-config-deployer.yaml",
         "wait-job config-deployer",
+        "logs config-deployer",  # helm.sh/hook-output-log-policy: hook-succeeded
         "delete lifecycle/post-install/job-edge-config-deployer.yaml",
         "delete lifecycle/post-install/serviceaccount-edge-shared-hook-sa.yaml",
     ]
@@ -180,10 +183,11 @@ def test_failed_job_stops_the_event_prints_logs_and_cleans_per_policy(
     assert proc.returncode == 1
     assert "Job edge/migrate failed" in proc.stderr and "pod log line: migration exploded" in proc.stderr
     assert "resume with: --from-step 3" in proc.stderr
-    tail = summary(calls)[-3:]
+    tail = summary(calls)[-4:]
     # Job migrate has no hook-failed: it stays; earlier hook-succeeded ones are deleted in forward order
     assert tail == [
         "wait-job migrate",
+        "logs migrate",
         "delete lifecycle/pre-install/serviceaccount-edge-shared-hook-sa.yaml",
         "delete lifecycle/pre-install/configmap-edge-migrate.yaml",
     ]

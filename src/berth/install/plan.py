@@ -101,6 +101,8 @@ class PlanObject:
     wait: Wait | None = None
     delete_before_create: bool = False
     delete_on_failure: bool = False
+    logs_on_success: bool = False
+    """``helm.sh/hook-output-log-policy: hook-succeeded`` on a Job or Pod: print its logs after it succeeds."""
 
     @property
     def group(self) -> str:
@@ -225,6 +227,8 @@ def hook_step(event: HookEvent, result: split_mod.Split, timeout: int, prefix: s
             wait=hook_wait(o.kind),
             delete_before_create=hook.deletable and DeletePolicy.BEFORE_HOOK_CREATION in policies,
             delete_on_failure=hook.deletable and DeletePolicy.HOOK_FAILED in policies,
+            logs_on_success=o.kind in ("Job", "Pod")
+            and DeletePolicy.HOOK_SUCCEEDED.value in hook.log_policies,
         )
         objs.append(po)
         if hook.deletable and DeletePolicy.HOOK_SUCCEEDED in policies:

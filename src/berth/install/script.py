@@ -224,6 +224,13 @@ def _hook_lines(step: Step, plan: Plan) -> list[str]:
             msg = f"{step.phase} hook {o.label} failed; Helm stops the event here and skips its remaining hooks.{hint}"
             out.append(f"    die {q(msg)}")
             out.append("  fi")
+            if o.logs_on_success:
+                if o.kind == "Job":
+                    out.append(f"  job_logs {q(o.name)} {q(_object_ns(o, ns))} 2>&1")
+                else:
+                    out.append(
+                        f"  kc logs -n {q(_object_ns(o, ns))} {q(o.name)} --all-containers=true --tail=200 || true"
+                    )
     if step.delete_after_success:
         out.append(
             f"  echo {q(f'-- {step.phase} succeeded: deleting hook-succeeded hooks in reverse order')}"

@@ -82,6 +82,8 @@ class Hook:
     weight: int
     listed_policies: tuple[str, ...]
     """The delete policies as listed (trimmed, lowercased), possibly empty or unknown."""
+    log_policies: tuple[str, ...] = ()
+    """``helm.sh/hook-output-log-policy``: print Job/Pod logs on ``hook-succeeded`` and/or ``hook-failed``."""
 
     @property
     def delete_policies(self) -> tuple[DeletePolicy, ...]:
@@ -248,7 +250,9 @@ def parse_hook(obj: RenderedObject, warnings: list[str]) -> Hook | None:
                 f"{obj.source}: {obj.ref}: delete polic(ies) {unknown} do nothing in Helm, and listing them "
                 f"disables the default {DeletePolicy.BEFORE_HOOK_CREATION.value}"
             )
-    return Hook(obj, tuple(events), weight, policies)
+    raw_logs = ann.get(hooks.OUTPUT_LOG_POLICY_ANNOTATION)
+    logs = tuple(p.strip().lower() for p in raw_logs.split(",")) if raw_logs is not None else ()
+    return Hook(obj, tuple(events), weight, policies, logs)
 
 
 def split(rendered: Iterable[RenderedObject], dropped_hook_events: Iterable[str] = ()) -> Split:
