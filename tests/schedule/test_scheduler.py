@@ -403,3 +403,17 @@ def test_batch_hooks_replace_per_node_calls_with_the_same_decisions() -> None:
     s.run_until_idle()
     assert placed(s) == {"default/a": "n3"}
     assert calls == ["filter:4", "score:3"]
+
+
+def test_plugins_read_cluster_objects_through_the_handle() -> None:
+    s = scheduler(nodes=1)
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "a"}, "spec": {}}
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}
+    s.add_object(svc)
+    s.add_object(ns)
+    objects = s.frameworks["default-scheduler"].plugins["NodeName"].handle.objects  # type: ignore[attr-defined]
+    assert objects.get("Service", "a", "web") is svc
+    assert objects.get("Namespace", "whatever", "a") is ns  # cluster-scoped
+    assert objects.list("Service") == [svc]
+    s.remove_object(svc)
+    assert objects.list("Service") == []

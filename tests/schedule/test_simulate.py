@@ -58,9 +58,8 @@ def write(tmp_path: Path, name: str, *docs: Any) -> str:
 
 
 def expand(tmp_path: Path, *docs: Any, seed: int = 1) -> list[dict[str, Any]]:
-    return [
-        s.obj for s in load_workload(write(tmp_path, "w.yaml", *docs), random.Random(seed), PriorityClasses())
-    ]
+    loaded = load_workload(write(tmp_path, "w.yaml", *docs), random.Random(seed), PriorityClasses())
+    return [s.obj for s in loaded.pods]
 
 
 def test_deployment_expands_through_a_replicaset_named_by_the_template_hash(tmp_path: Path) -> None:
@@ -165,8 +164,8 @@ def _pod_doc(**spec: Any) -> dict[str, Any]:
     ("docs", "message"),
     [
         pytest.param(
-            [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}],
-            r"w.yaml, document 1 \(Service s\): kind 'Service' is not supported in the workload file",
+            [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "s"}}],
+            r"w.yaml, document 1 \(ConfigMap s\): kind 'ConfigMap' is not supported in the workload file",
             id="unknown-kind",
         ),
         pytest.param(
@@ -301,3 +300,33 @@ def test_template_hash_is_stable_and_safe() -> None:
     assert template_hash(t) == template_hash(template({"app": "x"}))
     assert template_hash(t) != template_hash(template({"app": "y"}))
     assert set(safe_encode("1234567890")) <= set(ALPHANUMS)
+
+
+def test_controllers_and_services_become_objects_plugins_can_read(tmp_path: Path) -> None:
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}},
+    }
+    dep = controller("Deployment", "web", replicas=1)
+    sts = controller("StatefulSet", "db", replicas=1)
+    loaded = load_workload(write(tmp_path, "w.yaml", svc, dep, sts), random.Random(1), PriorityClasses())
+    by_kind = {o.obj["kind"]: o.obj for o in loaded.objects}
+    assert set(by_kind) == {"Service", "ReplicaSet", "StatefulSet"}
+    rs = by_kind["ReplicaSet"]
+    pod = loaded.pods[0].obj
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == rs["metadata"]["uid"]
+    assert rs["spec"]["selector"]["matchLabels"] == {
+        "app": "web",
+        "pod-template-hash": pod["metadata"]["labels"]["pod-template-hash"],
+    }
+    assert rs["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
+    assert by_kind["Service"]["metadata"]["namespace"] == "default"
+
+
+def test_cluster_file_objects_are_kept(tmp_path: Path) -> None:
+    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"}}
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "labels": {"tier": "gold"}}}
+    cluster = load_cluster(write(tmp_path, "c.yaml", NODE, sc, ns))
+    assert [o.obj["kind"] for o in cluster.objects] == ["StorageClass", "Namespace"]

@@ -471,3 +471,63 @@ class Cache:
             self._dirty.clear()
             snap.generation = self._generation
             return snap
+
+
+# Kinds without a namespace (their ``get`` ignores the namespace argument).
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "Node",
+        "Namespace",
+        "PriorityClass",
+        "PersistentVolume",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "VolumeAttachment",
+    }
+)
+
+
+class ObjectCache:
+    """Cluster objects other than nodes and pods that plugins read (Services, ReplicaSets, StatefulSets,
+    Namespaces, PVCs, PVs, StorageClasses, CSI objects, PDBs ...): upstream's informer listers, in one place.
+
+    Exposed to plugins as ``handle.objects`` with ``list(kind)`` and ``get(kind, namespace, name)`` (raw objects,
+    insertion order). The simulation fills it from the files; live mode from informers. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._by_kind: dict[str, dict[tuple[str, str], Obj]] = {}
+
+    @staticmethod
+    def _key(kind: str, namespace: str, name: str) -> tuple[str, str]:
+        return ("" if kind in CLUSTER_SCOPED_KINDS else (namespace or "default"), name)
+
+    def add(self, obj: Obj) -> None:
+        """Add or replace (same kind, namespace and name)."""
+        meta = obj.get("metadata") or {}
+        key = self._key(
+            str(obj.get("kind") or ""), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        )
+        with self._lock:
+            self._by_kind.setdefault(str(obj.get("kind") or ""), {})[key] = obj
+
+    def remove(self, obj: Obj) -> bool:
+        meta = obj.get("metadata") or {}
+        kind = str(obj.get("kind") or "")
+        key = self._key(kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        with self._lock:
+            return self._by_kind.get(kind, {}).pop(key, None) is not None
+
+    def list(self, kind: str) -> Sequence[Obj]:
+        with self._lock:
+            return list(self._by_kind.get(kind, {}).values())
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        with self._lock:
+            return self._by_kind.get(kind, {}).get(self._key(kind, namespace, name))
+
+    def kinds(self) -> Sequence[str]:
+        with self._lock:
+            return sorted(k for k, v in self._by_kind.items() if v)

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
 from berth.schedule import percentage
-from berth.schedule.cache import Cache, Snapshot
+from berth.schedule.cache import Cache, ObjectCache, Snapshot
 from berth.schedule.framework.interface import (
     SUCCESS,
     ClusterEvent,
@@ -255,6 +255,7 @@ class Scheduler:
         self.clock: Callable[[], float] = clock if clock is not None else VirtualClock()
         self.on_outcome = on_outcome
         self.cache = Cache(clock=self.clock)
+        self.objects = ObjectCache()
         self._snapshot = Snapshot()
         self.frameworks: dict[str, Framework] = {}
         self.warnings: list[str] = []
@@ -265,7 +266,9 @@ class Scheduler:
                 raise FrameworkError(name, "scheduler name is needed")
             if name in self.frameworks:
                 raise FrameworkError(name, f'duplicate profile with scheduler name "{name}"')
-            framework = Framework(profile, registry, snapshot=self._current_snapshot, binder=self._bind)
+            framework = Framework(
+                profile, registry, snapshot=self._current_snapshot, binder=self._bind, objects=self.objects
+            )
             if first is None:
                 first = framework
             elif framework.queue_sort_name != first.queue_sort_name:
@@ -373,6 +376,20 @@ class Scheduler:
         self.ignored.pop(info.key, None)
         self._pending_pods[info.key] = info
         self.queue.update(info)
+
+    def add_object(self, obj: Obj) -> None:
+        """A non-pod, non-node object plugins read (Service, ReplicaSet, PVC ...) appeared or changed."""
+        kind = str(obj.get("kind") or "")
+        meta = obj.get("metadata") or {}
+        existed = (
+            self.objects.get(kind, str(meta.get("namespace") or ""), str(meta.get("name") or "")) is not None
+        )
+        self.objects.add(obj)
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, "Update" if existed else "Add"))
+
+    def remove_object(self, obj: Obj) -> None:
+        if self.objects.remove(obj):
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(str(obj.get("kind") or ""), "Delete"))
 
     def _observe_bound(self, pod: PodInfo) -> None:
         """What the informer's update does when a pod we bound shows up with ``spec.nodeName``."""

@@ -56,9 +56,46 @@ API_VERSIONS = {
     "ReplicaSet": "apps/v1",
     "StatefulSet": "apps/v1",
     "Job": "batch/v1",
+    "Service": "v1",
+    "ReplicationController": "v1",
+    "PersistentVolumeClaim": "v1",
+    "PersistentVolume": "v1",
+    "StorageClass": "storage.k8s.io/v1",
+    "CSINode": "storage.k8s.io/v1",
+    "CSIDriver": "storage.k8s.io/v1",
+    "CSIStorageCapacity": "storage.k8s.io/v1",
+    "VolumeAttachment": "storage.k8s.io/v1",
+    "PodDisruptionBudget": "policy/v1",
 }
-CLUSTER_KINDS = ("Node", "Pod", "PriorityClass", "Namespace")
-WORKLOAD_KINDS = ("Pod", "Deployment", "ReplicaSet", "StatefulSet", "Job", "PriorityClass", "Namespace")
+# Objects plugins read (spreading selectors, namespaces, storage, disruption budgets): handed to the scheduler's
+# object cache as they are.
+OBJECT_KINDS = (
+    "Namespace",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
+    "PodDisruptionBudget",
+)
+CLUSTER_KINDS = ("Node", "Pod", "PriorityClass", *OBJECT_KINDS)
+WORKLOAD_KINDS = (
+    "Pod",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "Job",
+    "PriorityClass",
+    "Namespace",
+    "Service",
+    "PersistentVolumeClaim",
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +148,13 @@ class ClusterInput:
     nodes: tuple[Sourced, ...]
     bound_pods: tuple[Sourced, ...]
     priority_classes: PriorityClasses
+    objects: tuple[Sourced, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorkloadInput:
+    pods: tuple[Sourced, ...]
+    objects: tuple[Sourced, ...]  # Services, PVCs, the controllers' ReplicaSets/StatefulSets ...
 
 
 @dataclass(frozen=True)
@@ -254,6 +298,7 @@ def load_cluster(path: str) -> ClusterInput:
     """Nodes, bound pods and PriorityClasses of the cluster file, validated."""
     nodes: list[Sourced] = []
     pods: list[Sourced] = []
+    objects: list[Sourced] = []
     classes = PriorityClasses()
     seen: dict[str, str] = {}
     for item in _read(path, CLUSTER_KINDS, "cluster"):
@@ -292,12 +337,14 @@ def load_cluster(path: str) -> ClusterInput:
                 )
             _check_quantities(spec, "spec.", item.where)
             pods.append(item)
+        else:
+            objects.append(item)
     for item in pods:
         node_name = item.obj["spec"]["nodeName"]
         if node_name not in seen:
             raise InputError(f"spec.nodeName: no Node named {node_name!r} in this file", item.where)
         classes.apply(item.obj, item.where)
-    return ClusterInput(tuple(nodes), tuple(pods), classes)
+    return ClusterInput(tuple(nodes), tuple(pods), classes, tuple(objects))
 
 
 # --- controllers -------------------------------------------------------------------------------------------------
@@ -327,6 +374,7 @@ class Expander:
     def __init__(self, rng: random.Random, classes: PriorityClasses) -> None:
         self.rng = rng
         self.classes = classes
+        self.objects: list[Sourced] = []  # controller objects plugins may look up (owners of the pods)
 
     def suffix(self) -> str:
         return "".join(self.rng.choice(ALPHANUMS) for _ in range(5))
@@ -370,6 +418,24 @@ class Expander:
         rs_uid = self.uid()
         labels = {**(template.get("metadata") or {}).get("labels", {}), "pod-template-hash": tmpl_hash}
         owner = _owner("apps/v1", "ReplicaSet", rs_name, rs_uid)
+        selector = _deep_copy((obj.get("spec") or {}).get("selector") or {})
+        selector.setdefault("matchLabels", {})["pod-template-hash"] = tmpl_hash
+        rs_template = {**template, "metadata": {**(template.get("metadata") or {}), "labels": labels}}
+        rs_obj: Obj = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": rs_name,
+                "namespace": ns,
+                "uid": rs_uid,
+                "labels": dict(labels),
+                "ownerReferences": [
+                    _owner("apps/v1", "Deployment", name, str(obj["metadata"].get("uid") or ""))
+                ],
+            },
+            "spec": {"replicas": replicas, "selector": selector, "template": rs_template},
+        }
+        self.objects.append(Sourced(rs_obj, f"{item.where} -> ReplicaSet {ns}/{rs_name}"))
         return [
             self._make_pod(item, template, ns, f"{rs_name}-", f"{rs_name}-{self.suffix()}", labels, owner)
             for _ in range(replicas)
@@ -380,7 +446,10 @@ class Expander:
         name, ns = obj["metadata"]["name"], obj["metadata"].get("namespace") or "default"
         template = self._template(item)
         replicas = self._replicas(item)
-        owner = _owner("apps/v1", "ReplicaSet", name, str(obj["metadata"].get("uid") or self.uid()))
+        obj["metadata"].setdefault("namespace", ns)
+        obj["metadata"].setdefault("uid", self.uid())
+        owner = _owner("apps/v1", "ReplicaSet", name, str(obj["metadata"]["uid"]))
+        self.objects.append(item)
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         return [
             self._make_pod(item, template, ns, f"{name}-", f"{name}-{self.suffix()}", labels, owner)
@@ -392,7 +461,10 @@ class Expander:
         name, ns = obj["metadata"]["name"], obj["metadata"].get("namespace") or "default"
         template = self._template(item)
         replicas = self._replicas(item)
-        owner = _owner("apps/v1", "StatefulSet", name, str(obj["metadata"].get("uid") or self.uid()))
+        obj["metadata"].setdefault("namespace", ns)
+        obj["metadata"].setdefault("uid", self.uid())
+        owner = _owner("apps/v1", "StatefulSet", name, str(obj["metadata"]["uid"]))
+        self.objects.append(item)
         revision = f"{name}-{template_hash(template)}"
         service = (obj.get("spec") or {}).get("serviceName")
         start = int(((obj.get("spec") or {}).get("ordinals") or {}).get("start") or 0)
@@ -550,13 +622,18 @@ def _deep_copy(value: Any) -> Any:
     return value
 
 
-def load_workload(path: str, rng: random.Random, classes: PriorityClasses) -> list[Sourced]:
-    """Every pod the workload file amounts to, in document order."""
+def load_workload(path: str, rng: random.Random, classes: PriorityClasses) -> WorkloadInput:
+    """Every pod the workload file amounts to (in document order), and the objects that come with them."""
     items = _read(path, WORKLOAD_KINDS, "workload")
     for item in items:
         if item.obj["kind"] == "PriorityClass":
             classes.add(item.obj, item.where)
     expander = Expander(rng, classes)
+    for item in items:
+        if item.obj["kind"] in ("Namespace", "Service", "PersistentVolumeClaim"):
+            if item.obj["kind"] != "Namespace":
+                item.obj["metadata"].setdefault("namespace", "default")
+            expander.objects.append(item)
     pods: list[Sourced] = []
     seen: dict[str, str] = {}
     for item in items:
@@ -567,7 +644,7 @@ def load_workload(path: str, rng: random.Random, classes: PriorityClasses) -> li
                 raise InputError(f"pod {key} is also created by {seen[key]}", made.where)
             seen[key] = made.where
             pods.append(made)
-    return pods
+    return WorkloadInput(tuple(pods), tuple(expander.objects))
 
 
 # --- running -----------------------------------------------------------------------------------------------------
@@ -601,7 +678,8 @@ def simulate(
     """Place the workload on the cluster with one scheduler per configuration (usually one) and report."""
     cluster = load_cluster(cluster_path)
     rng = random.Random(seed)
-    pods = load_workload(workload_path, rng, cluster.priority_classes)
+    workload = load_workload(workload_path, rng, cluster.priority_classes)
+    pods = workload.pods
     clock = VirtualClock()
     shared = _SharedClusterBinder() if len(configs) > 1 else None
     schedulers = [
@@ -620,6 +698,8 @@ def simulate(
     order: list[Placement] = []
 
     for s in schedulers:
+        for obj in (*cluster.objects, *workload.objects):
+            s.add_object(obj.obj)
         for node in cluster.nodes:
             s.add_node(node.obj, node.where)
         for bound in cluster.bound_pods:

@@ -80,13 +80,15 @@ class Framework:
     """The plugins of one profile, per extension point, and the code that runs them.
 
     Also the plugins' :class:`~berth.schedule.framework.interface.Handle`: ``profile_name``, ``snapshot()`` (the
-    current cycle's snapshot) and ``bind()`` (the scheduler's binder).
+    current cycle's snapshot), ``bind()`` (the scheduler's binder) and ``objects`` (the scheduler's
+    :class:`~berth.schedule.cache.ObjectCache` of Services, ReplicaSets, PVCs ... or None).
 
     Args:
         profile: a resolved profile (``berth.schedule.config.Profile``): per point the ordered enabled plugins.
         registry: where plugin names resolve to specs.
         snapshot: returns the snapshot of the running cycle.
         binder: what ``handle.bind`` calls (simulation records; live posts ``pods/binding``).
+        objects: what ``handle.objects`` returns (non-pod cluster objects plugins read).
     """
 
     def __init__(
@@ -96,8 +98,11 @@ class Framework:
         *,
         snapshot: Callable[[], fw.Snapshot] | None = None,
         binder: Binder | None = None,
+        objects: Any = None,
     ) -> None:
         self._profile_name: str = profile.scheduler_name
+        # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
+        self.objects = objects
         self.percentage_of_nodes_to_score: int | None = profile.percentage_of_nodes_to_score
         self._snapshot_fn = snapshot
         self._binder = binder
