@@ -149,11 +149,14 @@ class RunReceipt:
         entry.setdefault("doneBy", run)
         self.save()
 
-    def record(self, index: int, obj: plan_mod.PlanObject, key: str, action: str, **extra: Any) -> None:
-        """One thing done to one object in step ``index`` (applied, created, deleted, waited, skipped...)."""
-        item: dict[str, Any] = {"key": key, "kind": obj.kind, "name": obj.name}
-        if obj.namespace:
-            item["namespace"] = obj.namespace
+    def record(
+        self, index: int, obj: plan_mod.PlanObject, key: str, action: str, namespace: str = "", **extra: Any
+    ) -> None:
+        """One thing done to one object in step ``index`` (applied, created, deleted, waited, skipped...);
+        ``namespace`` is where it went (the release namespace for namespaced objects that name none)."""
+        item: dict[str, Any] = {"key": key, "apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name}
+        if namespace or obj.namespace:
+            item["namespace"] = namespace or obj.namespace
         item["action"] = action
         item["at"] = now()
         item.update({k: v for k, v in extra.items() if v not in (None, "")})
