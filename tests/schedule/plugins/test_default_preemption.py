@@ -1,12 +1,21 @@
-"""DefaultPreemption args (the plugin itself is inactive until the next issue)."""
+"""DefaultPreemption: args, and the algorithm on a fake handle (real NodeResourcesFit, InterPodAffinity and
+PodTopologySpread as Filter plugins): eligibility, victim selection with reprieve and PDBs, candidate choice,
+upstream's messages. The plugin stays inactive until the scheduler can evict and nominate (handle.evict)."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
+from berth.schedule.framework import interface as fw
+from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import default_preemption as dp
+from berth.schedule.plugins import inter_pod_affinity, node_resources_fit, pod_topology_spread
+
+from .support import FakeHandle, container, node, pod
 
 PCT = "a.minCandidateNodesPercentage"
 ABS = "a.minCandidateNodesAbsolute"
@@ -50,3 +59,270 @@ def test_defaults() -> None:
         "minCandidateNodesPercentage": 10,
         "minCandidateNodesAbsolute": 100,
     }
+
+
+# --- the algorithm -------------------------------------------------------------------------------------------------
+
+
+class PreemptionHandle(FakeHandle):
+    """What DefaultPreemption needs from the scheduler: Filter on one node, PreFilter extensions, PDBs, evict."""
+
+    def __init__(self, nodes: Sequence[NodeInfo], objects: Sequence[Mapping[str, Any]] = ()) -> None:
+        super().__init__(nodes)
+        self.rng = random.Random(7)
+        self.objects_list = list(objects)
+        self.evicted: list[tuple[str, str, str]] = []
+        specs = (node_resources_fit.SPEC, pod_topology_spread.SPEC, inter_pod_affinity.SPEC)
+        self.plugins: list[tuple[str, Any]] = []
+        for spec in specs:
+            args = spec.args_type.decode(None, "a")[0] if spec.args_type else None
+            self.plugins.append((spec.name, spec.new(args, self)))
+        self.pre_filter = [(n, p) for n, p in self.plugins if isinstance(p, fw.PreFilterPlugin)]
+
+    def list_objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
+        return [o for o in self.objects_list if o["kind"] == kind]
+
+    def run_filter(self, state: fw.CycleState, p: PodInfo, n: NodeInfo) -> fw.Status:
+        for name, plugin in self.plugins:
+            if name in state.skip_filter:
+                continue
+            st: fw.Status = plugin.filter(state, p, n)
+            if not st.is_success:
+                return st.with_plugin(name)
+        return fw.SUCCESS
+
+    def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> fw.Status:
+        self.evicted.append((victim.name, preemptor.name, node_name))
+        return fw.SUCCESS
+
+    def schedule(self, p: PodInfo) -> tuple[fw.CycleState, dict[str, fw.Status]]:
+        """PreFilter + Filter on every node, as the scheduler would before calling PostFilter."""
+        state = fw.CycleState()
+        nodes = self.snapshot().node_infos()
+        for name, plugin in self.pre_filter:
+            _, st = plugin.pre_filter(state, p, nodes)
+            if st.is_skip:
+                state.skip_filter.add(name)
+            else:
+                assert st.is_success, st
+        return state, {n.name: self.run_filter(state, p, n) for n in nodes}
+
+
+def cpu_pod(name: str, millis: int, priority: int, **kw: Any) -> PodInfo:
+    return pod(name, containers=[container({"cpu": f"{millis}m"})], priority=priority, **kw)
+
+
+def cpu_node(name: str, cores: int, *pods: PodInfo, **kw: Any) -> NodeInfo:
+    return node(name, allocatable={"cpu": str(cores), "memory": "8Gi", "pods": 110}, pods=pods, **kw)
+
+
+def preempt(
+    nodes: Sequence[NodeInfo], p: PodInfo, objects: Sequence[Mapping[str, Any]] = ()
+) -> tuple[fw.PostFilterResult | None, fw.Status, PreemptionHandle]:
+    handle = PreemptionHandle(nodes, objects)
+    state, statuses = handle.schedule(p)
+    assert not any(st.is_success for st in statuses.values()), "the pod must not fit anywhere"
+    plugin = dp.SPEC.new(dp.DefaultPreemptionArgs(), handle)
+    assert isinstance(plugin, dp.DefaultPreemption)
+    result, status = plugin.post_filter(state, p, statuses)
+    return result, status, handle
+
+
+def test_chooses_node_with_lowest_priority_victims() -> None:
+    nodes = [
+        cpu_node("a", 1, cpu_pod("a1", 1000, 5)),
+        cpu_node("b", 1, cpu_pod("b1", 500, 1), cpu_pod("b2", 500, 1)),
+    ]
+    result, status, handle = preempt(nodes, cpu_pod("hi", 1000, 100))
+    assert status.is_success
+    assert result == fw.PostFilterResult("b")
+    assert sorted(v for v, _, _ in handle.evicted) == ["b1", "b2"]
+
+
+def test_reprieves_the_most_important_victims_first() -> None:
+    nodes = [cpu_node("a", 2, cpu_pod("big", 1000, 5), cpu_pod("s1", 500, 1), cpu_pod("s2", 500, 1))]
+    result, status, handle = preempt(nodes, cpu_pod("hi", 1000, 100))
+    assert status.is_success and result == fw.PostFilterResult("a")
+    assert sorted(v for v, _, _ in handle.evicted) == ["s1", "s2"]
+
+
+def test_prefers_nodes_without_pdb_violations() -> None:
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "guard", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "guarded"}}},
+        "status": {"disruptionsAllowed": 0},
+    }
+    nodes = [
+        cpu_node("a", 1, cpu_pod("a1", 1000, 1, labels={"app": "guarded"})),
+        cpu_node("b", 1, cpu_pod("b1", 1000, 1, labels={"app": "free"})),
+    ]
+    result, status, handle = preempt(nodes, cpu_pod("hi", 1000, 100), [pdb])
+    assert status.is_success and result == fw.PostFilterResult("b")
+    assert handle.evicted == [("b1", "hi", "b")]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "p", "message"),
+    [
+        pytest.param(
+            [cpu_node("a", 1, cpu_pod("a1", 1000, 100)), cpu_node("b", 1, cpu_pod("b1", 1000, 100))],
+            cpu_pod("hi", 1000, 100),
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+            id="equal-priority-no-victims",
+        ),
+        pytest.param(
+            [cpu_node("a", 2, cpu_pod("vip", 1500, 200), cpu_pod("a1", 500, 1))],
+            cpu_pod("hi", 1000, 100),
+            "preemption: 0/1 nodes are available: 1 Insufficient cpu.",
+            id="does-not-fit-even-empty",
+        ),
+        pytest.param(
+            [cpu_node("a", 1, cpu_pod("a1", 1000, 1))],
+            cpu_pod("hi", 1000, 100, spec={"preemptionPolicy": "Never"}),
+            "preemption: not eligible due to preemptionPolicy=Never.",
+            id="preemption-policy-never",
+        ),
+        pytest.param(
+            [
+                cpu_node("a", 1),
+                cpu_node("b", 1, cpu_pod("b1", 1000, 100), labels={"zone": "z"}),
+            ],
+            cpu_pod(
+                "hi",
+                1000,
+                100,
+                spec={
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": "zone",
+                            "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": {"matchLabels": {"app": "x"}},
+                        }
+                    ]
+                },
+            ),
+            "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+            "1 Preemption is not helpful for scheduling.",
+            id="unresolvable-node-not-helped",
+        ),
+        pytest.param(
+            [
+                cpu_node("a", 1, cpu_pod("a1", 1000, 1)),
+                cpu_node("b", 1, cpu_pod("b1", 1000, 100), labels={"zone": "z"}),
+            ],
+            cpu_pod(
+                "hi",
+                1000,
+                100,
+                spec={
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": "zone",
+                            "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": {"matchLabels": {"app": "x"}},
+                        }
+                    ]
+                },
+            ),
+            "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+            "1 node(s) didn't match pod topology spread constraints (missing required label).",
+            id="dry-run-reason-reported",
+        ),
+    ],
+)
+def test_unhelpful_preemption_messages(nodes: list[NodeInfo], p: PodInfo, message: str) -> None:
+    _, status, handle = preempt(nodes, p)
+    assert status.code is fw.Code.UNSCHEDULABLE
+    assert status.message() == message
+    assert handle.evicted == []
+
+
+def test_anti_affinity_victim_is_found_through_prefilter_extensions() -> None:
+    """The pod refuses to share a host with app=low; evicting that lower-priority pod makes room."""
+    low = cpu_pod("low", 100, 1, labels={"app": "low"})
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "low"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    nodes = [cpu_node("a", 4, low, labels={"kubernetes.io/hostname": "a"})]
+    result, status, handle = preempt(nodes, cpu_pod("hi", 100, 100, affinity=anti))
+    assert status.is_success and result == fw.PostFilterResult("a")
+    assert handle.evicted == [("low", "hi", "a")]
+
+
+def victim(priority: int, start: str = "2026-01-01T00:00:00Z") -> PodInfo:
+    p = pod(f"v{priority}-{start[-9:-7]}", priority=priority)
+    p.pod["status"] = {"startTime": start}
+    return p
+
+
+@pytest.mark.parametrize(
+    ("candidates", "want"),
+    [
+        pytest.param(
+            [dp.Candidate("a", [victim(1)], 1), dp.Candidate("b", [victim(9)], 0)],
+            "b",
+            id="fewest-pdb-violations",
+        ),
+        pytest.param(
+            [dp.Candidate("a", [victim(5)]), dp.Candidate("b", [victim(3)])], "b", id="lowest-top-priority"
+        ),
+        pytest.param(
+            [dp.Candidate("a", [victim(3), victim(3)]), dp.Candidate("b", [victim(3), victim(1)])],
+            "b",
+            id="smallest-priority-sum",
+        ),
+        pytest.param(
+            [dp.Candidate("a", [victim(3), victim(-5)]), dp.Candidate("b", [victim(3)])],
+            "b",
+            id="sum-shifted-so-fewer-pods-win",
+        ),
+        pytest.param(
+            [
+                dp.Candidate("a", [victim(3, "2026-01-01T00:00:00Z")]),
+                dp.Candidate("b", [victim(3, "2026-01-02T00:00:00Z")]),
+            ],
+            "b",
+            id="latest-start",
+        ),
+        pytest.param([dp.Candidate("a", [victim(3)]), dp.Candidate("b", [victim(3)])], "a", id="tie-first"),
+    ],
+)
+def test_pick_one(candidates: list[dp.Candidate], want: str) -> None:
+    chosen = dp.pick_one(candidates)
+    assert chosen is not None and chosen.node == want
+
+
+def test_pdb_split_consumes_budgets_in_order() -> None:
+    pdb = dp.Budget(
+        "default",
+        pod_topology_spread.label_selector_as_selector({"matchLabels": {"app": "x"}})[0],
+        1,
+        frozenset({"gone"}),
+    )
+    pods = [pod(n, labels={"app": "x"}) for n in ("p1", "gone", "p2")]
+    violating, fine = dp.split_by_pdb_violation(pods, [pdb])
+    assert [p.name for p in violating] == ["p2"]
+    assert [p.name for p in fine] == ["p1", "gone"]
+
+
+@pytest.mark.parametrize(("nodes", "want"), [(5, 5), (500, 100), (5000, 500)], ids=["few", "absolute", "pct"])
+def test_num_candidates(nodes: int, want: int) -> None:
+    plugin = dp.SPEC.new(dp.DefaultPreemptionArgs(), FakeHandle())
+    assert isinstance(plugin, dp.DefaultPreemption)
+    assert plugin.num_candidates(nodes) == want
+
+
+def test_without_eviction_the_plugin_refuses() -> None:
+    plugin = dp.SPEC.new(dp.DefaultPreemptionArgs(), FakeHandle())
+    _, status = plugin.post_filter(fw.CycleState(), pod(), {})  # type: ignore[attr-defined]
+    assert status.code is fw.Code.ERROR
+    assert "not active yet" in status.message()
+    assert not dp.SPEC.active

@@ -1,23 +1,59 @@
-"""DefaultPreemption (PostFilter) -- accepted in configuration with validated args, NOT active yet in berth.
+"""DefaultPreemption (PostFilter): when no node fits, find the node where evicting the fewest/least important
+lower-priority pods makes room, evict them and nominate that node (upstream ``plugins/defaultpreemption`` and
+``framework/preemption``).
 
-Why it exists now: the default profile names it, and ``minCandidateNodesPercentage``/``minCandidateNodesAbsolute``
-must validate as upstream's ``DefaultPreemptionArgs`` do. Choosing victims and nominating nodes arrives with the
-next scheduler issue; until then ``SPEC.active`` is False, the scheduler skips it and says so (FailedScheduling
-messages carry no preemption part), and ``post_filter`` returns an Error status rather than pretending to run.
+Why: priorities only mean something if a high-priority pod can displace lower-priority ones; the FailedScheduling
+message of every unschedulable pod also carries this plugin's verdict (``preemption: 0/N nodes are available: ...``).
+
+The algorithm, as kube-scheduler 1.35 runs it:
+
+1. Eligibility: ``preemptionPolicy: Never`` -> ``not eligible due to preemptionPolicy=Never.``; a pod whose
+   nominated node still hosts a lower-priority pod terminating because of preemption waits
+   (``not eligible due to a terminating pod on the nominated node.``).
+2. Candidates: only nodes whose Filter status was Unschedulable (Unresolvable nodes cannot be helped). Starting at
+   a random offset, each node is dry-run on a copy: remove every lower-priority pod (PreFilter extensions
+   updated), run the Filter plugins; if the pod fits, reprieve victims one by one -- PDB-violating ones first, each
+   group from the most important (higher priority, then earlier start) -- keeping a victim only if the pod no
+   longer fits with it back. Stop once ``max(N * minCandidateNodesPercentage / 100, minCandidateNodesAbsolute)``
+   (capped at N) candidates are found and at least one violates no PDB.
+3. No candidate -> ``preemption: 0/N nodes are available: <histogram>.`` where dry-run failures carry their
+   reasons (``No preemption victims found for incoming pod`` or the Filter reasons) and every other node
+   ``Preemption is not helpful for scheduling``.
+4. Choose: fewest PDB violations, lowest highest-victim priority, smallest priority sum, fewest victims, latest
+   start among the highest-priority victims, then the first in candidate order (upstream: map order).
+5. Evict the victims and nominate the node (``PostFilterResult.nominated_node_name``).
+
+What the scheduler must offer through the handle (looked up with ``getattr``; see the module's report):
+``snapshot()``, ``run_filter(state, pod, node)`` (all Filter plugins on one node), the PreFilter plugins'
+extensions (``run_pre_filter_extension_add_pod/remove_pod``, else the Framework's ``pre_filter`` list), an object
+lister for PodDisruptionBudgets (``handle.objects`` / ``list_objects``), optionally ``rng`` (a seeded
+``random.Random`` for the offset), and ``evict(victim, preemptor, node_name) -> Status`` to delete a victim. Until
+the scheduler provides ``evict`` and honours the nominated node, ``SPEC.active`` stays False and ``post_filter``
+refuses (Error) rather than pretend.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from berth.schedule.framework import interface as fw
-from berth.schedule.framework.types import PodInfo
+from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
+from berth.schedule.plugins import pod_topology_spread as pts
 
 NAME = "DefaultPreemption"
 ARGS_KIND = "DefaultPreemptionArgs"
+REASON_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+REASON_NO_VICTIMS = "No preemption victims found for incoming pod"
+MSG_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
+MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
+MSG_NO_CANDIDATE = "no candidate node for preemption"
+MAX_INT32 = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -55,13 +91,328 @@ class DefaultPreemptionArgs:
         }
 
 
+# --- pod facts -----------------------------------------------------------------------------------------------------
+
+
+def _start_time(pod: PodInfo) -> float:
+    """``status.startTime`` as seconds; a pod that has not started counts as starting now (latest)."""
+    raw = (pod.pod.get("status") or {}).get("startTime")
+    if isinstance(raw, str):
+        try:
+            return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    return math.inf
+
+
+def more_important(a: PodInfo, b: PodInfo) -> bool:
+    """Upstream ``MoreImportantPod``: higher priority, then the earlier start."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return _start_time(a) < _start_time(b)
+
+
+def _importance_key(p: PodInfo) -> tuple[int, float]:
+    return (-p.priority, _start_time(p))
+
+
+def _terminating_by_preemption(p: PodInfo) -> bool:
+    if not p.terminating:
+        return False
+    for cond in (p.pod.get("status") or {}).get("conditions") or ():
+        if (
+            isinstance(cond, Mapping)
+            and cond.get("type") == "DisruptionTarget"
+            and cond.get("reason") == "PreemptionByScheduler"
+            and cond.get("status") == "True"
+        ):
+            return True
+    return False
+
+
+# --- PodDisruptionBudgets ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    namespace: str
+    selector: Any  # selectors.Selector; None/empty match nothing
+    allowed: int
+    disrupted: frozenset[str]
+
+
+def budgets(handle: Any) -> list[Budget]:
+    out: list[Budget] = []
+    for pdb in pts.list_objects(handle, "PodDisruptionBudget", None):
+        meta = pdb.get("metadata") or {}
+        sel, err = pts.label_selector_as_selector((pdb.get("spec") or {}).get("selector"))
+        status = pdb.get("status") or {}
+        try:
+            allowed = int(status.get("disruptionsAllowed") or 0)
+        except (TypeError, ValueError):
+            allowed = 0
+        out.append(
+            Budget(
+                str(meta.get("namespace") or "default"),
+                None if err else sel,
+                allowed,
+                frozenset(str(k) for k in (status.get("disruptedPods") or {})),
+            )
+        )
+    return out
+
+
+def split_by_pdb_violation(
+    pods: Sequence[PodInfo], pdbs: Sequence[Budget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Upstream ``filterPodsWithPDBViolation``: (violating, non-violating), order kept; budgets are consumed in
+    order, a pod already in a budget's ``disruptedPods`` does not consume it."""
+    allowed = [b.allowed for b in pdbs]
+    violating: list[PodInfo] = []
+    fine: list[PodInfo] = []
+    for p in pods:
+        violated = False
+        if p.labels:
+            for i, b in enumerate(pdbs):
+                if b.namespace != p.namespace or b.selector is None or b.selector.empty:
+                    continue
+                if not b.selector.matches(p.labels) or p.name in b.disrupted:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else fine).append(p)
+    return violating, fine
+
+
+# --- candidates ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Candidate:
+    node: str
+    victims: list[PodInfo]  # most important first
+    pdb_violations: int = 0
+
+
+@dataclass(slots=True)
+class DryRun:
+    candidates: list[Candidate] = field(default_factory=list)
+    statuses: dict[str, fw.Status] = field(default_factory=dict)  # nodes tried without success
+
+
+def fit_error(num_nodes: int, statuses: Mapping[str, fw.Status], absent_reason: str) -> str:
+    """``0/N nodes are available: <histogram>.`` counting reasons; nodes without a status get ``absent_reason``."""
+    counts: dict[str, int] = {}
+    for st in statuses.values():
+        for reason in st.reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    absent = num_nodes - len(statuses)
+    if absent > 0:
+        counts[absent_reason] = counts.get(absent_reason, 0) + absent
+    histogram = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
+    return f"0/{num_nodes} nodes are available: {histogram}."
+
+
+def pick_one(candidates: Sequence[Candidate]) -> Candidate | None:
+    """Upstream ``pickOneNodeForPreemption``: each criterion keeps the best-scoring candidates until one is left."""
+    if not candidates:
+        return None
+
+    def earliest_top_start(c: Candidate) -> float:
+        top = c.victims[0].priority
+        return min(_start_time(v) for v in c.victims if v.priority == top)
+
+    criteria = (
+        lambda c: -c.pdb_violations,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(v.priority + MAX_INT32 + 1 for v in c.victims),
+        lambda c: -len(c.victims),
+        earliest_top_start,
+    )
+    remaining = list(candidates)
+    for score in criteria:
+        best = max(score(c) for c in remaining)
+        remaining = [c for c in remaining if score(c) == best]
+        if len(remaining) == 1:
+            break
+    return remaining[0]
+
+
 class DefaultPreemption(fw.PostFilterPlugin):
     NAME = NAME
+    args: DefaultPreemptionArgs
+
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: fw.Handle) -> None:
+        super().__init__(args or DefaultPreemptionArgs(), handle)
+        self._fallback_rng = random.Random(0)
+
+    # --- handle services ---------------------------------------------------------------------------------------
+
+    def _rng(self) -> random.Random:
+        rng = getattr(self.handle, "rng", None)
+        return rng if isinstance(rng, random.Random) else self._fallback_rng
+
+    def _run_filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
+        run: Any = getattr(self.handle, "run_filter", None)
+        if not callable(run):
+            return fw.error("the scheduler offers no run_filter to preemption")
+        status: fw.Status = run(state, pod, node)
+        return status
+
+    def _run_extension(
+        self, state: fw.CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo, add: bool
+    ) -> fw.Status:
+        runner: Any = getattr(
+            self.handle,
+            "run_pre_filter_extension_add_pod" if add else "run_pre_filter_extension_remove_pod",
+            None,
+        )
+        if callable(runner):
+            status: fw.Status = runner(state, pod, other, node)
+            return status
+        for name, plugin in getattr(self.handle, "pre_filter", ()) or ():
+            if name in state.skip_filter:
+                continue
+            ext = plugin.pre_filter_extensions()
+            if ext is None:
+                continue
+            st: fw.Status = (
+                ext.add_pod(state, pod, other, node) if add else ext.remove_pod(state, pod, other, node)
+            )
+            if not st.is_success:
+                return st
+        return fw.SUCCESS
+
+    # --- the algorithm -----------------------------------------------------------------------------------------
+
+    def eligible(
+        self, pod: PodInfo, statuses: Mapping[str, fw.Status], nodes: Sequence[NodeInfo]
+    ) -> str | None:
+        """None when the pod may preempt, else upstream's reason (``PodEligibleToPreemptOthers``)."""
+        if (pod.pod.get("spec") or {}).get("preemptionPolicy") == "Never":
+            return MSG_POLICY_NEVER
+        nominated = str((pod.pod.get("status") or {}).get("nominatedNodeName") or "")
+        if nominated:
+            st = statuses.get(nominated)
+            if st is not None and st.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return None
+            for n in nodes:
+                if n.name == nominated:
+                    if any(p.priority < pod.priority and _terminating_by_preemption(p) for p in n.pods):
+                        return MSG_TERMINATING_ON_NOMINATED
+                    break
+        return None
+
+    def num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def select_victims(
+        self, state: fw.CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[Budget]
+    ) -> tuple[list[PodInfo], int, fw.Status]:
+        """Upstream ``SelectVictimsOnNode`` on ``node`` (a copy) and ``state`` (a copy)."""
+        potential = [p for p in node.pods if p.priority < pod.priority]
+        for p in potential:
+            node.remove_pod(p.key)
+            st = self._run_extension(state, pod, p, node, add=False)
+            if not st.is_success:
+                return [], 0, fw.error(st.message())
+        if not potential:
+            return [], 0, fw.unresolvable(REASON_NO_VICTIMS)
+        st = self._run_filter(state, pod, node)
+        if not st.is_success:
+            return [], 0, st
+        potential.sort(key=_importance_key)
+        violating, fine = split_by_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        violations = 0
+        for group, counts in ((violating, True), (fine, False)):
+            for p in group:
+                node.add_pod(p)
+                st = self._run_extension(state, pod, p, node, add=True)
+                if not st.is_success:
+                    return [], 0, fw.error(st.message())
+                if self._run_filter(state, pod, node).is_success:
+                    continue
+                node.remove_pod(p.key)
+                st = self._run_extension(state, pod, p, node, add=False)
+                if not st.is_success:
+                    return [], 0, fw.error(st.message())
+                victims.append(p)
+                violations += 1 if counts else 0
+        if violating and fine:
+            victims.sort(key=_importance_key)
+        return victims, violations, fw.SUCCESS
+
+    def dry_run(
+        self, state: fw.CycleState, pod: PodInfo, potential: Sequence[NodeInfo], pdbs: Sequence[Budget]
+    ) -> DryRun:
+        out = DryRun()
+        if not potential:
+            return out
+        offset = self._rng().randrange(len(potential))
+        wanted = self.num_candidates(len(potential))
+        fine: list[Candidate] = []
+        violating: list[Candidate] = []
+        for i in range(len(potential)):
+            node = potential[(offset + i) % len(potential)]
+            victims, violations, st = self.select_victims(state.clone(), pod, node.clone(), pdbs)
+            if st.is_success and victims:
+                (violating if violations else fine).append(Candidate(node.name, victims, violations))
+                if fine and len(fine) + len(violating) >= wanted:
+                    break
+                continue
+            if st.is_success:
+                st = fw.error(f'expected at least one victim pod on node "{node.name}"')
+            out.statuses[node.name] = st
+        out.candidates = fine + violating
+        return out
+
+    def preempt(
+        self, state: fw.CycleState, pod: PodInfo, statuses: Mapping[str, fw.Status]
+    ) -> tuple[fw.PostFilterResult | None, fw.Status]:
+        try:
+            all_nodes: Sequence[NodeInfo] = self.handle.snapshot().node_infos()
+        except Exception as exc:  # no snapshot: nothing to preempt on
+            return None, fw.error(f"listing nodes: {exc}")
+        reason = self.eligible(pod, statuses, all_nodes)
+        if reason is not None:
+            return None, fw.unschedulable(reason)
+        potential = [
+            n
+            for n in all_nodes
+            if (st := statuses.get(n.name)) is not None and st.code is fw.Code.UNSCHEDULABLE
+        ]
+        run = self.dry_run(state, pod, potential, budgets(self.handle))
+        if not run.candidates:
+            errors = [st for st in run.statuses.values() if st.code is fw.Code.ERROR]
+            if errors:
+                return None, errors[0]
+            message = fit_error(len(all_nodes), run.statuses, REASON_NOT_HELPFUL)
+            return fw.PostFilterResult(""), fw.unschedulable(message)
+        best = pick_one(run.candidates)
+        if best is None:
+            return None, fw.unschedulable(MSG_NO_CANDIDATE)
+        evict: Any = getattr(self.handle, "evict", None)
+        for victim in best.victims:
+            st = evict(victim, pod, best.node)
+            if not st.is_success:
+                return None, fw.error(f"preempting {victim.key}: {st.message()}")
+        return fw.PostFilterResult(best.node), fw.SUCCESS
 
     def post_filter(
         self, state: fw.CycleState, pod: PodInfo, statuses: Mapping[str, fw.Status]
     ) -> tuple[fw.PostFilterResult | None, fw.Status]:
-        return None, fw.error(helper.not_active(NAME))
+        if not callable(getattr(self.handle, "evict", None)):
+            return None, fw.error(
+                f"{helper.not_active(NAME)} (the scheduler offers no eviction: handle.evict)"
+            )
+        result, status = self.preempt(state, pod, statuses)
+        if status.reasons:
+            status = fw.Status(status.code, ("preemption: " + status.message(),), status.plugin)
+        return result, status
 
 
 SPEC = fw.PluginSpec(

@@ -297,6 +297,15 @@ def list_objects(handle: Any, kind: str, namespace: str | None) -> Sequence[Mapp
     return [o for o in objs if str((o.get("metadata") or {}).get("namespace") or "default") == namespace]
 
 
+def get_object(handle: Any, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+    """One object by key from the handle's optional object lister (None when absent or the lister fails)."""
+    try:
+        obj = volumes.lister_of(handle).get(kind, namespace, name)
+    except Exception:  # a broken lister must not break scheduling
+        return None
+    return obj if isinstance(obj, Mapping) else None
+
+
 _RC_KIND = ("v1", "ReplicationController")
 _RS_KIND = ("apps/v1", "ReplicaSet")
 _SS_KIND = ("apps/v1", "StatefulSet")
@@ -306,13 +315,6 @@ def _controller_of(pod: PodInfo) -> Mapping[str, Any] | None:
     for ref in (pod.pod.get("metadata") or {}).get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("controller") is True:
             return ref
-    return None
-
-
-def _named(objs: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
-    for o in objs:
-        if (o.get("metadata") or {}).get("name") == name:
-            return o
     return None
 
 
@@ -333,12 +335,12 @@ def default_selector(pod: PodInfo, handle: Any) -> selectors.Selector:
         gvk = (str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""))
         name = str(owner.get("name") or "")
         if gvk == _RC_KIND:
-            rc = _named(list_objects(handle, "ReplicationController", pod.namespace), name)
+            rc = get_object(handle, "ReplicationController", pod.namespace, name)
             rc_sel = (rc.get("spec") or {}).get("selector") if rc is not None else None
             if isinstance(rc_sel, Mapping):
                 label_set.update({str(k): str(v) for k, v in rc_sel.items()})
         elif gvk in (_RS_KIND, _SS_KIND):
-            obj = _named(list_objects(handle, gvk[1], pod.namespace), name)
+            obj = get_object(handle, gvk[1], pod.namespace, name)
             if obj is not None:
                 sel, err = label_selector_as_selector((obj.get("spec") or {}).get("selector"))
                 if sel is not None and err is None:
