@@ -297,10 +297,18 @@ def test_not_yet_commands(run: Run) -> None:
         (("  - name: ha\n", "  - name: ../ha\n"), "spec.bases[1].name: '../ha' is not a valid name"),
         (("  - name: ha\n", "  - name: default\n"), "spec.bases: 'default' is declared twice"),
         (("values: bases/ha/values.yaml", "values: ../../etc/passwd"), "must be a path inside the package"),
+        (("archive: chart/", "archive: /tmp/../chart/"), "spec.chart.archive: '/tmp/../chart/"),
         (("  - name: replicas\n", "  - name: greeting\n"), "spec.inputs: 'greeting' is declared twice"),
         (("  - name: single\n", "  - name: Single Comp\n"), "is not a valid name"),
     ],
-    ids=["base-path-escape", "duplicate-base", "values-outside", "duplicate-input", "bad-component-name"],
+    ids=[
+        "base-path-escape",
+        "duplicate-base",
+        "values-outside",
+        "archive-outside",
+        "duplicate-input",
+        "bad-component-name",
+    ],
 )
 def test_manifest_names_and_paths_are_checked(
     run: Run, tmp_path: Path, edge_package: Path, edit: tuple[str, str], message: str

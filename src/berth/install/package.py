@@ -401,6 +401,10 @@ def load(root: Path) -> Package:
         problem = _inside(c.values, f"spec.components[{i}].values")
         if problem:
             r.problems.append(problem)
+    if ch.get("archive"):
+        problem = _inside(str(ch["archive"]), "spec.chart.archive")
+        if problem:
+            r.problems.append(problem)
     if r.problems:
         raise MultiInputError(r.problems, f"invalid {path}")
     pkg = Package(
