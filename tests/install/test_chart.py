@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from berth.install import chart
+from berth.kube import tools
 from berth.kube.errors import InputError
 
 from .conftest import EDGE_CHART
@@ -191,3 +192,23 @@ def test_repo_slash_chart_uses_helm_repositories_config(
     assert chart.resolve("local/t", tmp_path / "a").version == "1.2.0"
     with pytest.raises(InputError, match="unknown Helm repository 'other'"):
         chart.resolve("other/t", tmp_path / "b")
+
+
+def test_oci_references_go_through_helm_pull(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No registry is reachable here: a stand-in ``helm`` records its arguments and drops the chart archive."""
+    archive = tgz(tmp_path / "t-1.0.0.tgz", [file_member("t/Chart.yaml", CHART_YAML)])
+    log = tmp_path / "helm-args"
+    fake = tmp_path / "helm"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" > {log}\n'
+        'while [ $# -gt 0 ]; do if [ "$1" = --destination ]; then dest="$2"; fi; shift; done\n'
+        f'cp {archive} "$dest/"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setattr(chart.tools, "find", lambda name: tools.Tool(name, str(fake), "v4.1.4", "env"))
+    locked = chart.resolve("oci://registry.example.com/charts/t", tmp_path / "w", version="1.0.0")
+    assert (locked.name, locked.version) == ("t", "1.0.0")
+    args = log.read_text().split()
+    assert args[:2] == ["pull", "oci://registry.example.com/charts/t"]
+    assert args[args.index("--version") + 1] == "1.0.0"
