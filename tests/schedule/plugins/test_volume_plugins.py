@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from berth.schedule import config as schedconfig
 from berth.schedule.framework import interface as fw
@@ -47,9 +49,14 @@ def scheduler(objects: list[dict[str, Any]]) -> Scheduler:
         seed=1,
     )
     assert not any("Volume" in w for w in s.warnings), s.warnings
-    store = volumes.ObjectStore(objects)
-    for framework in s.frameworks.values():  # what the simulation/informers wire: one shared lister
-        framework.objects = store  # type: ignore[attr-defined]
+    add_object = getattr(s, "add_object", None)
+    if callable(add_object):  # the scheduler's own object cache, shared by its frameworks as handle.objects
+        for obj in objects:
+            add_object(obj)
+    else:  # a scheduler without one: hand every framework the same lister
+        store = volumes.ObjectStore(objects)
+        for framework in s.frameworks.values():
+            framework.__dict__["objects"] = store
     for name, zone in (("n1", "a"), ("n2", "b"), ("n3", "c")):
         s.add_node(node_obj(name, zone))
     return s
@@ -167,3 +174,72 @@ def test_statefulset_claims_follow_the_controller_naming() -> None:
         ("data-db-1", "prod", {"tier": "gold", "app": "db"})
     ]
     assert pod_volumes == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-1"}}]
+
+
+# --- property: whatever the cluster, a PV serves one claim and a pod only lands where its volumes are ------------
+
+ZONES = ("a", "b", "c")
+
+
+@st.composite
+def storage_worlds(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[Any]]:
+    objects: list[dict[str, Any]] = [
+        storage_class("local", provisioner=volumes.NOT_SUPPORTED_PROVISIONER),
+        storage_class("zonal", allowed_zones=draw(st.lists(st.sampled_from(ZONES), min_size=1, unique=True))),
+    ]
+    for i in range(draw(st.integers(0, 5))):
+        objects.append(
+            pv(
+                f"pv{i}",
+                sc="local",
+                size=f"{draw(st.integers(1, 4))}Gi",
+                zones=[draw(st.sampled_from(ZONES))],
+                modes=draw(st.sampled_from([("ReadWriteOnce",), ("ReadWriteOnce", "ReadWriteMany")])),
+            )
+        )
+    claims = []
+    for i in range(draw(st.integers(1, 5))):
+        claims.append(f"c{i}")
+        objects.append(
+            pvc(
+                f"c{i}",
+                sc=draw(st.sampled_from(["local", "zonal"])),
+                size=f"{draw(st.integers(1, 4))}Gi",
+                modes=draw(st.sampled_from([("ReadWriteOnce",), ("ReadWriteMany",)])),
+                uid=f"uid-c{i}",
+            )
+        )
+    pods = [
+        vpod(f"p{i}", draw(st.lists(st.sampled_from(claims), min_size=1, max_size=2, unique=True)))
+        for i in range(draw(st.integers(1, 6)))
+    ]
+    return objects, pods
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(storage_worlds())
+def test_bindings_are_exclusive_and_respect_topology(world: tuple[list[dict[str, Any]], list[Any]]) -> None:
+    objects, pods = world
+    s = scheduler(objects)
+    placed, failed = run(s, *pods)
+    assert set(placed) | set(failed) == {p.key for p in pods}
+    view = volumes.Volumes(next(iter(s.frameworks.values())))
+    zone_of = {"n1": "a", "n2": "b", "n3": "c"}
+    owners: dict[str, str] = {}
+    for p in pods:
+        for claim_name, _ in volumes.claim_refs(p):
+            claim = view.pvc("default", claim_name)
+            assert claim is not None
+            if p.key not in placed:
+                continue
+            assert volumes.is_fully_bound(claim), (p.key, claim)
+            volume = view.pv(str(volumes.spec(claim)["volumeName"]))
+            assert volume is not None
+            assert volumes.spec(volume)["claimRef"]["name"] == claim_name
+            assert owners.setdefault(volumes.name_of(volume), claim_name) == claim_name  # one claim per PV
+            labels = {volumes.LABEL_HOSTNAME: placed[p.key], ZONE: zone_of[placed[p.key]]}
+            assert volumes.pv_node_affinity_matches(volume, labels)
+            assert volumes.pv_capacity(volume) >= (volumes.storage_request(claim) or 0)
+            assert set(volumes.access_modes(claim)) <= set(volumes.access_modes(volume))
+    for message in failed.values():
+        assert "volume" in message or "PersistentVolumeClaim" in message, message
