@@ -64,3 +64,19 @@ def test_wait_returns_when_a_write_happens_and_times_out_otherwise() -> None:
     assert st.wait(0, 0.01) is False
     st.put("configmaps", "ns", "a", {"metadata": {"name": "a"}}, "ADDED")
     assert st.wait(0, 0.01) is True
+
+
+def test_compaction_keeps_live_objects_and_drops_history(tmp_path: Path) -> None:
+    st = S.open_store(tmp_path, retain=3)
+    st.put("configmaps", "ns", "old", {"metadata": {"name": "old"}}, "ADDED")
+    st.put("configmaps", "ns", "gone", {"metadata": {"name": "gone"}}, "ADDED")
+    st.remove("configmaps", "ns", "gone", {"metadata": {"name": "gone"}})
+    for i in range(5):
+        st.put("configmaps", "ns", "hot", {"metadata": {"name": "hot"}, "data": {"i": str(i)}}, "ADDED")
+    assert st.compact() == 5
+    st.close()
+    again = S.open_store(tmp_path, retain=3)
+    items, rv = again.list("configmaps")
+    assert [n for _ns, n, _e in items] == ["hot", "old"] and rv == 8
+    assert '"i":"4"' in (again.get("configmaps", "ns", "hot") or (0, ""))[1]
+    assert [e.rv for e in again.events_after(5)] == [6, 7, 8]

@@ -239,7 +239,9 @@ class Watch:
         return not self._fields or selectors.fields_match(self._fields, obj, _field_value)
 
     def _fill(self, timeout: float | None) -> None:
-        if not self._store.wait(self.revision, timeout):
+        ready, cursor = self._store.wait_resource(self.rtype.resource, self.revision, timeout)
+        if not ready:
+            self.revision = cursor  # nothing of ours up to there: skip other resources' events unread
             return
         try:
             events = self._store.events_after(self.revision)

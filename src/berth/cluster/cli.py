@@ -96,7 +96,8 @@ def _counts(data: Path) -> dict[str, int]:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
         try:
             rows = con.execute(
-                "SELECT resource, COUNT(*) FROM objects GROUP BY resource ORDER BY resource"
+                "SELECT l.resource, COUNT(*) FROM log l JOIN (SELECT MAX(rv) AS m FROM log GROUP BY resource, namespace, name)"
+                " x ON l.rv = x.m WHERE l.type != 'DELETED' GROUP BY l.resource ORDER BY l.resource"
             ).fetchall()
         finally:
             con.close()

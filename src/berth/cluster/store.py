@@ -1,15 +1,16 @@
 """Durable object storage for the embedded API server: SQLite in WAL mode, one global revision, an event log.
 
 Design (after kine, k3s's etcd shim): every successful write gets the next value of one global counter, the
-*revision* that clients see as ``resourceVersion``. Two tables hold everything:
+*revision* that clients see as ``resourceVersion``. One append-only table, ``log``, holds everything: each create,
+update or delete appends a row (revision, ADDED/MODIFIED/DELETED, resource, namespace, name, the object's JSON
+after the write -- its final state for DELETED -- and its JSON before, so a watch with a label selector can tell
+an object *leaving* the selector). An object's current state is its newest row unless that row is a deletion; the
+server keeps the current state in memory and rebuilds it from the log at start. A write is one INSERT.
 
-* ``objects`` -- the current state: one row per live object, keyed by (resource, namespace, name), value = JSON.
-* ``events``  -- an append-only log, one row per write (ADDED / MODIFIED / DELETED) keyed by revision, with the
-  new value and the previous one (so a watch with a label selector can tell an object *leaving* the selector).
-
-A watch that starts at revision N replays ``events`` after N, then follows live writes. Compaction drops log
-rows older than the newest ``retain`` and records the boundary in ``meta``; a watch or list below it gets 410.
-Because the log lives in SQLite, a watch can resume after the server restarts.
+A watch that starts at revision N replays rows after N, then follows live writes. Compaction deletes rows that are
+older than the newest ``retain`` revisions *and* superseded (a newer row for the same object exists) or deletions,
+and records the boundary in ``meta``; a watch or list continuation below it gets 410. Because the log lives in
+SQLite, a watch can resume after the server restarts.
 
 Durability: WAL with ``synchronous=NORMAL`` survives the process being killed (``kill -9``) at any point; only an
 OS crash or power loss may lose the last transactions. One writer lock serialises writes; readers use an in-memory
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 DEFAULT_RETAIN = 10_000
 COMPACT_EVERY = 1_000
 
@@ -75,6 +76,10 @@ class Store:
         self.retain = max(1, retain)
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
+        # Per-resource wake-ups: a write wakes only the watchers of its resource (and whole-store waiters), not
+        # every informer; _last says up to which revision a resource has events, so idle watchers fast-forward.
+        self._conds: dict[str, threading.Condition] = {}
+        self._last: dict[str, int] = {}
         self._objects: dict[str, dict[str, dict[str, Entry]]] = {}
         self._ring: deque[Event] = deque()
         self._closed = False
@@ -104,13 +109,10 @@ class Store:
         # not across power loss; it also keeps checkpoints from stalling writers on fsync.
         db.execute("PRAGMA synchronous=OFF")
         db.execute(
-            "CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
-            " rv INTEGER NOT NULL, value TEXT NOT NULL, PRIMARY KEY (resource, namespace, name))"
-        )
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS events (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, resource TEXT NOT NULL,"
+            "CREATE TABLE IF NOT EXISTS log (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, resource TEXT NOT NULL,"
             " namespace TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, prev TEXT)"
         )
+        db.execute("CREATE INDEX IF NOT EXISTS log_key ON log (resource, namespace, name, rv)")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row is None:
@@ -122,20 +124,24 @@ class Store:
         db = self._db
         self._rv = int(self._meta("rv", "0"))
         self._compacted = int(self._meta("compacted", "0"))
-        for resource, ns, name, rv, value in db.execute(
-            "SELECT resource, namespace, name, rv, value FROM objects"
-        ):
-            self._objects.setdefault(resource, {}).setdefault(ns, {})[name] = (int(rv), value)
-        for table in ("events", "objects"):
-            last = db.execute(f"SELECT MAX(rv) FROM {table}").fetchone()[0]
-            if last is not None and int(last) > self._rv:
-                self._rv = int(last)
+        latest = (
+            "SELECT l.resource, l.namespace, l.name, l.rv, l.value, l.type FROM log l JOIN"
+            " (SELECT resource, namespace, name, MAX(rv) AS m FROM log GROUP BY resource, namespace, name) x"
+            " ON l.rv = x.m"
+        )
+        for resource, ns, name, rv, value, typ in db.execute(latest):
+            if typ != "DELETED":
+                self._objects.setdefault(resource, {}).setdefault(ns, {})[name] = (int(rv), value)
+        last = db.execute("SELECT MAX(rv) FROM log").fetchone()[0]
+        if last is not None and int(last) > self._rv:
+            self._rv = int(last)
         rows = db.execute(
-            "SELECT rv, type, resource, namespace, name, value, prev FROM events ORDER BY rv DESC LIMIT ?",
-            (self.retain,),
+            "SELECT rv, type, resource, namespace, name, value, prev FROM log WHERE rv > ? ORDER BY rv DESC LIMIT ?",
+            (self._compacted, self.retain),
         ).fetchall()
         for rv, typ, resource, ns, name, value, prev in reversed(rows):
             self._ring.append(Event(int(rv), typ, resource, ns, name, value, prev))
+            self._last[resource] = int(rv)
 
     def _meta(self, key: str, default: str) -> str:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -156,6 +162,8 @@ class Store:
                 return
             self._closed = True
             self._cond.notify_all()
+            for cond in self._conds.values():
+                cond.notify_all()
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
             self._db.close()
@@ -220,15 +228,7 @@ class Store:
             obj.setdefault("metadata", {})["resourceVersion"] = str(rv)
             value = json.dumps(obj, separators=(",", ":"))
             prev = self.get(resource, namespace, name)
-            self._commit(
-                [
-                    (
-                        "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
-                        (resource, namespace, name, rv, value),
-                    )
-                ],
-                Event(rv, event, resource, namespace, name, value, prev[1] if prev else None),
-            )
+            self._commit(Event(rv, event, resource, namespace, name, value, prev[1] if prev else None))
             self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = (rv, value)
             return rv
 
@@ -240,15 +240,7 @@ class Store:
             final.setdefault("metadata", {})["resourceVersion"] = str(rv)
             value = json.dumps(final, separators=(",", ":"))
             prev = self.get(resource, namespace, name)
-            self._commit(
-                [
-                    (
-                        "DELETE FROM objects WHERE resource=? AND namespace=? AND name=?",
-                        (resource, namespace, name),
-                    )
-                ],
-                Event(rv, "DELETED", resource, namespace, name, value, prev[1] if prev else None),
-            )
+            self._commit(Event(rv, "DELETED", resource, namespace, name, value, prev[1] if prev else None))
             by_ns = self._objects.get(resource, {})
             by_ns.get(namespace, {}).pop(name, None)
             if namespace in by_ns and not by_ns[namespace]:
@@ -259,27 +251,23 @@ class Store:
         if self._closed:
             raise StoreError("the store is closed")
 
-    def _commit(self, statements: builtins.list[tuple[str, tuple[Any, ...]]], event: Event) -> None:
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for sql, args in statements:
-                db.execute(sql, args)
-            db.execute(
-                "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (event.rv, event.type, event.resource, event.namespace, event.name, event.value, event.prev),
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+    def _commit(self, event: Event) -> None:
+        # One INSERT in autocommit mode: the row is the write (atomic on its own).
+        self._db.execute(
+            "INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (event.rv, event.type, event.resource, event.namespace, event.name, event.value, event.prev),
+        )
         self._rv = event.rv
+        self._last[event.resource] = event.rv
         self._ring.append(event)
         if event.rv % COMPACT_EVERY == 0:
             self._compact_locked()
         while len(self._ring) > self.retain:
             self._ring.popleft()
         self._cond.notify_all()
+        cond = self._conds.get(event.resource)
+        if cond is not None:
+            cond.notify_all()
 
     def compact(self) -> int:
         """Drop log entries older than the newest ``retain``; returns the compacted revision."""
@@ -291,7 +279,11 @@ class Store:
         target = self._rv - self.retain
         if target <= self._compacted:
             return
-        self._db.execute("DELETE FROM events WHERE rv <= ?", (target,))
+        self._db.execute(
+            "DELETE FROM log WHERE rv <= ? AND (type = 'DELETED' OR rv < (SELECT MAX(n.rv) FROM log n"
+            " WHERE n.resource = log.resource AND n.namespace = log.namespace AND n.name = log.name))",
+            (target,),
+        )
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('compacted', ?)", (str(target),))
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (str(self._rv),))
         self._compacted = target
@@ -315,7 +307,7 @@ class Store:
                     out.append(ring[i])
                 return out
             rows = self._db.execute(
-                "SELECT rv, type, resource, namespace, name, value, prev FROM events WHERE rv > ? ORDER BY rv LIMIT ?",
+                "SELECT rv, type, resource, namespace, name, value, prev FROM log WHERE rv > ? ORDER BY rv LIMIT ?",
                 (rv, limit),
             ).fetchall()
             return [Event(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
@@ -330,9 +322,27 @@ class Store:
             self._cond.wait(timeout)
             return self._rv > after
 
+    def wait_resource(self, resource: str, after: int, timeout: float | None) -> tuple[bool, int]:
+        """Block until ``resource`` has an event after revision ``after``: ``(True, after)``; on timeout or close
+        ``(False, cursor)`` where ``cursor`` is a revision up to which ``resource`` certainly has no events (a
+        watcher may fast-forward to it without reading the log)."""
+        with self._lock:
+            if self._last.get(resource, 0) > after:
+                return True, after
+            if not self._closed:
+                cond = self._conds.get(resource)
+                if cond is None:
+                    cond = self._conds[resource] = threading.Condition(self._lock)
+                cond.wait(timeout)
+            if self._last.get(resource, 0) > after:
+                return True, after
+            return False, max(after, self._rv)
+
     def wake_all(self) -> None:
         with self._cond:
             self._cond.notify_all()
+            for cond in self._conds.values():
+                cond.notify_all()
 
 
 def open_store(data_dir: str | os.PathLike[str], retain: int = DEFAULT_RETAIN) -> Store:
