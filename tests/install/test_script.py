@@ -22,6 +22,10 @@ case "$*" in
       *) printf 'Complete=True\n' ;;
     esac ;;
   *"get pod"*) echo Succeeded ;;
+  *"get crd "*)
+    # a CRD is absent at its first lookup (unless FAKE_CRDS_EXIST), present afterwards
+    marker="$FAKE_LOG.crd.$(echo "$*" | sed 's/.*get crd //; s/ .*//')"
+    if [ -z "${FAKE_CRDS_EXIST:-}" ] && [ ! -e "$marker" ]; then touch "$marker"; exit 1; fi ;;
   *"get namespace"*) exit 1 ;;
   *"logs"*) echo "pod log line: migration exploded" ;;
 esac
@@ -49,8 +53,8 @@ def run_script(
     script: Path, env: dict[str, str], *args: str, **extra_env: str
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     log = Path(env["FAKE_LOG"])
-    if log.exists():
-        log.unlink()
+    for stale in log.parent.glob(log.name + "*"):
+        stale.unlink()
     proc = subprocess.run(
         ["bash", str(script), *args],
         env={**env, **extra_env},
@@ -260,3 +264,27 @@ def test_upgrade_script_applies_the_upgrade_variant(
         "apply upgrade/secrets/secret-edge-app-token.yaml"
     )
     assert "warning: post-upgrade: ConfigMap edge/operator-config stays after success" in proc.stderr
+
+
+def test_crds_folder_crd_is_created_only_when_absent(
+    run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]
+) -> None:
+    proc, calls = run_script(
+        make_script(run, edge_workdir, tmp_path), shim, "--context", "c", FAKE_CRDS_EXIST="1"
+    )
+    assert proc.returncode == 0, proc.stderr
+    s = summary(calls)
+    assert (
+        "apply manifests/customresourcedefinition-things-edge-example-com.yaml" not in s
+    )  # crds/: left alone
+    assert (
+        s[:3]
+        == [
+            "create-ns edge",
+            "established things.edge.example.com",
+            "apply manifests/customresourcedefinition-widgets-edge-example-com.yaml",  # templated: a release resource
+        ]
+    )
+    assert (
+        "CRD things.edge.example.com exists; Helm leaves crds/ CRDs under their current owner" in proc.stdout
+    )

@@ -103,6 +103,8 @@ class PlanObject:
     delete_on_failure: bool = False
     logs_on_success: bool = False
     """``helm.sh/hook-output-log-policy: hook-succeeded`` on a Job or Pod: print its logs after it succeeds."""
+    create_only: bool = False
+    """A ``crds/`` CRD: Helm creates it when absent and never touches an existing one."""
 
     @property
     def group(self) -> str:
@@ -341,8 +343,15 @@ def build(
             steps.append(
                 Step(
                     Phase.CRDS.value,
-                    tuple(_plain(c, files, prefix + "manifests", Wait.ESTABLISHED) for c in crds),
-                    f"server-side apply {len(crds)} CRD(s) one by one and wait until each is Established",
+                    tuple(
+                        dataclasses.replace(
+                            _plain(c, files, prefix + "manifests", Wait.ESTABLISHED),
+                            create_only=c.from_crds_dir,
+                        )
+                        for c in crds
+                    ),
+                    f"server-side apply {len(crds)} CRD(s) one by one (crds/ ones only when absent, as Helm) "
+                    "and wait until each is Established",
                     CRD_TIMEOUT_SECONDS,
                 )
             )
@@ -457,6 +466,8 @@ def render_text(plan: Plan) -> str:
                 extra.append("deleted before creation")
             if o.delete_on_failure:
                 extra.append("deleted if it fails")
+            if o.create_only:
+                extra.append("created only if absent (crds/)")
             lines.append(f"   {j:>3}  {o.label}" + (f"  [{'; '.join(extra)}]" if extra else ""))
         if step.is_hook:
             if step.delete_after_success:

@@ -247,7 +247,16 @@ def _step_lines(step: Step, plan: Plan) -> list[str]:
     if step.phase == Phase.CRDS.value:
         out = []
         for o in step.objects:
-            out.append(f"  apply_file {q(o.file)} ''")
+            if o.create_only:
+                out.append(f"  if kc get crd {q(o.name)} >/dev/null 2>&1; then")
+                out.append(
+                    f"    echo {q(f'CRD {o.name} exists; Helm leaves crds/ CRDs under their current owner')}"
+                )
+                out.append("  else")
+                out.append(f"    apply_file {q(o.file)} ''")
+                out.append("  fi")
+            else:
+                out.append(f"  apply_file {q(o.file)} ''")
             out.append(f"  wait_crd {q(o.name)} {step.timeout_seconds}")
         return out
     if step.phase in (Phase.SECRETS.value, Phase.APPLY.value):
