@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
@@ -535,3 +537,61 @@ def test_snapshot_lists_of_nodes_with_affinity_pods_are_used(listed: bool, want:
     pl = ipa.SPEC.new(ipa.InterPodAffinityArgs(), ListingSnapshotHandle([a], [a] if listed else []))
     assert isinstance(pl, ipa.InterPodAffinity)
     assert filter_all(pl, pod("p", labels={"app": "web"}), [a]) == {"a": want}
+
+
+# --- bad input never raises ----------------------------------------------------------------------------------------
+
+_WORDS = st.sampled_from(
+    ["In", "NotIn", "Exists", "DoesNotExist", "Foo", ZONE, HOST, "app", "db", "default", ""]
+)
+_KEYS = st.sampled_from(
+    [
+        REQ,
+        PREF,
+        "weight",
+        "podAffinityTerm",
+        "labelSelector",
+        "namespaceSelector",
+        "namespaces",
+        "topologyKey",
+        "matchLabels",
+        "matchExpressions",
+        "key",
+        "operator",
+        "values",
+        "matchLabelKeys",
+        "mismatchLabelKeys",
+    ]
+)
+_JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | _WORDS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=5),
+    max_leaves=14,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(incoming=_JUNK, existing=_JUNK)
+def test_malformed_affinity_never_raises(incoming: Any, existing: Any) -> None:
+    """Junk in the incoming pod's and in existing pods' podAffinity/podAntiAffinity: statuses, not exceptions."""
+    other = pod(
+        "other", labels={"app": "db"}, affinity={"podAntiAffinity": existing, "podAffinity": existing}
+    )
+    nodes = [*cluster(), node("e", labels={ZONE: "z2", HOST: "e"}, pods=[other])]
+    p = pod("p", labels={"app": "db"}, affinity={"podAffinity": incoming, "podAntiAffinity": incoming})
+    pl = plugin(nodes=nodes)
+    state = fw.CycleState()
+    _, status = pl.pre_filter(state, p, nodes)
+    assert isinstance(status, fw.Status)
+    if status.is_success:
+        for n in nodes:
+            assert isinstance(pl.filter(state, p, n), fw.Status)
+        assert pl.add_pod(state, p, other, nodes[0]).is_success
+        assert pl.remove_pod(state, p, other, nodes[0]).is_success
+    state = fw.CycleState()
+    status = pl.pre_score(state, p, nodes)
+    assert isinstance(status, fw.Status)
+    if status.is_success:
+        scores = [fw.NodeScore(n.name, pl.score(state, p, n)[0]) for n in nodes]
+        assert pl.normalize_score(state, p, scores).is_success
+        assert all(0 <= s.score <= 100 for s in scores)

@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
@@ -578,3 +580,73 @@ def test_objects_attribute_lister_is_read_too() -> None:
     handle.objects = volumes.ObjectStore([SERVICE])  # type: ignore[attr-defined]
     pl = pts.SPEC.new(pts.PodTopologySpreadArgs.decode(None, "a")[0], handle)
     assert run_score(pl, pod("new", labels={"app": "web"}), nodes) == [44, 66, 77, 100]
+
+
+# --- bad input never raises ----------------------------------------------------------------------------------------
+
+_WORDS = st.sampled_from(
+    ["DoNotSchedule", "ScheduleAnyway", "In", "NotIn", "Exists", "Foo", ZONE, HOST, "app", "web", "Honor", ""]
+)
+_KEYS = st.sampled_from(
+    [
+        "maxSkew",
+        "topologyKey",
+        "whenUnsatisfiable",
+        "labelSelector",
+        "matchLabels",
+        "matchExpressions",
+        "key",
+        "operator",
+        "values",
+        "minDomains",
+        "nodeAffinityPolicy",
+        "nodeTaintsPolicy",
+        "matchLabelKeys",
+    ]
+)
+_JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | _WORDS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=5),
+    max_leaves=12,
+)
+
+
+def _drive(pl: fw.Plugin, p: PodInfo, nodes: Sequence[NodeInfo]) -> None:
+    """Every extension point answers with a Status (never an exception), whatever the input."""
+    assert isinstance(pl, pts.PodTopologySpread)
+    state = fw.CycleState()
+    _, status = pl.pre_filter(state, p, nodes)
+    assert isinstance(status, fw.Status)
+    if status.is_success:
+        for n in nodes:
+            assert isinstance(pl.filter(state, p, n), fw.Status)
+        assert pl.add_pod(state, p, pod("x", labels={"app": "web"}), nodes[0]).is_success
+        assert pl.remove_pod(state, p, pod("x", labels={"app": "web"}), nodes[0]).is_success
+    state = fw.CycleState()
+    status = pl.pre_score(state, p, nodes)
+    assert isinstance(status, fw.Status)
+    if status.is_success:
+        scores = [fw.NodeScore(n.name, pl.score(state, p, n)[0]) for n in nodes]
+        assert pl.normalize_score(state, p, scores).is_success
+
+
+@settings(max_examples=80, deadline=None)
+@given(constraints=_JUNK)
+def test_malformed_constraints_never_raise(constraints: Any) -> None:
+    nodes = [*zones(2, 1), node("c", labels={"other": "x"})]
+    _drive(
+        plugin(nodes=nodes, objects=[SERVICE]),
+        pod("p", labels={"app": "web"}, spec={"topologySpreadConstraints": constraints}),
+        nodes,
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(constraints=st.lists(st.dictionaries(_KEYS, _JUNK, max_size=6), max_size=3))
+def test_constraint_shaped_junk_never_raises(constraints: list[dict[str, Any]]) -> None:
+    nodes = [*zones(2, 1), node("c", labels={"other": "x"})]
+    _drive(
+        plugin(nodes=nodes),
+        pod("p", labels={"app": "web"}, spec={"topologySpreadConstraints": constraints}),
+        nodes,
+    )

@@ -177,7 +177,10 @@ def _merge_label_keys(raw: Mapping[str, Any], labels: Mapping[str, str]) -> Mapp
     mismatch_keys = raw.get("mismatchLabelKeys") or ()
     if sel is None or not isinstance(sel, Mapping) or (not match_keys and not mismatch_keys):
         return sel
-    exprs = list(sel.get("matchExpressions") or ())
+    raw_exprs = sel.get("matchExpressions") or ()
+    if not isinstance(raw_exprs, (list, tuple)):
+        return sel  # label_selector_as_selector reports it
+    exprs = list(raw_exprs)
     for keys, op in ((match_keys, "In"), (mismatch_keys, "NotIn")):
         for key in keys if isinstance(keys, list) else ():
             if str(key) in labels:
@@ -196,12 +199,17 @@ def parse_term(raw: Any, pod: PodInfo) -> tuple[AffinityTerm | None, str | None]
     ns_sel, err = pts.label_selector_as_selector(ns_raw)
     if err is not None:
         return None, err
-    listed = [str(n) for n in raw.get("namespaces") or ()]
+    raw_namespaces = raw.get("namespaces") or ()
+    if not isinstance(raw_namespaces, (list, tuple)):
+        return None, f"namespaces: Invalid value: {helper.go_value(raw_namespaces)}: must be a list"
+    listed = [str(n) for n in raw_namespaces]
     namespaces = frozenset(listed) if listed or ns_raw is not None else frozenset((pod.namespace,))
     return AffinityTerm(namespaces, ns_sel, sel, str(raw.get("topologyKey") or "")), None
 
 
 def _parse_list(items: Any, pod: PodInfo) -> tuple[tuple[AffinityTerm, ...], str | None]:
+    if items is not None and not isinstance(items, list):
+        return (), f"Invalid value: {helper.go_value(items)}: must be a list"
     out: list[AffinityTerm] = []
     for raw in items or ():
         term, err = parse_term(raw, pod)
@@ -212,6 +220,8 @@ def _parse_list(items: Any, pod: PodInfo) -> tuple[tuple[AffinityTerm, ...], str
 
 
 def _parse_weighted(items: Any, pod: PodInfo) -> tuple[tuple[WeightedTerm, ...], str | None]:
+    if items is not None and not isinstance(items, list):
+        return (), f"Invalid value: {helper.go_value(items)}: must be a list"
     out: list[WeightedTerm] = []
     for raw in items or ():
         if not isinstance(raw, Mapping):
@@ -227,7 +237,15 @@ def _parse_weighted(items: Any, pod: PodInfo) -> tuple[tuple[WeightedTerm, ...],
 
 
 def parse_pod_terms(pod: PodInfo) -> PodTerms:
-    """All four term lists of a pod (upstream ``PodInfo.Update``); parse errors aggregated like upstream."""
+    """All four term lists of a pod (upstream ``PodInfo.Update``); parse errors aggregated like upstream.
+    Malformed input (wrong types) is an error, never an exception."""
+    try:
+        return _parse_pod_terms(pod)
+    except (TypeError, ValueError, AttributeError) as exc:
+        return PodTerms(error=f"invalid pod affinity: {exc}")
+
+
+def _parse_pod_terms(pod: PodInfo) -> PodTerms:
     aff = pod.affinity.get("podAffinity") or {}
     anti = pod.affinity.get("podAntiAffinity") or {}
     if not isinstance(aff, Mapping) or not isinstance(anti, Mapping):

@@ -253,7 +253,10 @@ def label_selector_as_selector(raw: Any) -> tuple[selectors.Selector | None, str
         if op not in _SELECTOR_OPERATORS:
             return None, f"{_go_quote(op)} is not a valid label selector operator"
         key = str(expr.get("key") or "")
-        values = tuple(str(v) for v in expr.get("values") or ())
+        raw_values = expr.get("values") or ()
+        if not isinstance(raw_values, (list, tuple)):
+            return None, f"values: Invalid value: {helper.go_value(raw_values)}: must be a list"
+        values = tuple(str(v) for v in raw_values)
         err = _requirement_error(key, values, op)
         if err:
             return None, err
@@ -394,9 +397,19 @@ def _int_field(raw: Mapping[str, Any], key: str, default: int) -> int:
 
 def pod_constraints(pod: PodInfo, action: str) -> tuple[list[Constraint], str | None]:
     """The pod's own constraints with ``whenUnsatisfiable == action`` (upstream
-    ``filterTopologySpreadConstraints``); (constraints, error)."""
+    ``filterTopologySpreadConstraints``); (constraints, error). Malformed input is an error, never an exception."""
+    try:
+        return _pod_constraints(pod, action)
+    except (TypeError, ValueError, AttributeError) as exc:
+        return [], f"invalid topologySpreadConstraints: {exc}"
+
+
+def _pod_constraints(pod: PodInfo, action: str) -> tuple[list[Constraint], str | None]:
+    raws = (pod.pod.get("spec") or {}).get("topologySpreadConstraints") or ()
+    if not isinstance(raws, list):
+        return [], f"topologySpreadConstraints: Invalid value: {helper.go_value(raws)}: must be a list"
     out: list[Constraint] = []
-    for raw in (pod.pod.get("spec") or {}).get("topologySpreadConstraints") or ():
+    for raw in raws:
         if not isinstance(raw, Mapping) or raw.get("whenUnsatisfiable") != action:
             continue
         sel, err = label_selector_as_selector(raw.get("labelSelector"))
