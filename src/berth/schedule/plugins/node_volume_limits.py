@@ -57,9 +57,9 @@ class NodeVolumeLimits(fw.PreFilterPlugin, fw.FilterPlugin):
     def pre_filter(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
-        if vol.claim_refs(pod):
+        if vol.has_volumes(pod) and vol.claim_refs(pod):
             return None, fw.SUCCESS
-        return None, fw.skip()
+        return None, vol.SKIP
 
     def _csi_driver_info(self, objects: vol.Volumes, pvc: vol.Obj) -> tuple[str, str]:
         pv_name = str(vol.spec(pvc).get("volumeName") or "")
@@ -97,7 +97,7 @@ class NodeVolumeLimits(fw.PreFilterPlugin, fw.FilterPlugin):
                 result[f"{driver}/{handle}"] = driver
 
     def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
-        if not vol.pod_volumes(pod):
+        if not vol.has_volumes(pod):
             return fw.SUCCESS
         objects = vol.Volumes(self.handle)
         new: dict[str, str] = {}

@@ -113,6 +113,9 @@ class _State:
         return self  # upstream shares the same state data between clones too
 
 
+_NO_CLAIMS = _State()  # shared by every pod without claims; never written to (its Filter is skipped)
+
+
 def _claim_key(pvc: vol.Obj) -> str:
     return f"{vol.meta(pvc).get('namespace') or 'default'}/{vol.name_of(pvc)}"
 
@@ -205,10 +208,10 @@ class VolumeBinding(
     def pre_filter(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
-        refs = vol.claim_refs(pod)
+        refs = vol.claim_refs(pod) if vol.has_volumes(pod) else ()
         if not refs:
-            state.write(STATE_KEY, _State())
-            return None, fw.skip()
+            state.write(STATE_KEY, _NO_CLAIMS)
+            return None, vol.SKIP
         v = vol.Volumes(self.handle)
         claims: list[vol.Obj] = []
         for claim_name, ephemeral in refs:  # upstream podHasPVCs
@@ -366,7 +369,7 @@ class VolumeBinding(
     # --- PreScore / Score (StorageCapacityScoring is alpha and off) ----------------------------------------------
 
     def pre_score(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> fw.Status:
-        return fw.skip()
+        return vol.SKIP
 
     def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
         return 0, fw.SUCCESS
@@ -377,9 +380,11 @@ class VolumeBinding(
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
             return fw.error(f'reading "{STATE_KEY}" from cycleState: not found')
+        if s is _NO_CLAIMS:
+            return fw.SUCCESS
         pod_volumes = s.by_node.get(node_name)
         if pod_volumes is None or (not pod_volumes.static_bindings and not pod_volumes.dynamic_provisions):
-            s.all_bound = True  # the pod has no PVC, or all of them are bound
+            s.all_bound = True  # all of the pod's claims are bound
             return fw.SUCCESS
         v = vol.Volumes(self.handle)
         assumed_bindings: list[tuple[vol.Obj, vol.Obj]] = []

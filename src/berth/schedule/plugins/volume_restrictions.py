@@ -113,9 +113,9 @@ class VolumeRestrictions(fw.PreFilterPlugin, fw.FilterPlugin):
     def pre_filter(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
+        if not vol.has_volumes(pod):
+            return None, vol.SKIP
         volumes = vol.pod_volumes(pod)
-        if not volumes:
-            return None, fw.skip()
         needs_check = any(needs_restrictions_check(v) for v in volumes)
         rwop: set[str] = set()
         objects: vol.Volumes | None = None
@@ -135,7 +135,7 @@ class VolumeRestrictions(fw.PreFilterPlugin, fw.FilterPlugin):
             used = _claims_in_use(self.handle)
             conflicts = sum(1 for c in rwop if f"{pod.namespace}/{c}" in used)
         if not needs_check and conflicts == 0:
-            return None, fw.skip()
+            return None, vol.SKIP
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(frozenset(rwop), conflicts))
         return None, fw.SUCCESS
 

@@ -103,18 +103,18 @@ class VolumeZone(fw.PreFilterPlugin, fw.FilterPlugin):
     def pre_filter(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
-        if not vol.pod_volumes(pod):
-            return None, fw.skip()
+        if not vol.has_volumes(pod):
+            return None, vol.SKIP
         topologies, status = self._topologies(pod)
         if not status.is_success:
             return None, status
         if not topologies:
-            return None, fw.skip()
+            return None, vol.SKIP
         state.write(PRE_FILTER_STATE_KEY, tuple(topologies))
         return None, fw.SUCCESS
 
     def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
-        if not vol.pod_volumes(pod):
+        if not vol.has_volumes(pod):
             return fw.SUCCESS
         topologies = state.get(PRE_FILTER_STATE_KEY)
         if topologies is None:  # PreFilter did not run: compute here, as upstream falls back to

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from berth.kube import quantity, selectors
+from berth.schedule.framework.interface import Code, Status
 from berth.schedule.framework.types import PodInfo
 
 Obj = Mapping[str, Any]
@@ -198,6 +199,15 @@ def labels(obj: Obj) -> Mapping[str, str]:
 
 def resource_version(obj: Obj | None) -> str:
     return "" if obj is None else str(meta(obj).get("resourceVersion") or "")
+
+
+SKIP = Status(Code.SKIP)  # shared: Status is immutable, and every pod without volumes returns it
+
+
+def has_volumes(pod: PodInfo) -> bool:
+    """The cheap test every volume plugin's PreFilter starts with (most pods have no volumes at all)."""
+    spec = pod.pod.get("spec")
+    return bool(spec and spec.get("volumes"))
 
 
 def pod_volumes(pod: PodInfo) -> list[Mapping[str, Any]]:
