@@ -1,0 +1,255 @@
+"""What the live scheduler tells users about a pod: Events and the pod's ``PodScheduled`` condition.
+
+Why: ``kubectl describe pod`` is where people look when a pod stays Pending. Upstream writes, per cycle outcome:
+
+- scheduled: Event ``Scheduled`` (Normal, action ``Binding``): ``Successfully assigned <ns>/<pod> to <node>``;
+- failed: Event ``FailedScheduling`` (Warning, action ``Scheduling``) with the FitError text truncated to 1024
+  characters, and a ``pods/status`` patch setting condition ``PodScheduled=False`` (reason ``Unschedulable`` or
+  ``SchedulerError``, the full message) and ``status.nominatedNodeName`` when preemption nominated a node.
+
+Events go out on a background thread (:class:`EventRecorder`) so a slow API server never slows scheduling; they
+use ``events.k8s.io/v1`` and fall back to core ``v1`` Events if the server does not serve that group. The
+condition patch (:class:`StatusWriter`) is written synchronously, before the pod can be retried, and only when the
+condition or nomination actually changes -- an unschedulable pod re-tried on every cluster event would otherwise
+write the same status again and again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import queue
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client as k8s
+
+from berth.kube.objects import Obj
+from berth.schedule import scheduler as scheduler_mod
+from berth.schedule.live import api
+
+log = logging.getLogger("berth.schedule.live")
+
+NORMAL = "Normal"
+WARNING = "Warning"
+SCHEDULED = "Scheduled"
+FAILED_SCHEDULING = "FailedScheduling"
+ACTION_BINDING = "Binding"
+ACTION_SCHEDULING = "Scheduling"
+POD_SCHEDULED = "PodScheduled"
+
+
+def micro_time(now: dt.datetime | None = None) -> str:
+    """MicroTime as the API writes it: ``2026-11-29T19:53:33.849118Z``."""
+    t = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def rfc3339(now: dt.datetime | None = None) -> str:
+    t = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def scheduled_message(pod_key: str, node: str) -> str:
+    return f"Successfully assigned {pod_key} to {node}"
+
+
+@dataclass(frozen=True)
+class PodEvent:
+    """One Event about one pod."""
+
+    pod: Obj
+    reporting_controller: str  # the profile's scheduler name, as upstream
+    type: str
+    reason: str
+    action: str
+    note: str
+
+
+class EventRecorder:
+    """Posts :class:`PodEvent` s from a background thread; never blocks the scheduling loop.
+
+    Args:
+        api_client: the official client's ApiClient.
+        permissions: 403s are logged once per missing permission.
+        capacity: events waiting beyond this are dropped (counted in ``dropped``), as client-go's broadcaster does.
+    """
+
+    def __init__(self, api_client: Any, permissions: api.PermissionLog, capacity: int = 10_000) -> None:
+        self._events_api = k8s.EventsV1Api(api_client)
+        self._core = k8s.CoreV1Api(api_client)
+        self._permissions = permissions
+        self._queue: queue.Queue[PodEvent | None] = queue.Queue(capacity)
+        self._instance_suffix = socket.gethostname()
+        self._use_core = False
+        self.posted = 0
+        self.failed = 0
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
+        self._thread.start()
+
+    def record(self, event: PodEvent) -> None:
+        try:
+            self._queue.put_nowait(event)
+        except queue.Full:
+            self.dropped += 1
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Post what is queued (up to ``timeout`` seconds), then stop."""
+        with contextlib.suppress(queue.Full):
+            self._queue.put(None, timeout=timeout)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            event = self._queue.get()
+            if event is None:
+                return
+            try:
+                self._post(event)
+                self.posted += 1
+            except api.ApiError as exc:
+                self.failed += 1
+                ns = str((event.pod.get("metadata") or {}).get("namespace") or "default")
+                if exc.status == 403:
+                    group = "" if self._use_core else "events.k8s.io"
+                    self._permissions.forbidden("create", "events", group, ns, exc)
+                else:
+                    log.warning("could not record event %s for pod %s: %s", event.reason, ns, exc)
+            except api.Unreachable as exc:
+                self.failed += 1
+                log.warning("could not record event %s: API server unreachable: %s", event.reason, exc)
+            except Exception:
+                self.failed += 1
+                log.exception("could not record event %s", event.reason)
+
+    def _post(self, event: PodEvent) -> None:
+        meta = event.pod.get("metadata") or {}
+        ns = str(meta.get("namespace") or "default")
+        name = str(meta.get("name") or "")
+        now = dt.datetime.now(dt.UTC)
+        event_name = f"{name}.{time.time_ns():x}"
+        ref = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": ns,
+            "name": name,
+            "uid": str(meta.get("uid") or ""),
+            "resourceVersion": str(meta.get("resourceVersion") or ""),
+        }
+        instance = f"{event.reporting_controller}-{self._instance_suffix}"
+        if not self._use_core:
+            body = {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {"name": event_name, "namespace": ns},
+                "eventTime": micro_time(now),
+                "reportingController": event.reporting_controller,
+                "reportingInstance": instance,
+                "action": event.action,
+                "reason": event.reason,
+                "regarding": ref,
+                "note": event.note,
+                "type": event.type,
+            }
+            try:
+                api.typed(self._events_api.create_namespaced_event, ns, body)
+                return
+            except api.ApiError as exc:
+                if exc.status != 404 or exc.body.get("details"):
+                    raise
+                log.info("events.k8s.io/v1 is not served; recording core v1 Events instead")
+                self._use_core = True
+        stamp = rfc3339(now)
+        core_body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": event_name, "namespace": ns},
+            "involvedObject": ref,
+            "reason": event.reason,
+            "message": event.note,
+            "type": event.type,
+            "source": {"component": event.reporting_controller},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "eventTime": micro_time(now),
+            "action": event.action,
+            "reportingComponent": event.reporting_controller,
+            "reportingInstance": instance,
+        }
+        api.typed(self._core.create_namespaced_event, ns, core_body)
+
+
+def scheduled_event(pod: Obj, scheduler_name: str, node: str) -> PodEvent:
+    meta = pod.get("metadata") or {}
+    key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+    return PodEvent(pod, scheduler_name, NORMAL, SCHEDULED, ACTION_BINDING, scheduled_message(key, node))
+
+
+def failed_event(pod: Obj, scheduler_name: str, message: str) -> PodEvent:
+    note = scheduler_mod.truncate_event_message(message)
+    return PodEvent(pod, scheduler_name, WARNING, FAILED_SCHEDULING, ACTION_SCHEDULING, note)
+
+
+def pod_scheduled_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == POD_SCHEDULED:
+            return cond
+    return None
+
+
+class StatusWriter:
+    """Patches ``pods/status``: ``PodScheduled=False`` with the reason and message, and ``nominatedNodeName``."""
+
+    def __init__(self, api_client: Any, permissions: api.PermissionLog) -> None:
+        self._core = k8s.CoreV1Api(api_client)
+        self._permissions = permissions
+        self.patches = 0
+
+    def patch(self, pod: Obj, reason: str, message: str, nominated_node: str = "") -> bool:
+        """Write the condition if it differs from the pod's; True when a patch was sent and accepted."""
+        current = pod_scheduled_condition(pod) or {}
+        status = pod.get("status") or {}
+        same_condition = (
+            current.get("status") == "False"
+            and current.get("reason") == reason
+            and current.get("message") == message
+        )
+        same_nomination = not nominated_node or status.get("nominatedNodeName") == nominated_node
+        if same_condition and same_nomination:
+            return False
+        meta = pod.get("metadata") or {}
+        ns = str(meta.get("namespace") or "default")
+        name = str(meta.get("name") or "")
+        condition: dict[str, Any] = {
+            "type": POD_SCHEDULED,
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": rfc3339()
+            if current.get("status") != "False"
+            else current.get("lastTransitionTime") or rfc3339(),
+        }
+        body: dict[str, Any] = {"status": {"conditions": [condition]}}
+        if nominated_node:
+            body["status"]["nominatedNodeName"] = nominated_node
+        try:
+            api.typed(self._core.patch_namespaced_pod_status, name, ns, body)
+        except api.ApiError as exc:
+            if exc.status == 403:
+                self._permissions.forbidden("patch", "pods/status", "", ns, exc)
+            elif exc.status != 404:
+                log.warning("could not update the PodScheduled condition of %s/%s: %s", ns, name, exc)
+            return False
+        except api.Unreachable as exc:
+            log.warning("could not update the PodScheduled condition of %s/%s: %s", ns, name, exc)
+            return False
+        self.patches += 1
+        return True

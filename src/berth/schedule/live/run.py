@@ -1,0 +1,544 @@
+"""``berth schedule run``: the simulation's :class:`~berth.schedule.Scheduler`, fed by informers, binding through
+the API.
+
+Why: the same framework must place pods in simulation and on a cluster, or a policy tried in ``simulate`` would
+behave differently for real. Only the two ends change (see :mod:`berth.schedule.scheduler`): events come from
+informers (:mod:`.informers`) instead of files, and the binder POSTs ``pods/binding`` (:mod:`.binder`).
+
+Threads and who owns what::
+
+    informer threads (one per resource) ──Delta──▶ inbox ──▶ scheduling loop (one thread) ──▶ API writes
+                                                              ├ applies deltas to the Scheduler (cache, queue,
+                                                              │ object listers) -- the only thread touching it
+                                                              └ schedule_one(): cycle + bind + events/status
+    leader elector thread: acquire, renew; losing the lease stops everything (upstream exits)
+    event recorder thread: posts Events; metrics server threads: /metrics /healthz /readyz
+
+Because one thread applies every change and runs every cycle, a cycle never sees a half-applied update, and the
+order of changes is the API server's order per resource. Scheduling starts once every informer has listed
+(upstream ``WaitForCacheSync``) and this process leads (when ``--leader-elect``).
+
+Where the kubeconfig comes from: ``--kubeconfig``, else ``$KUBECONFIG``, else ``./.berth/cluster/kubeconfig`` (the
+embedded cluster's default data dir) if it exists, else ``~/.kube/config`` if it exists, else the in-cluster
+ServiceAccount.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+from kubernetes.config.config_exception import ConfigException
+
+from berth.kube import client as kube_client
+from berth.kube.errors import BerthError, InputError
+from berth.kube.objects import Obj
+from berth.schedule import rbac
+from berth.schedule.config import SchedulerConfiguration
+from berth.schedule.live import api, events, informers
+from berth.schedule.live.binder import ApiBinder
+from berth.schedule.live.informers import Delta, EventType, Informer, ListWatch, Resource
+from berth.schedule.live.leader import LeaderElector, default_identity
+from berth.schedule.live.metrics import HealthServer, Metrics
+from berth.schedule.scheduler import CycleOutcome, Result, Scheduler
+
+log = logging.getLogger("berth.schedule.live")
+
+EMBEDDED_KUBECONFIG = Path(".berth") / "cluster" / "kubeconfig"
+_TERMINAL = ("Succeeded", "Failed")
+
+
+class LeadershipLost(BerthError):
+    """The lease was not renewed in time; the scheduler stopped (exit 1, like kube-scheduler)."""
+
+
+# --- connecting ---------------------------------------------------------------------------------------------------
+
+
+def resolve_kubeconfig(explicit: str | os.PathLike[str] | None, cwd: Path | None = None) -> str | None:
+    """The kubeconfig to use (see the module docstring); None means the in-cluster ServiceAccount."""
+    if explicit:
+        return str(explicit)
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return env.split(os.pathsep)[0]
+    embedded = (cwd or Path.cwd()) / EMBEDDED_KUBECONFIG
+    if embedded.is_file():
+        return str(embedded)
+    home = Path.home() / ".kube" / "config"
+    if home.is_file():
+        return str(home)
+    return None
+
+
+def configuration(kubeconfig: str | None, context: str | None) -> Any:
+    """A ``kubernetes.client.Configuration`` for the kubeconfig (through berth's client wrapper) or in-cluster."""
+    if kubeconfig is not None:
+        return kube_client.connect(kubeconfig, context).api_client.configuration
+    if context:
+        raise InputError(
+            "--context needs a kubeconfig (none found: pass --kubeconfig or set KUBECONFIG)", "--context"
+        )
+    cfg = k8s_client.Configuration()
+    try:
+        k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+    except ConfigException as exc:
+        raise InputError(
+            "no kubeconfig found ($KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config) and not running in a "
+            f"cluster ({exc}); pass --kubeconfig",
+            "--kubeconfig",
+        ) from exc
+    return cfg
+
+
+def api_client_from(cfg: Any, pool_size: int) -> Any:
+    """A separate ApiClient (own connection pool) on a copy of ``cfg``."""
+    mine = copy.deepcopy(cfg)
+    mine.connection_pool_maxsize = pool_size
+    return k8s_client.ApiClient(mine)
+
+
+# --- what to watch ------------------------------------------------------------------------------------------------
+
+
+def informer_resources(cfg: SchedulerConfiguration, registry: Any, api_client: Any = None) -> list[Resource]:
+    """Pods, nodes, and every other resource the enabled plugins read -- exactly the ``list, watch`` rules of
+    ``berth schedule rbac``, so the scheduler watches what its minimal role grants and nothing more."""
+    out: dict[tuple[str, str], Resource] = {
+        (informers.PODS.group, informers.PODS.plural): informers.PODS,
+        (informers.NODES.group, informers.NODES.plural): informers.NODES,
+    }
+    for rule in rbac.compute(cfg, registry).rules:
+        if rule.resource_names or "/" in rule.resource or not {"list", "watch"} <= set(rule.verbs):
+            continue
+        key = (rule.group, rule.resource)
+        if key in out:
+            continue
+        known = informers.KNOWN.get(key)
+        if known is None and api_client is not None:
+            known = discover(api_client, rule.group, rule.resource)
+        if known is None:
+            log.warning("cannot follow %s.%s: unknown resource (not served?)", rule.resource, rule.group)
+            continue
+        out[key] = known
+    return list(out.values())
+
+
+def discover(api_client: Any, group: str, plural: str) -> Resource | None:
+    """Find the kind, preferred version and scope of a resource a user plugin reads (e.g. a custom resource)."""
+    try:
+        if group:
+            version = str(
+                ((api.call(api_client, "GET", f"/apis/{group}").get("preferredVersion")) or {}).get("version")
+                or ""
+            )
+            listing = api.call(api_client, "GET", f"/apis/{group}/{version}")
+        else:
+            version = "v1"
+            listing = api.call(api_client, "GET", "/api/v1")
+    except (api.ApiError, api.Unreachable) as exc:
+        log.warning("discovery of %s.%s failed: %s", plural, group, exc)
+        return None
+    for res in listing.get("resources") or []:
+        if res.get("name") == plural:
+            return Resource(str(res.get("kind") or ""), plural, group, version, bool(res.get("namespaced")))
+    return None
+
+
+# --- the scheduler ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """How to run. ``wrap_source`` lets tests put a fault injector between the informers and the API."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    leader_elect: bool = False
+    identity: str = ""
+    metrics_port: int | None = None
+    metrics_address: str = "0.0.0.0"
+    seed: int | None = None
+    backoff: informers.Backoff = field(default_factory=informers.Backoff)
+    watch_timeout: tuple[int, int] = informers.WATCH_TIMEOUT_SECONDS
+    sync_timeout: float | None = None
+    wrap_source: Callable[[ListWatch], ListWatch] | None = None
+    events: bool = True
+
+
+class LiveScheduler:
+    """One scheduler process against one cluster.
+
+    Args:
+        config: the resolved configuration (``berth.schedule.config.load``).
+        registry: plugin specs (the default registry plus ``--plugin`` ones).
+        options: connection and runtime options.
+        client_configuration: a ready ``kubernetes.client.Configuration`` (skips kubeconfig resolution).
+    """
+
+    def __init__(
+        self,
+        config: SchedulerConfiguration,
+        registry: Any,
+        options: LiveOptions | None = None,
+        client_configuration: Any = None,
+    ) -> None:
+        self.config = config
+        self.registry = registry
+        self.options = options or LiveOptions()
+        opts = self.options
+        if client_configuration is None:
+            path = resolve_kubeconfig(opts.kubeconfig)
+            client_configuration = configuration(path, opts.context)
+        self.permissions = api.PermissionLog(log)
+        self.writer = api_client_from(client_configuration, 8)
+        self.binder = ApiBinder(self.writer, self.permissions)
+        self.scheduler = Scheduler(
+            config, registry, self.binder, opts.seed, clock=time.monotonic, on_outcome=self._on_outcome
+        )
+        resources = informer_resources(config, registry, self.writer)
+        self.reader = api_client_from(client_configuration, len(resources) + 2)
+        source: ListWatch = informers.ApiListWatch(self.reader)
+        if opts.wrap_source is not None:
+            source = opts.wrap_source(source)
+        self.inbox: queue.SimpleQueue[Delta] = queue.SimpleQueue()
+        self.informers: dict[str, Informer] = {
+            r.qualified: Informer(
+                r,
+                source,
+                self.inbox.put,
+                self.permissions,
+                backoff=opts.backoff,
+                watch_timeout=opts.watch_timeout,
+                seed=opts.seed,
+            )
+            for r in resources
+        }
+        self.recorder = events.EventRecorder(self.writer, self.permissions) if opts.events else None
+        self.status = events.StatusWriter(self.writer, self.permissions)
+        self.metrics = Metrics(self._queue_counts, self._relists)
+        self.health: HealthServer | None = None
+        self.elector: LeaderElector | None = None
+        if opts.leader_elect:
+            le = config.leader_election
+            self.elector = LeaderElector(
+                self.writer,
+                le.resource_namespace,
+                le.resource_name,
+                opts.identity or default_identity(),
+                le.lease_duration_seconds,
+                le.renew_deadline_seconds,
+                le.retry_period_seconds,
+                self.permissions,
+            )
+        self.stop_event = threading.Event()
+        self.leading = threading.Event()
+        self.synced = threading.Event()
+        self.lost_leadership = False
+        self.failure: BaseException | None = None
+        self._loop_thread: threading.Thread | None = None
+        self._leader_thread: threading.Thread | None = None
+        self._first_seen: dict[str, float] = {}
+        self._attempts: dict[str, int] = {}
+        self._cycle_started = 0.0
+        self._stopped = False
+        self._stop_lock = threading.Lock()
+
+    # --- lifecycle ---------------------------------------------------------------------------------------------
+
+    def start(self) -> LiveScheduler:
+        for warning in self.scheduler.warnings:
+            log.warning("%s", warning)
+        log.info(
+            "berth scheduler starting: profiles %s; following %s",
+            ", ".join(self.scheduler.scheduler_names),
+            ", ".join(sorted(self.informers)),
+        )
+        if self.options.metrics_port is not None:
+            self.health = HealthServer(
+                self.metrics,
+                self._healthy,
+                self._ready,
+                self.options.metrics_port,
+                self.options.metrics_address,
+            )
+            log.info("serving /metrics, /healthz, /readyz on port %d", self.health.port)
+        for inf in self.informers.values():
+            inf.start()
+        if self.elector is None:
+            self.leading.set()
+            self.metrics.leader.set(1)
+        else:
+            self._leader_thread = threading.Thread(target=self._lead, name="leader-election", daemon=True)
+            self._leader_thread.start()
+        self._loop_thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
+        self._loop_thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Graceful stop: finish the running cycle, stop watching, post queued events, release the lease."""
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        self.stop_event.set()
+        if self._loop_thread is not None and self._loop_thread is not threading.current_thread():
+            self._loop_thread.join(timeout)
+        for inf in self.informers.values():
+            inf.stop()
+        for inf in self.informers.values():
+            inf.join(2.0)
+        if self.recorder is not None:
+            self.recorder.close(timeout=5.0)
+        if self._leader_thread is not None and self._leader_thread is not threading.current_thread():
+            self._leader_thread.join(timeout)
+        if self.elector is not None:
+            self.elector.release()
+        self.metrics.leader.set(0)
+        if self.health is not None:
+            self.health.stop()
+        for client in (self.reader, self.writer):
+            with contextlib.suppress(Exception):
+                client.close()
+        log.info("berth scheduler stopped")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until stopped (by :meth:`stop`, a lost lease or a crash). True if it stopped."""
+        return self.stop_event.wait(timeout)
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        return self.synced.wait(timeout)
+
+    def __enter__(self) -> LiveScheduler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- status ------------------------------------------------------------------------------------------------
+
+    def _queue_counts(self) -> Mapping[str, int]:
+        counts = self.scheduler.queue.counts()
+        names = {
+            "activeQ": "active",
+            "backoffQ": "backoff",
+            "unschedulable": "unschedulable",
+            "gated": "gated",
+        }
+        return {names[str(where)]: n for where, n in counts.items() if str(where) in names}
+
+    def _relists(self) -> Mapping[str, int]:
+        return {name: inf.relists for name, inf in self.informers.items()}
+
+    def _healthy(self) -> tuple[bool, str]:
+        if self.failure is not None:
+            return False, f"scheduling loop failed: {self.failure}"
+        if self._loop_thread is None or not self._loop_thread.is_alive():
+            return False, "scheduling loop not running"
+        return True, "ok"
+
+    def _ready(self) -> tuple[bool, str]:
+        waiting = [name for name, inf in self.informers.items() if not inf.synced.is_set()]
+        if waiting:
+            return False, f"informers not synced: {', '.join(sorted(waiting))}"
+        return True, "ok"
+
+    # --- leader election ---------------------------------------------------------------------------------------
+
+    def _lead(self) -> None:
+        elector = self.elector
+        assert elector is not None
+        if not elector.acquire(self.stop_event):
+            return
+        self.leading.set()
+        self.metrics.leader.set(1)
+        if not elector.renew_until_lost(self.stop_event):
+            self.leading.clear()
+            self.metrics.leader.set(0)
+            self.lost_leadership = True
+            self.failure = LeadershipLost(
+                f"leader election lost: lease {elector.namespace}/{elector.name} was not renewed within "
+                f"{elector.renew_deadline:.0f}s"
+            )
+            self.stop_event.set()
+
+    # --- the scheduling loop -----------------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        try:
+            self._run_loop()
+        except BaseException as exc:
+            log.exception("scheduling loop crashed")
+            self.failure = exc
+            self.stop_event.set()
+
+    def _run_loop(self) -> None:
+        sched = self.scheduler
+        stop = self.stop_event
+        last_tick = time.monotonic()
+        while not stop.is_set():
+            self._drain()
+            if not self.synced.is_set():
+                if all(inf.synced.is_set() for inf in self.informers.values()):
+                    self._drain()
+                    self.synced.set()
+                    log.info(
+                        "informers synced: %d nodes, %d pods pending",
+                        sched.cache.node_count(),
+                        len(sched.queue),
+                    )
+                else:
+                    self._wait_inbox(0.05)
+                    continue
+            if not self.leading.is_set():
+                self._wait_inbox(0.1)
+                continue
+            self._cycle_started = time.monotonic()
+            outcome = sched.schedule_one()
+            now = time.monotonic()
+            if now - last_tick >= 1.0:
+                sched.queue.tick()
+                last_tick = now
+            if outcome is None:
+                expiry = sched.queue.next_backoff_expiry()
+                wait = 0.5 if expiry is None else max(0.0, min(0.5, expiry - now))
+                self._wait_inbox(wait)
+
+    def _wait_inbox(self, timeout: float) -> None:
+        try:
+            delta = self.inbox.get(timeout=timeout) if timeout > 0 else self.inbox.get_nowait()
+        except queue.Empty:
+            return
+        self._apply(delta)
+
+    def _drain(self) -> None:
+        get = self.inbox.get_nowait
+        while True:
+            try:
+                delta = get()
+            except queue.Empty:
+                return
+            self._apply(delta)
+
+    def _apply(self, delta: Delta) -> None:
+        try:
+            kind = delta.resource.kind
+            if kind == "Pod":
+                self._apply_pod(delta)
+            elif kind == "Node":
+                if delta.type is EventType.DELETED:
+                    self.scheduler.remove_node(delta.new)
+                elif delta.type is EventType.ADDED:
+                    self.scheduler.add_node(delta.new)
+                else:
+                    self.scheduler.update_node(delta.old, delta.new)
+            elif delta.type is EventType.DELETED:
+                self.scheduler.remove_object(delta.new)
+            else:
+                self.scheduler.add_object(delta.new)
+        except BerthError as exc:
+            log.warning("ignoring %s %s: %s", delta.resource.kind, informers.object_key(delta.new), exc)
+
+    def _apply_pod(self, delta: Delta) -> None:
+        sched = self.scheduler
+        new = delta.new
+        key = _pod_key(new)
+        if delta.type is EventType.DELETED:
+            sched.remove_pod(new)
+            self._first_seen.pop(key, None)
+            self._attempts.pop(key, None)
+            return
+        terminal = (new.get("status") or {}).get("phase") in _TERMINAL
+        bound = bool((new.get("spec") or {}).get("nodeName"))
+        if terminal:
+            # Upstream's informers drop finished pods: they no longer use their node's resources.
+            if delta.old is not None:
+                sched.remove_pod(delta.old)
+            self._first_seen.pop(key, None)
+            return
+        if not bound and key not in self._first_seen:
+            self._first_seen[key] = time.monotonic()
+        if delta.type is EventType.ADDED or delta.old is None:
+            sched.add_pod(new)
+        else:
+            sched.update_pod(delta.old, new)
+
+    # --- after each cycle --------------------------------------------------------------------------------------
+
+    def _on_outcome(self, outcome: CycleOutcome) -> None:
+        now = time.monotonic()
+        profile = outcome.scheduler_name
+        result = str(outcome.result)
+        self.metrics.attempts.labels(result, profile).inc()
+        self.metrics.attempt_duration.labels(result, profile).observe(max(0.0, now - self._cycle_started))
+        if outcome.result is Result.SKIPPED:
+            log.debug("skipped %s: %s", outcome.pod, outcome.message)
+            return
+        attempts = self._attempts.get(outcome.pod, 0) + 1
+        pod = self._pod(outcome.pod)
+        if outcome.result is Result.SCHEDULED:
+            self._attempts.pop(outcome.pod, None)
+            started = self._first_seen.pop(outcome.pod, None)
+            if started is not None:
+                self.metrics.e2e.labels(str(min(attempts, 15))).observe(now - started)
+            log.info("bound %s to %s (%s)", outcome.pod, outcome.node, profile)
+            if self.recorder is not None:
+                self.recorder.record(events.scheduled_event(pod, profile, outcome.node))
+            return
+        self._attempts[outcome.pod] = attempts
+        log.info("could not schedule %s (%s): %s", outcome.pod, profile, outcome.message)
+        if self.recorder is not None:
+            self.recorder.record(events.failed_event(pod, profile, outcome.message))
+        current = self.informers[informers.PODS.qualified].get(outcome.pod)
+        if current is not None and not (current.get("spec") or {}).get("nodeName"):
+            reason = str(outcome.reason or "SchedulerError")
+            nominated = str(getattr(outcome, "nominated_node", "") or "")
+            self.status.patch(current, reason, outcome.message, nominated)
+
+    def _pod(self, key: str) -> Obj:
+        current = self.informers[informers.PODS.qualified].get(key)
+        if current is not None:
+            return current
+        ns, _, name = key.partition("/")
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": ns, "name": name}}
+
+
+def _pod_key(pod: Obj) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+def run_live_scheduler(
+    kubeconfig: str | os.PathLike[str] | None = None,
+    config: SchedulerConfiguration | None = None,
+    registry: Any = None,
+    options: LiveOptions | None = None,
+) -> LiveScheduler:
+    """Start a live scheduler (default configuration and registry unless given) and return it running; call
+    ``stop()`` to end it. The embedded cluster's ``default-scheduler`` is started this way."""
+    from berth.schedule import config as config_mod
+    from berth.schedule.plugins import registry as registry_mod
+
+    reg = registry if registry is not None else registry_mod.default_registry()
+    cfg = config if config is not None else config_mod.default_config(reg)
+    opts = options or LiveOptions()
+    if kubeconfig is not None:
+        opts = _replace(opts, kubeconfig=str(kubeconfig))
+    return LiveScheduler(cfg, reg, opts).start()
+
+
+def _replace(opts: LiveOptions, **changes: Any) -> LiveOptions:
+    import dataclasses
+
+    return dataclasses.replace(opts, **changes)
