@@ -84,7 +84,8 @@ class GarbageCollector(base.Controller):
 
     def _on_crd_deleted(self, crd: Obj) -> None:
         spec = crd.get("spec") or {}
-        resource = f"{(spec.get('names') or {}).get('plural')}.{spec.get('group')}"
+        group, kind = spec.get("group"), (spec.get("names") or {}).get("kind")
+        resource = f"{(spec.get('names') or {}).get('plural')}.{group}"
         with self._lock:
             inf = self._watched.pop(resource, None)
         if inf is not None:
@@ -94,6 +95,23 @@ class GarbageCollector(base.Controller):
                 while inf.poll(0):
                     pass
             self.ctx.informers.drop(resource)
+        # Every object of the type is gone, seen or not (the informer may not have listed yet): references to
+        # that kind are dangling now.
+        for dep_resource, dep_inf in list(self._watched.items()):
+            for dep in dep_inf.list():
+                for ref in base.meta(dep).get("ownerReferences") or []:
+                    ref_group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+                    if ref.get("kind") == kind and ref_group == group:
+                        self._forget(str(ref.get("uid", "")))
+                        self.queue.add(f"dep:{dep_resource}|{key_of(dep)}")
+
+    def _forget(self, uid: str) -> None:
+        """Record ``uid`` as deleted (bounded memory)."""
+        with self._lock:
+            self._uids.pop(uid, None)
+            self._gone[uid] = None
+            while len(self._gone) > self.GONE_MEMORY:
+                self._gone.popitem(last=False)
 
     def _on_add(self, resource: str, obj: Obj) -> None:
         key = key_of(obj)
@@ -112,11 +130,7 @@ class GarbageCollector(base.Controller):
 
     def _on_delete(self, resource: str, obj: Obj) -> None:
         uid = base.uid(obj)
-        with self._lock:
-            self._uids.pop(uid, None)
-            self._gone[uid] = None
-            while len(self._gone) > self.GONE_MEMORY:
-                self._gone.popitem(last=False)
+        self._forget(uid)
         for dep_resource, dep in self._dependents(uid):
             self.queue.add(f"dep:{dep_resource}|{key_of(dep)}")
         # a dependent went away: an owner waiting in foreground deletion may be free now
