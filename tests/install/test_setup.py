@@ -206,6 +206,16 @@ BAD_SETUPS = [
     ("duplicate-identity", lambda t, p: ["--pull", _chart(t, CM + "---\n" + CM)], "rendered twice"),
     ("not-an-object", lambda t, p: ["--pull", _chart(t, "foo: bar\n")], "no kind or apiVersion"),
     (
+        "release-namespace-twin",
+        lambda t, p: [
+            "--pull",
+            _chart(
+                t, CM + "---\n" + CM.replace("{name: a}", "{name: a, namespace: {{ .Release.Namespace }}}")
+            ),
+        ],
+        "ConfigMap edge/a is rendered twice",
+    ),
+    (
         "invalid-chart-values",
         lambda t, p: ["--pull", _bad_values_chart(t)],
         "chart badchart: values.yaml, document 1",

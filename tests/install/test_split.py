@@ -210,3 +210,17 @@ def test_crd_hooks_are_never_deletable() -> None:
         )
     )
     assert not result.hooks[0].deletable
+
+
+def test_release_namespace_twins_are_duplicates_but_cluster_scoped_kinds_are_not() -> None:
+    text = (
+        doc("ConfigMap", "cfg", None)
+        + doc("ConfigMap", "cfg", "rel", source="c/templates/y.yaml")
+        + doc("ClusterRole", "cr", None, api="rbac.authorization.k8s.io/v1")
+        + doc("ConfigMap", "other", "elsewhere")
+        + doc("ConfigMap", "other", None)
+    )
+    problems = split.release_namespace_duplicates(split.from_render(text), "rel")
+    assert problems == [
+        "ConfigMap rel/cfg is rendered twice: c/templates/x.yaml (no namespace, so the release namespace) and c/templates/y.yaml"
+    ]

@@ -21,7 +21,7 @@ from berth.install import collector, helm, layout, package, wizard
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
-from berth.kube.errors import InputError
+from berth.kube.errors import InputError, MultiInputError
 
 PLAN_FILE = "lifecycle/plan.yaml"
 FACTS_FILE = "facts.yaml"
@@ -118,6 +118,11 @@ def render_selection(
     )
     rendered, up_rendered = helm.render_all([req, upgrade_req])
     result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
+    twins = split_mod.release_namespace_duplicates(result, namespace)
+    if twins:
+        raise MultiInputError(
+            twins, "duplicate object identities (each object must be rendered exactly once)"
+        )
     upgrade = split_mod.from_render(up_rendered.text, up_rendered.dropped_hook_events)
     up = {o.ref: o for o in upgrade.all_objects()}
     mine = {o.ref: o for o in result.all_objects()}

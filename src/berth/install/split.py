@@ -294,6 +294,41 @@ def split(rendered: Iterable[RenderedObject], dropped_hook_events: Iterable[str]
     return Split(result.ordinary, result.crds, result.secrets, result.hooks, result.warnings, names)
 
 
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "Namespace", "Node", "PersistentVolume", "StorageClass", "CSIDriver", "CSINode", "VolumeAttachment",
+        "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "APIService", "PriorityClass",
+        "PriorityLevelConfiguration", "FlowSchema", "IngressClass", "RuntimeClass", "PodSecurityPolicy",
+        "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
+        "CertificateSigningRequest", "DeviceClass", "ResourceSlice", "StorageVersionMigration",
+        "VolumeAttributesClass", "IPAddress", "ServiceCIDR", "ComponentStatus",
+    }
+)  # fmt: skip
+"""Built-in kinds without a namespace (Kubernetes 1.35); the chart's own CRDs add theirs by ``spec.scope``."""
+
+
+def release_namespace_duplicates(result: Split, namespace: str) -> list[str]:
+    """Objects that differ only by one leaving ``metadata.namespace`` empty and the other naming the release
+    namespace: the same object once applied (an empty namespace means the release namespace)."""
+    cluster_scoped = set(CLUSTER_SCOPED_KINDS) | {
+        str((c.body.get("spec") or {}).get("names", {}).get("kind", ""))
+        for c in [*result.crds, *(h.obj for h in result.hooks if h.obj.kind == CRD_KIND)]
+        if (c.body.get("spec") or {}).get("scope") == "Cluster"
+    }
+    by_ref = {o.ref: o for o in result.all_objects()}
+    out = []
+    for r, o in by_ref.items():
+        if r.namespace or r.kind in cluster_scoped:
+            continue
+        twin = by_ref.get(objects.Ref(r.group, r.kind, namespace, r.name))
+        if twin is not None:
+            out.append(
+                f"{twin.ref} is rendered twice: {o.source} (no namespace, so the release namespace) and {twin.source}"
+            )
+    return out
+
+
 def from_render(text: str, dropped_hook_events: Iterable[str] = ()) -> Split:
     """Parse and split ``helm template`` output."""
     return split(parse_render(text), dropped_hook_events)
