@@ -1,0 +1,175 @@
+"""Click commands of the live executors: ``apply``, ``uninstall``, ``upgrade``, ``status``.
+
+Kept apart from :mod:`berth.install.cli` (which wires them into ``berth install``) so the executors' options live
+next to each other. Every command takes ``--work-dir``, ``--kubeconfig`` and ``--context``; the context rule is in
+:func:`berth.install.receipt.check_target`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from berth.kube.errors import InputError
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def parse_duration(text: str) -> int:
+    """``300``, ``90s``, ``5m``, ``1h`` -> seconds (what ``--timeout`` accepts, like Helm's)."""
+    t = text.strip().lower()
+    unit = t[-1:] if t[-1:] in DURATION_UNITS else "s"
+    number = t[:-1] if t[-1:] in DURATION_UNITS else t
+    try:
+        value = float(number)
+    except ValueError:
+        raise InputError(f"expected a duration like 300, 90s, 5m or 1h, got {text!r}", "--timeout") from None
+    seconds = int(value * DURATION_UNITS[unit])
+    if seconds <= 0:
+        raise InputError("must be positive", "--timeout")
+    return seconds
+
+
+def common(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every live command shares."""
+    fn = click.option(
+        "--context", help="Kube context (required when it differs from the one first applied)."
+    )(fn)
+    fn = click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")(fn)
+    fn = click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))(fn)
+    return fn
+
+
+def runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--timeout", default="5m", show_default=True, help="Per hook and per wait (300, 90s, 5m)."
+    )(fn)
+    fn = click.option(
+        "--resume", is_flag=True, help="Continue the last run of this action from where it stopped."
+    )(fn)
+    fn = click.option(
+        "--dry-run", is_flag=True, help="Validate every write on the server (dryRun=All); change nothing."
+    )(fn)
+    fn = click.option(
+        "--force-conflicts",
+        is_flag=True,
+        help="Take ownership of fields other managers own (server-side apply).",
+    )(fn)
+    return fn
+
+
+def _options(
+    work_dir: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: str,
+    resume: bool,
+    dry_run: bool,
+    force_conflicts: bool,
+    wait: bool = True,
+) -> Any:
+    from berth.install import apply
+
+    return apply.ApplyOptions(
+        work_dir, kubeconfig, context, parse_duration(timeout), resume, dry_run, force_conflicts, wait
+    )
+
+
+@click.command("apply")
+@common
+@runner_options
+@click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
+def apply_command(
+    work_dir: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: str,
+    resume: bool,
+    dry_run: bool,
+    force_conflicts: bool,
+    no_wait: bool,
+) -> None:
+    """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs."""
+    from berth.install import apply
+
+    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
+    outcome = apply.run(opts)
+    for line in outcome.lines:
+        click.echo(line)
+
+
+@click.command("uninstall")
+@common
+@runner_options
+@click.option(
+    "--delete-crds", is_flag=True, help="Also delete the chart's crds/ CRDs (and every object of them)."
+)
+def uninstall_command(
+    work_dir: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: str,
+    resume: bool,
+    dry_run: bool,
+    force_conflicts: bool,
+    delete_crds: bool,
+) -> None:
+    """Run the uninstall plan: pre-delete hooks, deletions in Helm's order (keep objects stay), post-delete."""
+    from berth.install import uninstall
+
+    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts)
+    outcome = uninstall.run(opts, delete_crds)
+    for line in outcome.lines:
+        click.echo(line)
+
+
+@click.command("upgrade")
+@common
+@runner_options
+@click.option("--pull", "ref", help="New package folder or chart; inputs and selection carry over.")
+@click.option("--version", help="Chart version when --pull is a chart.")
+@click.option("--repo", help="Helm repository URL when --pull is a chart name.")
+@click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
+def upgrade_command(
+    work_dir: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: str,
+    resume: bool,
+    dry_run: bool,
+    force_conflicts: bool,
+    ref: str | None,
+    version: str | None,
+    repo: str | None,
+    no_wait: bool,
+) -> None:
+    """Re-render with --pull NEWREF, show the diff, then pre-upgrade, apply, prune, post-upgrade."""
+    from berth.install import upgrade
+
+    if ref is None and not resume:
+        raise InputError("pass --pull NEWREF (or --resume to continue the last upgrade)", "--pull")
+    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
+    outcome = upgrade.run(opts, upgrade.UpgradeSource(ref, version, repo) if ref else None)
+    for line in outcome.lines:
+        click.echo(line)
+
+
+@click.command("status")
+@common
+@click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
+def status_command(work_dir: Path, kubeconfig: str | None, context: str | None, output: str) -> None:
+    """What the cluster has vs WORK_DIR: missing, drifted and extra objects (exit 1 when they differ)."""
+    from berth.install import status
+
+    report = status.run(work_dir, kubeconfig, context)
+    if output == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    if not report.in_sync:
+        raise status.OutOfSync(report)

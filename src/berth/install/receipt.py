@@ -1,0 +1,336 @@
+"""Run receipts (``W/out/runs/<timestamp>-<action>.yaml``), resume state and the recorded kube target.
+
+A receipt is written by the run that did the work, step by step and object by object, atomically after every
+change: if the process or the API server dies mid-run, the receipt on disk says exactly what had been done. It
+is also the resume state: ``--resume`` reads the newest receipt of the same action and skips what it records as
+done -- whole steps, objects already applied in the interrupted step, hooks that succeeded and still exist with
+the same uid (a hook removed by a failure's ``hook-succeeded`` cleanup runs again, as the retried event needs it).
+A receipt is complete by itself: steps skipped on resume are copied in with the run that did them.
+
+``W/out/runs/target.yaml`` records the kube context the work dir was first applied to; later runs refuse another
+context unless ``--context`` names it (see :func:`check_target`).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from berth import __version__
+from berth.install import plan as plan_mod
+from berth.kube import canonical, yamlio
+from berth.kube.errors import BerthError, InputError
+
+API_VERSION = "berth.dev/v1alpha1"
+RUNS_DIR = "out/runs"
+TARGET_FILE = "target.yaml"
+INVENTORY_PHASES = frozenset(
+    p.value
+    for p in (plan_mod.Phase.APPLY, plan_mod.Phase.SECRETS, plan_mod.Phase.CRDS, plan_mod.Phase.DELETE)
+)
+
+
+class Result:
+    """Run results (strings in the YAML)."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    DRY_RUN = "dry-run"
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def fingerprint(plan: plan_mod.Plan, extra: Any = None) -> str:
+    """Identity of what a run executes: resuming under a different plan would skip the wrong steps."""
+    return canonical.sha256_text(canonical.canonical_json({"plan": plan.to_json(), "extra": extra}))
+
+
+def object_key(index: int, obj: plan_mod.PlanObject) -> str:
+    """An object's key within its step (its position too: a hook listed twice in one event runs twice)."""
+    return f"{index}:{obj.label}"
+
+
+class RunReceipt:
+    """The receipt of one run, saved after every change."""
+
+    def __init__(
+        self,
+        work_dir: Path,
+        plan: plan_mod.Plan,
+        steps: tuple[plan_mod.Step, ...],
+        context: str,
+        server: str,
+        plan_id: str,
+        dry_run: bool = False,
+        resumed_from: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        runs = work_dir / RUNS_DIR
+        runs.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        path = runs / f"{stamp}-{plan.action.value}.yaml"
+        n = 2
+        while path.exists():
+            path = runs / f"{stamp}-{n}-{plan.action.value}.yaml"
+            n += 1
+        self.path = path
+        self.name = path.stem
+        self.data: dict[str, Any] = {
+            "apiVersion": API_VERSION,
+            "kind": "RunReceipt",
+            "metadata": {"name": self.name},
+            "spec": {
+                "action": plan.action.value,
+                "release": plan.release,
+                "namespace": plan.namespace,
+                "context": context,
+                "server": server,
+                "command": " ".join(shlex.quote(a) for a in ["berth", *sys.argv[1:]])
+                if sys.argv and sys.argv[0].endswith("berth")
+                else "",
+                "user": _user(),
+                "berthVersion": __version__,
+                "planId": plan_id,
+                "dryRun": dry_run,
+                "resumedFrom": resumed_from,
+                "startedAt": now(),
+                "finishedAt": None,
+                "result": Result.RUNNING,
+                "error": None,
+                "steps": [
+                    {
+                        "index": i,
+                        "phase": s.phase,
+                        "description": s.description,
+                        "status": "pending",
+                        "objects": [],
+                    }
+                    for i, s in enumerate(steps, 1)
+                ],
+                "notRun": [n.to_json() for n in plan.not_run],
+                "kept": [{**k.obj.to_json(), "reason": k.reason} for k in plan.kept],
+                "warnings": list(plan.warnings),
+                **(extra or {}),
+            },
+        }
+        self.save()
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = self.data["spec"]
+        return spec
+
+    def step(self, index: int) -> dict[str, Any]:
+        entry: dict[str, Any] = self.spec["steps"][index - 1]
+        return entry
+
+    def start_step(self, index: int) -> None:
+        self.step(index).update({"status": "running", "startedAt": now()})
+        self.save()
+
+    def finish_step(self, index: int, status: str, error: str | None = None) -> None:
+        entry = self.step(index)
+        entry.update({"status": status, "finishedAt": now()})
+        if error:
+            entry["error"] = error
+        self.save()
+
+    def copy_step(self, index: int, earlier: dict[str, Any], run: str) -> None:
+        """A step an earlier run completed (resume): keep its record, say which run did it."""
+        entry = self.step(index)
+        entry.update({k: v for k, v in earlier.items() if k not in ("index",)})
+        entry["status"] = "done"
+        entry.setdefault("doneBy", run)
+        self.save()
+
+    def record(
+        self, index: int, obj: plan_mod.PlanObject, key: str, action: str, namespace: str = "", **extra: Any
+    ) -> None:
+        """One thing done to one object in step ``index`` (applied, created, deleted, waited, skipped...);
+        ``namespace`` is where it went (the release namespace for namespaced objects that name none)."""
+        item: dict[str, Any] = {"key": key, "apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name}
+        if namespace or obj.namespace:
+            item["namespace"] = namespace or obj.namespace
+        item["action"] = action
+        item["at"] = now()
+        item.update({k: v for k, v in extra.items() if v not in (None, "")})
+        self.step(index)["objects"].append(item)
+        self.save(sync=False)
+
+    def finish(self, result: str, error: str | None = None, not_run_steps: list[int] | None = None) -> None:
+        self.spec.update({"result": result, "finishedAt": now(), "error": error})
+        for i in not_run_steps or []:
+            if self.step(i)["status"] == "pending":
+                self.step(i)["status"] = "not-run"
+        self.save()
+
+    def save(self, sync: bool = True) -> None:
+        """Replace the file atomically. ``sync=False`` (per-object records) skips the fsync: the new content is
+        in the page cache the moment ``os.replace`` returns, which survives the process or the API server dying;
+        step boundaries sync for a machine crash."""
+        if sync:
+            yamlio.write_atomic(self.path, yamlio.dump(self.data))
+            return
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        tmp.write_text(yamlio.dump(self.data), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return str(os.getuid())
+
+
+# ---- reading receipts back -----------------------------------------------------------------------------------
+
+
+def load(path: Path) -> dict[str, Any]:
+    docs = yamlio.load_file(path)
+    body = docs[0].body if docs else None
+    if not isinstance(body, dict) or body.get("kind") != "RunReceipt":
+        raise InputError("not a berth run receipt", str(path))
+    return body
+
+
+def receipts(work_dir: Path, action: str | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every receipt in ``W/out/runs`` (oldest first), optionally of one action."""
+    runs = work_dir / RUNS_DIR
+    out = []
+    for p in sorted(runs.glob("*.yaml")) if runs.is_dir() else []:
+        if p.name == TARGET_FILE:
+            continue
+        try:
+            body = load(p)
+        except (InputError, OSError):
+            continue
+        if action is None or body["spec"].get("action") == action:
+            out.append((p, body))
+    return out
+
+
+@dataclass
+class ResumeState:
+    """What an earlier, unfinished run did: steps done, objects applied, hooks that succeeded (with uids)."""
+
+    run: str
+    done_steps: dict[int, dict[str, Any]] = field(default_factory=dict)
+    applied: dict[int, set[str]] = field(default_factory=dict)
+    succeeded_hooks: dict[int, dict[str, str]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def resume_state(work_dir: Path, action: str, plan_id: str) -> ResumeState:
+    """The state to resume from: the newest non-dry-run receipt of ``action``, which must have stopped early."""
+    found = [(p, b) for p, b in receipts(work_dir, action) if not b["spec"].get("dryRun")]
+    cmd = f"berth install {'apply' if action == 'install' else action} --work-dir {work_dir}"
+    if not found:
+        raise InputError(f"nothing to resume: no earlier {action} run in {work_dir / RUNS_DIR}; run `{cmd}`")
+    path, body = found[-1]
+    spec = body["spec"]
+    if spec.get("result") == Result.SUCCEEDED:
+        raise InputError(
+            f"nothing to resume: the last {action} run ({path.name}) succeeded; run `{cmd}` to run it again"
+        )
+    if spec.get("planId") != plan_id:
+        raise InputError(
+            f"the plan changed since run {path.stem} stopped (the work dir was set up again); "
+            f"resuming would skip the wrong steps: run `{cmd}` without --resume",
+            str(path),
+        )
+    state = ResumeState(path.stem, extra={k: spec.get(k) for k in ("prune",) if k in spec})
+    for step in spec.get("steps") or []:
+        idx = int(step["index"])
+        if step.get("status") == "done":
+            state.done_steps[idx] = step
+            continue
+        for item in step.get("objects") or []:
+            if item.get("action") in ("applied", "created", "exists"):
+                state.applied.setdefault(idx, set()).add(str(item["key"]))
+            if item.get("action") == "succeeded" and item.get("uid"):
+                state.succeeded_hooks.setdefault(idx, {})[str(item["key"])] = str(item["uid"])
+            if item.get("action") == "deleted":
+                state.succeeded_hooks.get(idx, {}).pop(str(item["key"]), None)
+    return state
+
+
+# ---- the kube target a work dir belongs to -------------------------------------------------------------------
+
+
+class WrongContext(BerthError):
+    """The current kube context is not the one this work dir was applied to."""
+
+    exit_code = 2
+
+
+def recorded_target(work_dir: Path) -> dict[str, Any] | None:
+    path = work_dir / RUNS_DIR / TARGET_FILE
+    if not path.is_file():
+        return None
+    docs = yamlio.load_file(path)
+    body = docs[0].body if docs else None
+    return body.get("spec") if isinstance(body, dict) else None
+
+
+def check_target(work_dir: Path, context: str, server: str, explicit: bool) -> str | None:
+    """Refuse a context other than the recorded one unless ``--context`` named it; returns a note to print.
+
+    The rule kubectl users expect from tools that remember a cluster (``helm`` releases live in one cluster,
+    ``terraform`` state in one backend): the first apply records the context it used; afterwards the *current*
+    context is trusted only if it is that one. Naming ``--context`` is always deliberate and wins (and becomes the
+    recorded target)."""
+    target = recorded_target(work_dir)
+    if target is None or explicit:
+        return None
+    if target.get("context") != context:
+        raise WrongContext(
+            f"the current kube context is {context!r} ({server}), but {work_dir} was applied to context "
+            f"{target.get('context')!r} ({target.get('server')}); pass --context {target.get('context')} to use "
+            f"that one, or --context {context} to target {context!r} deliberately"
+        )
+    return None
+
+
+def record_target(work_dir: Path, context: str, server: str) -> None:
+    path = work_dir / RUNS_DIR / TARGET_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = recorded_target(work_dir) or {}
+    if old.get("context") == context and old.get("server") == server:
+        return
+    doc = {
+        "apiVersion": API_VERSION,
+        "kind": "Target",
+        "metadata": {"name": "target"},
+        "spec": {"context": context, "server": server, "recordedAt": now()},
+    }
+    yamlio.write_atomic(path, yamlio.dump(doc))
+
+
+def inventory(work_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every object berth applied from this work dir (by ``kind|namespace|name``), from all receipts."""
+    out: dict[str, dict[str, Any]] = {}
+    for _, body in receipts(work_dir):
+        spec = body["spec"]
+        if spec.get("dryRun"):
+            continue
+        for step in spec.get("steps") or []:
+            if step.get("phase") not in INVENTORY_PHASES:
+                continue
+            for item in step.get("objects") or []:
+                key = f"{item['kind']}|{item.get('namespace', '')}|{item['name']}"
+                if item.get("action") in ("applied", "created"):
+                    out[key] = item
+                elif item.get("action") in ("deleted", "absent"):
+                    out.pop(key, None)
+    return out

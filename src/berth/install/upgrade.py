@@ -1,0 +1,166 @@
+"""``berth install upgrade --pull NEWREF``: re-render with the inputs carried over, show the diff, run the upgrade
+plan -- pre-upgrade hooks, apply, prune what the new render dropped, post-upgrade hooks.
+
+Re-rendering is the install engineer's ``setup`` (:func:`berth.install.setup.run`), which re-uses the work dir's
+selection and answers; the old render is read first, so the diff and the prune list compare what was there with
+what is now. Pruning follows Helm's upgrade (``pkg/action/upgrade.go``): a release object the new render no longer
+has is deleted unless its **live** copy carries ``helm.sh/resource-policy: keep``; objects rendered only under
+``.Release.IsInstall`` are never pruned (Helm keeps them the same way). The prune step runs after the new objects
+are applied (and waited on), before post-upgrade hooks. Setup replaces ``W/out`` as a whole, so the run receipts
+in ``W/out/runs`` are carried across it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from berth.install import apply, receipt, setup
+from berth.install import plan as plan_mod
+from berth.install import split as split_mod
+from berth.kube import canonical, kinds, objects, yamlio
+from berth.kube.errors import InputError
+
+
+@dataclass(frozen=True)
+class UpgradeSource:
+    ref: str
+    version: str | None = None
+    repo: str | None = None
+
+
+def release_objects(
+    result: split_mod.Split, skip: frozenset[objects.Ref] = frozenset()
+) -> dict[objects.Ref, split_mod.RenderedObject]:
+    """What a release owns (ordinary, Secrets, templated CRDs), by identity."""
+    objs = [*result.ordinary, *result.secrets, *(c for c in result.crds if not c.from_crds_dir)]
+    return {o.ref: o for o in objs if o.ref not in skip}
+
+
+def applied_variant(wd: setup.Workdir) -> split_mod.Split:
+    """The render an upgrade plan applies: the ``--is-upgrade`` variant when it differs."""
+    return wd.upgrade if wd.upgrade is not None else wd.split
+
+
+def diff_lines(old: setup.Workdir, new: setup.Workdir) -> list[str]:
+    """``+``/``-``/``~`` per release object, with a short unified diff for changed ones."""
+    before = release_objects(applied_variant(old), old.install_only)
+    after = release_objects(applied_variant(new), new.install_only)
+    lines: list[str] = []
+    for ref in sorted(set(before) | set(after), key=lambda r: r.key):
+        if ref not in before:
+            lines.append(f"+ {ref}")
+        elif ref not in after:
+            lines.append(f"- {ref}")
+        elif canonical.canonical_json(before[ref].body) != canonical.canonical_json(after[ref].body):
+            lines.append(f"~ {ref}")
+            udiff = difflib.unified_diff(
+                yamlio.dump(before[ref].body).splitlines(), yamlio.dump(after[ref].body).splitlines(),
+                "before", "after", n=1, lineterm="",
+            )  # fmt: skip
+            body = list(udiff)[2:]
+            lines += [f"    {d}" for d in body[:30]] + (["    ..."] if len(body) > 30 else [])
+    return lines or ["(no change to release objects)"]
+
+
+def prune_objects(old: setup.Workdir, new: setup.Workdir) -> list[dict[str, str]]:
+    """Release objects the old work dir had that the new render dropped (uninstall order)."""
+    before: dict[objects.Ref, split_mod.RenderedObject] = {}
+    for variant in (old.split, old.upgrade):
+        if variant is not None:
+            before.update(release_objects(variant, old.install_only))
+    now = set(release_objects(new.split)) | set(release_objects(applied_variant(new)))
+    gone = kinds.sort_for_uninstall([o for r, o in before.items() if r not in now], lambda o: o.kind)
+    return [
+        {"apiVersion": o.api_version, "kind": o.kind, "name": o.name, "namespace": o.namespace} for o in gone
+    ]
+
+
+def with_prune(
+    plan: plan_mod.Plan, prune: list[dict[str, str]]
+) -> tuple[tuple[plan_mod.Step, ...], frozenset[int]]:
+    """The plan's steps with the prune step before the post-upgrade hooks (or last)."""
+    if not prune:
+        return plan.steps, frozenset()
+    step = plan_mod.Step(
+        plan_mod.Phase.DELETE.value,
+        tuple(plan_mod.PlanObject(p["kind"], p["name"], p["namespace"], p["apiVersion"], "") for p in prune),
+        f"prune {len(prune)} object(s) the new render dropped (uninstall order; live keep objects stay)",
+    )
+    steps = list(plan.steps)
+    at = len(steps)
+    if steps and steps[-1].phase == plan_mod.POST_EVENT[plan_mod.Action.UPGRADE].value:
+        at -= 1
+    steps.insert(at, step)
+    return tuple(steps), frozenset({at + 1})
+
+
+def rerender(work: Path, source: UpgradeSource, namespace: str, reporter: apply.Reporter) -> None:
+    """Run setup again with the new reference; the run receipts survive the swap of ``W/out``."""
+    runs = work / receipt.RUNS_DIR
+    keep = Path(tempfile.mkdtemp(prefix=".berth-runs-", dir=work))
+    try:
+        if runs.is_dir():
+            shutil.copytree(runs, keep / "runs")
+        result = setup.run(
+            setup.SetupOptions(
+                source.ref,
+                work,
+                namespace=namespace,
+                non_interactive=True,
+                version=source.version,
+                repo=source.repo,
+            )
+        )
+        for line in result.lines:
+            reporter.print(line)
+        if (keep / "runs").is_dir():
+            shutil.rmtree(runs, ignore_errors=True)
+            shutil.copytree(keep / "runs", runs)
+    finally:
+        shutil.rmtree(keep, ignore_errors=True)
+
+
+def run(
+    options: apply.ApplyOptions, source: UpgradeSource | None, reporter: apply.Reporter | None = None
+) -> apply.Outcome:
+    reporter = reporter or apply.Reporter()
+    work = options.work_dir
+    if source is None:
+        found = [
+            b for _, b in receipt.receipts(work, plan_mod.Action.UPGRADE.value) if not b["spec"].get("dryRun")
+        ]
+        if not found:
+            raise InputError(
+                f"nothing to resume: no earlier upgrade run in {work / receipt.RUNS_DIR}", "--resume"
+            )
+        prune = list(found[-1]["spec"].get("prune") or [])
+    else:
+        old = setup.load_workdir(work)
+        if options.dry_run:
+            scratch = Path(tempfile.mkdtemp(prefix="berth-upgrade-dry-run-"))
+            shutil.copytree(work, scratch / "w")
+            reporter.print(
+                f"Dry run: re-rendering into a copy of the work dir ({scratch / 'w'}); {work} is unchanged"
+            )
+            work = scratch / "w"
+            options = replace(options, work_dir=work)
+        rerender(work, source, old.namespace, reporter)
+        new = setup.load_workdir(work)
+        reporter.print("Changes to release objects:")
+        for line in diff_lines(old, new):
+            reporter.print(f"  {line}")
+        prune = prune_objects(old, new)
+    wd = setup.load_workdir(work)
+    plan = setup.build_plan(wd, plan_mod.Action.UPGRADE, str(work), options.wait, options.timeout)
+    steps, prune_steps = with_prune(plan, prune)
+    kube = apply.connect_checked(options, reporter)
+    try:
+        extra: dict[str, Any] = {"prune": prune}
+        return apply.execute(kube, plan, options, reporter, steps, prune_steps, extra)
+    finally:
+        kube.close()

@@ -1,0 +1,170 @@
+"""Pure pieces of the live executors: CRD version priority, wait judgements, drift comparison, durations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from berth.install import apply, kubeops, live_cli, status
+from berth.kube.errors import InputError
+
+
+def crd(*versions: str) -> dict[str, Any]:
+    return {"metadata": {"name": "things.example.com"}, "spec": {"versions": [{"name": v} for v in versions]}}
+
+
+def test_version_priority_is_kubernetes_order() -> None:
+    names = ["v1alpha1", "v2", "v1beta2", "v1", "v2beta1", "v1beta1", "foo"]
+    assert sorted(names, key=apply.version_key, reverse=True) == [
+        "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("desired", "live", "decision"),
+    [
+        (crd("v1"), None, "create"),
+        (crd("v1"), crd("v1"), "update"),
+        (crd("v1beta1", "v1"), crd("v1beta1"), "upgrade"),
+        (crd("v1"), crd("v1", "v2"), "newer-on-cluster"),
+        (crd("v1beta1"), crd("v1"), "newer-on-cluster"),
+    ],
+    ids=["absent", "same", "older-on-cluster", "newer-major", "ga-beats-beta"],
+)
+def test_crd_decision(desired: dict[str, Any], live: dict[str, Any] | None, decision: str) -> None:
+    assert apply.crd_decision(desired, live)[0] == decision
+
+
+def cond(ctype: str, status_: str = "True", **kw: str) -> dict[str, Any]:
+    return {"type": ctype, "status": status_, **kw}
+
+
+@pytest.mark.parametrize(
+    ("judge", "obj", "state"),
+    [
+        (kubeops.judge_job, {"status": {"conditions": [cond("Complete")]}}, "ready"),
+        (
+            kubeops.judge_job,
+            {"status": {"conditions": [cond("Failed", reason="BackoffLimitExceeded")]}},
+            "failed",
+        ),
+        (kubeops.judge_job, {"status": {"conditions": [cond("SuccessCriteriaMet")], "active": 1}}, "pending"),
+        (kubeops.judge_pod, {"status": {"phase": "Succeeded"}}, "ready"),
+        (kubeops.judge_pod, {"status": {"phase": "Failed"}}, "failed"),
+        (kubeops.judge_pod, {"status": {"phase": "Running"}}, "pending"),
+        (kubeops.judge_crd, {"status": {"conditions": [cond("Established")]}}, "ready"),
+        (kubeops.judge_crd, {"status": {"conditions": [cond("NamesAccepted", "False")]}}, "pending"),
+        (
+            kubeops.judge_rollout,
+            {
+                "kind": "Deployment",
+                "metadata": {"generation": 2},
+                "spec": {"replicas": 2},
+                "status": {
+                    "observedGeneration": 2,
+                    "replicas": 2,
+                    "updatedReplicas": 2,
+                    "availableReplicas": 2,
+                },
+            },
+            "ready",
+        ),
+        (
+            kubeops.judge_rollout,
+            {
+                "kind": "Deployment",
+                "metadata": {"generation": 2},
+                "spec": {"replicas": 2},
+                "status": {
+                    "observedGeneration": 1,
+                    "replicas": 2,
+                    "updatedReplicas": 2,
+                    "availableReplicas": 2,
+                },
+            },
+            "pending",
+        ),
+        (
+            kubeops.judge_rollout,
+            {
+                "kind": "StatefulSet",
+                "metadata": {"generation": 1},
+                "spec": {"replicas": 3},
+                "status": {"observedGeneration": 1, "readyReplicas": 2, "updatedReplicas": 3},
+            },
+            "pending",
+        ),
+        (
+            kubeops.judge_rollout,
+            {
+                "kind": "Deployment",
+                "metadata": {"generation": 1},
+                "spec": {},
+                "status": {
+                    "observedGeneration": 1,
+                    "conditions": [cond("Progressing", "False", reason="ProgressDeadlineExceeded")],
+                },
+            },
+            "failed",
+        ),
+    ],
+    ids=[
+        "job-complete",
+        "job-failed-is-terminal",
+        "job-interim-condition",
+        "pod-succeeded",
+        "pod-failed",
+        "pod-running",
+        "crd-established",
+        "crd-name-clash",
+        "deployment-available",
+        "deployment-stale-generation",
+        "statefulset-not-ready",
+        "deployment-deadline",
+    ],
+)
+def test_wait_judgements(judge: Any, obj: dict[str, Any], state: str) -> None:
+    assert judge(obj).state == state
+
+
+@pytest.mark.parametrize(
+    ("desired", "live", "paths"),
+    [
+        ({"data": {"a": "1"}}, {"data": {"a": "1", "b": "2"}}, []),
+        ({"data": {"a": "1"}}, {"data": {"a": "2"}}, [".data.a"]),
+        ({"spec": {"ports": [{"port": 80}]}}, {"spec": {"ports": [{"port": 80, "protocol": "TCP"}]}}, []),
+        ({"spec": {"ports": [{"port": 80}]}}, {"spec": {"ports": []}}, [".spec.ports"]),
+        ({"spec": {"replicas": 1}}, {"spec": {}}, [".spec.replicas"]),
+        ({"metadata": {"name": "x", "namespace": "n"}}, {"metadata": {"name": "x"}}, []),
+    ],
+    ids=[
+        "server-added-key",
+        "changed-value",
+        "defaulted-list-item-field",
+        "list-length",
+        "removed",
+        "meta-skip",
+    ],
+)
+def test_drift_is_a_subset_comparison(desired: Any, live: Any, paths: list[str]) -> None:
+    assert status.differences(desired, live) == paths
+
+
+def test_secret_string_data_compares_as_data() -> None:
+    body = status.normalised({"kind": "Secret", "stringData": {"k": "v"}})
+    assert body == {"kind": "Secret", "data": {"k": "dg=="}}
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("300", 300), ("90s", 90), ("5m", 300), ("1h", 3600), ("1.5m", 90)],
+    ids=["bare", "s", "m", "h", "fraction"],
+)  # fmt: skip
+def test_parse_duration(text: str, seconds: int) -> None:
+    assert live_cli.parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "five", "0", "-3m"], ids=["empty", "word", "zero", "negative"])
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(InputError, match="--timeout"):
+        live_cli.parse_duration(text)
