@@ -12,9 +12,10 @@ A type is addressed by its *resource key*: ``<plural>`` for the core group, ``<p
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 ALL_VERBS: tuple[str, ...] = (
     "create",
@@ -53,8 +54,6 @@ class ResourceType:
     virtual: bool = False
     custom: bool = False
     list_kind: str = ""
-    # Per-version kind is the same for every built-in; CRDs may differ only in schema, not kind.
-    extra: tuple[tuple[str, str], ...] = field(default=())
 
     @property
     def resource(self) -> str:
@@ -357,8 +356,6 @@ class Registry:
 
 def _version_priority(v: str) -> tuple[int, int, int]:
     """Kubernetes version priority: GA > beta > alpha, higher numbers first (returned as a sort key)."""
-    import re
-
     m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
     if not m:
         return (3, 0, 0)
@@ -370,7 +367,3 @@ def _version_priority(v: str) -> tuple[int, int, int]:
 
 def _sort_versions(versions: list[str]) -> list[str]:
     return sorted(versions, key=_version_priority)
-
-
-def with_versions(rtype: ResourceType, versions: tuple[str, ...]) -> ResourceType:
-    return replace(rtype, versions=versions, version=versions[0])

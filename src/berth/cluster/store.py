@@ -212,10 +212,6 @@ class Store:
 
     # ---- writes --------------------------------------------------------------------------------------------
 
-    def next_revision(self) -> int:
-        """The revision the next write will get (call under :meth:`locked`)."""
-        return self._rv + 1
-
     def locked(self) -> threading.RLock:
         """The writer lock, for read-modify-write sequences that must not interleave."""
         return self._lock
