@@ -132,7 +132,9 @@ def filter_all(pl: ipa.InterPodAffinity, p: PodInfo, nodes: Sequence[NodeInfo]) 
     if status.is_skip:
         return {n.name: "SKIP" for n in nodes}
     assert status.is_success, status
-    return {n.name: pl.filter(state, p, n).message() or "OK" for n in nodes}
+    per_node = [pl.filter(state, p, n) for n in nodes]
+    assert pl.filter_nodes(state, p, nodes) == per_node, "the batch hook must agree"
+    return {n.name: st.message() or "OK" for n, st in zip(nodes, per_node, strict=True)}
 
 
 AFF = ipa.ERR_REASON_AFFINITY_RULES_NOT_MATCH
@@ -584,8 +586,7 @@ def test_malformed_affinity_never_raises(incoming: Any, existing: Any) -> None:
     _, status = pl.pre_filter(state, p, nodes)
     assert isinstance(status, fw.Status)
     if status.is_success:
-        for n in nodes:
-            assert isinstance(pl.filter(state, p, n), fw.Status)
+        assert pl.filter_nodes(state, p, nodes) == [pl.filter(state, p, n) for n in nodes]
         assert pl.add_pod(state, p, other, nodes[0]).is_success
         assert pl.remove_pod(state, p, other, nodes[0]).is_success
     state = fw.CycleState()

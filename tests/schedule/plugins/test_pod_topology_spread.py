@@ -174,7 +174,9 @@ def filter_all(pl: pts.PodTopologySpread, p: PodInfo, nodes: Sequence[NodeInfo])
     if status.is_skip:
         return {n.name: fw.SUCCESS for n in nodes}
     assert status.is_success, status
-    return {n.name: pl.filter(state, p, n) for n in nodes}
+    per_node = {n.name: pl.filter(state, p, n) for n in nodes}
+    assert pl.filter_nodes(state, p, nodes) == list(per_node.values()), "the batch hook must agree"
+    return per_node
 
 
 def verdicts(statuses: Mapping[str, fw.Status]) -> dict[str, str]:
@@ -618,8 +620,7 @@ def _drive(pl: fw.Plugin, p: PodInfo, nodes: Sequence[NodeInfo]) -> None:
     _, status = pl.pre_filter(state, p, nodes)
     assert isinstance(status, fw.Status)
     if status.is_success:
-        for n in nodes:
-            assert isinstance(pl.filter(state, p, n), fw.Status)
+        assert pl.filter_nodes(state, p, nodes) == [pl.filter(state, p, n) for n in nodes]
         assert pl.add_pod(state, p, pod("x", labels={"app": "web"}), nodes[0]).is_success
         assert pl.remove_pod(state, p, pod("x", labels={"app": "web"}), nodes[0]).is_success
     state = fw.CycleState()

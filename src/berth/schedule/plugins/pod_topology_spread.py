@@ -63,6 +63,8 @@ IGNORE = "Ignore"
 MAX_INT32 = 2**31 - 1
 _DO_NOT_SCHEDULE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_MISSING_LABEL = fw.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+_SKEWED = fw.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 
 SYSTEM_DEFAULTING = "System"
 LIST_DEFAULTING = "List"
@@ -622,6 +624,35 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
             if skew > c.max_skew:
                 return fw.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return fw.SUCCESS
+
+    def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
+        """:meth:`filter` for many nodes at once (the runtime's batch hook): the per-constraint threshold
+        ``maxSkew + min - selfMatch`` is computed once, then each node costs a label and a count lookup."""
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return [self.filter(state, pod, n) for n in nodes]
+        limits = [
+            (
+                c.topology_key,
+                s.counts[i],
+                c.max_skew + s.min_match(i) - (1 if selector_matches(c.selector, pod.labels) else 0),
+            )
+            for i, c in enumerate(s.constraints)
+        ]
+        out: list[fw.Status] = []
+        for node in nodes:
+            labels = node.labels
+            status = fw.SUCCESS
+            for key, counts, limit in limits:
+                value = labels.get(key)
+                if value is None:
+                    status = _MISSING_LABEL
+                    break
+                if counts.get(value, 0) > limit:
+                    status = _SKEWED
+                    break
+            out.append(status)
+        return out
 
     # --- PreScore / Score / NormalizeScore ---------------------------------------------------------------------
 
