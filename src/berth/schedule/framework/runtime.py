@@ -206,6 +206,7 @@ class Framework:
         self.batch_filters: dict[str, BatchFilterFn] = {
             n: f for n, p in self.filter if callable(f := getattr(p, "filter_nodes", None))
         }
+        self._score_pool: list[NodeScore] = []
         # Score plugins whose normalize_score is the base no-op can skip building NodeScore lists.
         self._normalizes: dict[str, bool] = {
             n: type(p).normalize_score is not fw.ScorePlugin.normalize_score for n, p, _ in self.score
@@ -388,7 +389,7 @@ class Framework:
                             if not status.is_success:
                                 return totals, self._score_failed(name, status)
                 if self._normalizes[name]:
-                    scores = [NodeScore(node.name, s) for node, s in zip(nodes, raw, strict=True)]
+                    scores = self._node_scores(nodes, raw)
                     status = plugin.normalize_score(state, pod, scores)
                     if not status.is_success:
                         return totals, Status(
@@ -416,6 +417,18 @@ class Framework:
                 raw = list(map(operator.mul, raw, repeat(weight, len(raw))))
             totals = list(map(operator.add, totals, raw))
         return totals, SUCCESS
+
+    def _node_scores(self, nodes: Sequence[NodeInfo], raw: Sequence[int]) -> list[NodeScore]:
+        """The NormalizeScore list, reusing NodeScore objects across calls (creating hundreds per plugin per pod
+        was a visible cost). Plugins rewrite it in place during the call and must not keep it."""
+        pool = self._score_pool
+        while len(pool) < len(nodes):
+            pool.append(NodeScore("", 0))
+        scores = pool[: len(nodes)]
+        for ns, node, s in zip(scores, nodes, raw, strict=True):
+            ns.name = node.name
+            ns.score = s
+        return scores
 
     @staticmethod
     def _score_failed(name: str, status: Status) -> Status:
