@@ -201,9 +201,8 @@ def _detach(
     data_dir.mkdir(parents=True, exist_ok=True)
     args = [
         sys.executable,
-        "-c",
-        "import sys; from berth.cli import main; sys.exit(main(sys.argv[1:]))",
-        "cluster",
+        "-m",
+        "berth.cluster",
         "up",
         "--data",
         str(data_dir),
