@@ -10,16 +10,19 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 
 from berth import cli
 from berth.cluster import Cluster, ClusterOptions
+from berth.kube.errors import BerthError
 
 from ..conftest import EDGE_CHART, REPO
 
@@ -65,6 +68,26 @@ class Binder:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2)
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run_live(capsys: pytest.CaptureFixture[str], command: click.Command, *args: str | Path) -> Result:
+    """Run one live command as the root CLI would (``error:`` line and exit code on a BerthError)."""
+    capsys.readouterr()
+    code = 0
+    try:
+        command.main(args=[str(a) for a in args], prog_name="berth", standalone_mode=False)
+    except BerthError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = exc.exit_code
+    captured = capsys.readouterr()
+    return Result(code, captured.out, captured.err)
 
 
 def start_cluster(data: Path, port: int = 0) -> Cluster:
@@ -134,4 +157,4 @@ def edge_work(tmp_path: Path, edge_live_workdir: Path) -> Path:
     return dest
 
 
-__all__ = ["LIVE_CHARTS", "REPO", "Audit", "Binder", "setup_workdir", "start_cluster"]
+__all__ = ["LIVE_CHARTS", "REPO", "Audit", "Binder", "Result", "run_live", "setup_workdir", "start_cluster"]
