@@ -3,6 +3,7 @@ FailedScheduling text for storage problems, and bindings that persist from one p
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -243,3 +244,82 @@ def test_bindings_are_exclusive_and_respect_topology(world: tuple[list[dict[str,
             assert set(volumes.access_modes(claim)) <= set(volumes.access_modes(volume))
     for message in failed.values():
         assert "volume" in message or "PersistentVolumeClaim" in message, message
+
+
+# --- through `berth schedule simulate`'s files ----------------------------------------------------------------------
+
+CLUSTER = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: disk-n2}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disk}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n2]}]
+"""
+NODE = """\
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: {name}, labels: {{kubernetes.io/hostname: {name}}}}}
+status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}
+"""
+WORKLOAD = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-a}
+spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-b}
+spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {requests: {storage: 1Gi}}}
+"""
+POD = """\
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec:
+  containers: [{{name: c, image: pause}}]
+  volumes: [{{name: d, persistentVolumeClaim: {{claimName: {claim}}}}}]
+"""
+
+
+def test_simulation_files_carry_storage_objects(tmp_path: Path) -> None:
+    from berth.schedule import simulate
+
+    cluster = tmp_path / "nodes.yaml"
+    cluster.write_text(CLUSTER + "".join(NODE.format(name=n) for n in ("n1", "n2", "n3")))
+    workload = tmp_path / "workload.yaml"
+    pods = [("first", "data-a"), ("second", "data-b"), ("third", "data-a"), ("lost", "nope")]
+    workload.write_text(WORKLOAD + "".join(POD.format(name=n, claim=c) for n, c in pods))
+    config = schedconfig.parse(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    )
+    result = simulate.simulate([config], str(cluster), str(workload)).to_dict()
+    assert {p["pod"]: p["node"] for p in result["placements"]} == {
+        "default/first": "n2",
+        "default/third": "n2",
+    }
+    messages = {f["pod"]: f["message"] for f in result["unschedulable"]}
+    assert set(messages) == {"default/second", "default/lost"}
+    # (a PostFilter such as preemption may append its own sentence)
+    assert messages["default/second"].startswith(
+        "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind."
+    )
+    assert messages["default/lost"].startswith(
+        '0/3 nodes are available: persistentvolumeclaim "nope" not found.'
+    )
+    assert not any("Volume" in w for w in result["warnings"])
