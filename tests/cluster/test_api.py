@@ -257,3 +257,24 @@ def test_in_process_writes_are_audited() -> None:
         ("tester", "create", "configmaps", "", "default", "a", 201),
         ("tester", "delete", "configmaps", "", "default", "zzz", 404),
     ]
+
+
+@pytest.mark.parametrize(
+    ("send_initial", "rv", "first"),
+    [
+        (None, None, "ADDED:old"),
+        (True, None, "ADDED:old"),
+        (False, None, "ADDED:new"),
+        (None, "0", "ADDED:old"),
+    ],
+    ids=["unset", "send-initial", "no-initial", "rv-0"],
+)
+def test_watch_start_points(api: Api, send_initial: bool | None, rv: str | None, first: str) -> None:
+    api.create("configmaps", {"metadata": {"name": "old"}}, "default")
+    w = api.do_watch(api.resource_type("configmaps"), "default", rv, send_initial_events=send_initial)
+    api.create("configmaps", {"metadata": {"name": "new"}}, "default")
+    ev = w.next_event(1)
+    assert ev is not None and f"{ev[0]}:{ev[1]['metadata']['name']}" == first
+    if send_initial:
+        bookmark = w.next_event(1)
+        assert bookmark is not None and bookmark[0] == "BOOKMARK"

@@ -672,9 +672,10 @@ class Api:
         ns = namespace if rt.namespaced and namespace else None
         rv_text = resource_version or ""
         with self.store.locked():
+            if send_initial_events is False and rv_text in ("", "0"):
+                # sendInitialEvents=false without a revision: changes from now on, no synthetic ADDED.
+                return Watch(self, rt, ns, self.store.revision, [], labels, fields, False, version)
             if send_initial_events or rv_text in ("", "0"):
-                if send_initial_events is False and rv_text not in ("", "0"):
-                    pass
                 res = self.do_list(rt, ns, label_selector, field_selector, version=version)
                 start = int(res.resource_version)
                 return Watch(
