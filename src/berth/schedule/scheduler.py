@@ -26,12 +26,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
 from berth.schedule import percentage
 from berth.schedule.cache import Cache, ObjectCache, Snapshot
+from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import (
     SUCCESS,
     ClusterEvent,
@@ -41,6 +42,7 @@ from berth.schedule.framework.interface import (
 )
 from berth.schedule.framework.runtime import Framework, FrameworkError
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from berth.schedule.plugins.registry import Registry, default_registry
 from berth.schedule.queue import SchedulingQueue, VirtualClock, Where
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
@@ -236,8 +238,8 @@ class Scheduler:
 
     def __init__(
         self,
-        config: Any,
-        registry: Any = None,
+        config: SchedulerConfiguration,
+        registry: Registry | None = None,
         binder: Binder | None = None,
         seed: int | None = None,
         *,
@@ -245,8 +247,6 @@ class Scheduler:
         on_outcome: Callable[[CycleOutcome], None] | None = None,
     ) -> None:
         if registry is None:
-            from berth.schedule.plugins.registry import default_registry
-
             registry = default_registry()
         self.config = config
         self.registry = registry

@@ -37,8 +37,10 @@ from berth.kube.canonical import canonical_json
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
 from berth.kube.selectors import label_selector_matches
+from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import SUCCESS, Status
 from berth.schedule.framework.types import PodInfo
+from berth.schedule.plugins.registry import Registry
 from berth.schedule.queue import VirtualClock
 from berth.schedule.scheduler import Failure, Ignored, Placement, Scheduler
 
@@ -668,11 +670,11 @@ class _SharedClusterBinder:
 
 
 def simulate(
-    configs: Sequence[Any],
+    configs: Sequence[SchedulerConfiguration],
     cluster_path: str,
     workload_path: str,
     seed: int = 1,
-    registry: Any = None,
+    registry: Registry | None = None,
     max_error_attempts: int = 10,
 ) -> SimulationResult:
     """Place the workload on the cluster with one scheduler per configuration (usually one) and report."""
@@ -842,12 +844,12 @@ def perf_pod(namespace: str, i: int) -> Obj:
 
 
 def scheduling_basic(
-    config: Any,
+    config: SchedulerConfiguration,
     nodes: int = 5000,
     pods: int = 10000,
     init_pods: int = 1000,
     seed: int = 1,
-    registry: Any = None,
+    registry: Registry | None = None,
 ) -> BenchResult:
     """scheduler_perf ``SchedulingBasic``: create nodes, schedule ``init_pods`` (not measured), then measure the
     time to schedule ``pods`` more. Pod creation (queueing) is outside the measured interval."""

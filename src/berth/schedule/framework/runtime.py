@@ -30,7 +30,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from berth.kube.errors import InputError
 from berth.schedule.framework import interface as fw
@@ -48,6 +48,10 @@ from berth.schedule.framework.interface import (
     Status,
 )
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+
+if TYPE_CHECKING:
+    from berth.schedule.config import Profile
+    from berth.schedule.plugins.registry import Registry
 
 # Upstream (framework.go, pre-hints behaviour): a plugin that registers no events is requeued on any of these.
 ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
@@ -93,8 +97,8 @@ class Framework:
 
     def __init__(
         self,
-        profile: Any,
-        registry: Any,
+        profile: Profile,
+        registry: Registry,
         *,
         snapshot: Callable[[], fw.Snapshot] | None = None,
         binder: Binder | None = None,
