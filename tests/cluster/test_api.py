@@ -278,3 +278,10 @@ def test_watch_start_points(api: Api, send_initial: bool | None, rv: str | None,
     if send_initial:
         bookmark = w.next_event(1)
         assert bookmark is not None and bookmark[0] == "BOOKMARK"
+
+
+def test_system_namespaces_may_not_be_deleted(api: Api) -> None:
+    with pytest.raises(ApiError) as info:
+        api.delete("namespaces", "kube-system")
+    assert info.value.code == 403
+    assert info.value.message == 'namespaces "kube-system" is forbidden: this namespace may not be deleted'

@@ -1389,6 +1389,8 @@ class Api:
             if rt.resource == "customresourcedefinitions.apiextensions.k8s.io":
                 self._crds.delete_custom_objects(self, cur)
             if rt.resource == "namespaces":
+                if name in ("default", "kube-system", "kube-public"):
+                    raise E.forbidden("namespaces", "", name, "this namespace may not be deleted")
                 if meta.get("deletionTimestamp"):
                     return self.present(rt, cur, version)
                 new = _copy(cur)
