@@ -330,3 +330,17 @@ def test_cluster_file_objects_are_kept(tmp_path: Path) -> None:
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "labels": {"tier": "gold"}}}
     cluster = load_cluster(write(tmp_path, "c.yaml", NODE, sc, ns))
     assert [o.obj["kind"] for o in cluster.objects] == ["StorageClass", "Namespace"]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({"nodeSelector": "disk=ssd"}, id="selector-not-a-mapping"),
+        pytest.param({"priority": "high"}, id="priority-not-a-number"),
+    ],
+)
+def test_fields_of_the_wrong_type_are_input_errors(tmp_path: Path, spec: dict[str, Any]) -> None:
+    cluster = write(tmp_path, "c.yaml", NODE)
+    workload = write(tmp_path, "w.yaml", _pod_doc(**spec))
+    with pytest.raises(InputError, match=r"w.yaml, document 1 \(Pod p\): malformed object"):
+        simulate([schedconfig.default_config()], cluster, workload)

@@ -703,11 +703,11 @@ def simulate(
         for obj in (*cluster.objects, *workload.objects):
             s.add_object(obj.obj)
         for node in cluster.nodes:
-            s.add_node(node.obj, node.where)
+            _feed(s.add_node, node)
         for bound in cluster.bound_pods:
-            s.add_pod(bound.obj, bound.where)
+            _feed(s.add_pod, bound)
         for made in pods:
-            s.add_pod(made.obj, made.where)
+            _feed(s.add_pod, made)
 
     started = time.perf_counter()
     if len(schedulers) == 1:
@@ -744,6 +744,19 @@ def simulate(
         nodes=tuple(str(n.obj["metadata"]["name"]) for n in cluster.nodes),
         profiles=tuple(names),
     )
+
+
+def _feed(add: Callable[[Obj, str], None], item: Sourced) -> None:
+    """Hand an object to the scheduler; a field of the wrong type becomes an InputError naming the object."""
+    try:
+        add(item.obj, item.where)
+    except InputError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise InputError(
+            f"malformed object ({type(exc).__name__}: {exc}); check the field types against the Kubernetes API",
+            item.where,
+        ) from exc
 
 
 def _run_separately(
