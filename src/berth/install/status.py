@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.install import kubeops, receipt, setup
+from berth.install import split as split_mod
 from berth.kube import yamlio
 from berth.kube.errors import BerthError
 
@@ -106,13 +107,32 @@ class OutOfSync(BerthError):
         )
 
 
+def desired_objects(wd: setup.Workdir, work_dir: Path) -> list[split_mod.RenderedObject]:
+    """The release objects as last applied: the ``--is-upgrade`` render after an upgrade (plus the install-only
+    objects the install left, which upgrades never touch), else the install render."""
+    done = [b["spec"] for _, b in receipt.receipts(work_dir) if not b["spec"].get("dryRun")]
+    done = [s for s in done if s.get("result") == receipt.Result.SUCCEEDED and s.get("action") != "uninstall"]
+    variant = wd.split
+    if done and done[-1].get("action") == "upgrade" and wd.upgrade is not None:
+        variant = wd.upgrade
+    objs = [*variant.crds, *variant.ordinary, *variant.secrets]
+    if variant is not wd.split:
+        have = {o.ref for o in objs}
+        objs += [
+            o
+            for o in (*wd.split.crds, *wd.split.ordinary, *wd.split.secrets)
+            if o.ref in wd.install_only and o.ref not in have
+        ]
+    return objs
+
+
 def run(work_dir: Path, kubeconfig: str | None = None, context: str | None = None) -> Report:
     wd = setup.load_workdir(work_dir)
     kube = kubeops.connect(kubeconfig, context)
     try:
         receipt.check_target(work_dir, kube.context, kube.server, context is not None)
         report = Report(kube.context)
-        desired = [*wd.split.crds, *wd.split.ordinary, *wd.split.secrets]
+        desired = desired_objects(wd, work_dir)
         seen: set[str] = set()
         for o in desired:
             res = kube.try_resource(o.api_version, o.kind)

@@ -1,0 +1,148 @@
+"""Uninstall, upgrade and status against a real embedded cluster, after an install through ``apply``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from berth.cluster import Cluster
+from berth.install import plan as plan_mod
+from berth.install import receipt, setup
+from berth.install.live_cli import apply_command, status_command, uninstall_command, upgrade_command
+from berth.kube import client as kube_client
+
+from ..conftest import EDGE_CHART
+from .conftest import Audit, run_live
+from .test_apply import RESOURCE
+
+
+def installed(capsys: pytest.CaptureFixture[str], cluster: Cluster, work: Path) -> None:
+    res = run_live(capsys, apply_command, "--work-dir", work, "--kubeconfig", cluster.kubeconfig)
+    assert res.code == 0, res.err
+
+
+def exists(cluster: Cluster, path: str) -> bool:
+    api = kube_client.api_client(cluster.kubeconfig)
+    try:
+        m, url, h, b, *_ = api.param_serialize("GET", path, auth_settings=["BearerToken"])
+        resp = api.call_api(m, url, h, b)
+        resp.read()
+        return bool(resp.status == 200)
+    finally:
+        api.close()
+
+
+def test_uninstall_runs_helm_order_keeps_keep_objects_and_deletes_crds_last(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path
+) -> None:
+    installed(capsys, cluster, edge_work)
+    start = len(audit.writes())
+    res = run_live(capsys, uninstall_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    assert res.code == 0, res.err
+    p = setup.build_plan(setup.load_workdir(edge_work), plan_mod.Action.UNINSTALL, str(edge_work))
+    deletes = next(s for s in p.steps if s.phase == plan_mod.Phase.DELETE.value).objects
+    writes = audit.writes()[start:]
+    assert writes[0] == "patch jobs.batch drain"  # pre-delete first
+    planned = [f"delete {RESOURCE[o.kind]} {o.name}" for o in deletes]
+    # Deleting the templated CRD takes its Widget with it: the Widget's own delete then finds nothing (404).
+    assert planned[-1] == "delete widgets.edge.example.com default-widget" and planned[-1] not in writes
+    assert [w for w in writes if w.startswith("delete ")][: len(planned) - 1] == planned[:-1]
+    assert writes[-2:] == [
+        "patch jobs.batch cleanup",
+        "delete jobs.batch cleanup",
+    ]  # post-delete, hook-succeeded
+    assert "Left in place: Thing edge/default-thing (helm.sh/resource-policy: keep)" in res.out
+    assert "Left in place: CustomResourceDefinition things.edge.example.com (crds/ folder CRD" in res.out
+    assert exists(cluster, "/apis/edge.example.com/v1/namespaces/edge/things/default-thing")
+    assert not exists(
+        cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.edge.example.com"
+    )
+    assert exists(cluster, "/api/v1/namespaces/edge")  # the release namespace outlives post-delete
+
+
+def test_uninstall_delete_crds(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path
+) -> None:
+    installed(capsys, cluster, edge_work)
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--delete-crds"]
+    res = run_live(capsys, uninstall_command, *args)
+    assert res.code == 0, res.err
+    writes = audit.writes()
+    crd = "delete customresourcedefinitions.apiextensions.k8s.io things.edge.example.com"
+    assert writes[-1] == crd and writes.index("patch jobs.batch cleanup") < writes.index(crd)
+    assert "things.edge.example.com (crds/" not in res.out
+    assert not exists(
+        cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.edge.example.com"
+    )
+
+
+def changed_chart(tmp: Path) -> Path:
+    chart = tmp / "edge-hooks-next"
+    shutil.copytree(EDGE_CHART, chart)
+    (chart / "Chart.yaml").write_text(
+        (chart / "Chart.yaml").read_text().replace("version: 0.3.0", "version: 0.4.0"), encoding="utf-8"
+    )
+    res = chart / "templates" / "resources.yaml"
+    text = res.read_text()
+    service = text[
+        text.index("apiVersion: v1\nkind: Service\n") : text.index("apiVersion: edge.example.com/v1")
+    ]
+    res.write_text(text.replace(service, "").replace("greeting: {{ .Values.greeting | quote }}",
+                                                     "greeting: {{ .Values.greeting | quote }}\n  next: \"yes\""),
+                   encoding="utf-8")  # fmt: skip
+    return chart
+
+
+def test_upgrade_rerenders_diffs_prunes_and_runs_upgrade_hooks(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path, tmp_path: Path
+) -> None:
+    installed(capsys, cluster, edge_work)
+    start = len(audit.writes())
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--pull", changed_chart(tmp_path)]
+    res = run_live(capsys, upgrade_command, *args)
+    assert res.code == 0, res.err
+    assert "  - Service edge/app" in res.out and "  ~ ConfigMap edge/app-settings" in res.out
+    assert "+  next: 'yes'" in res.out or '+  next: "yes"' in res.out, res.out
+    writes = audit.writes()[start:]
+    order = [
+        writes.index("patch jobs.batch upgrade-check"),  # pre-upgrade
+        writes.index("patch configmaps app-settings"),  # apply
+        writes.index("delete services app"),  # prune
+        writes.index("patch jobs.batch config-deployer"),  # post-upgrade
+    ]
+    assert order == sorted(order)
+    assert not [w for w in writes if "things.edge.example.com default-thing" in w]  # install-only: untouched
+    assert not exists(cluster, "/api/v1/namespaces/edge/services/app")
+    actions = [b["spec"]["action"] for _, b in receipt.receipts(edge_work)]
+    assert actions == ["install", "upgrade"]  # the install receipt survived the re-render
+    res = run_live(capsys, status_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    assert res.code == 0, res.out + res.err
+
+
+def test_status_reports_missing_drifted_and_extra(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path
+) -> None:
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
+    res = run_live(capsys, status_command, *args)
+    assert res.code == 1 and "missing  Deployment edge/app" in res.out
+    installed(capsys, cluster, edge_work)
+    res = run_live(capsys, status_command, *args)
+    assert res.code == 0, res.out
+    assert "In sync." in res.out
+    from kubernetes import client as k8s
+
+    api = kube_client.api_client(cluster.kubeconfig)
+    core = k8s.CoreV1Api(api)
+    core.patch_namespaced_config_map("app-settings", "edge", {"data": {"greeting": "changed"}})
+    core.delete_namespaced_service("app", "edge")
+    core.create_namespaced_config_map("edge", {"metadata": {"name": "not-mine"}})
+    api.close()
+    res = run_live(capsys, status_command, *args)
+    assert res.code == 1
+    assert "drifted  ConfigMap edge/app-settings: .data.greeting" in res.out
+    assert "missing  Service edge/app" in res.out
+    assert "not-mine" not in res.out  # never applied by berth: not "extra"
+    res = run_live(capsys, status_command, *args, "-o", "json")
+    assert '"inSync": false' in res.out
