@@ -297,9 +297,10 @@ class Executor:
                 else:
                     if note:
                         self.reporter.object(note)
-                    created, live = self.kube.apply(
-                        desired, res, self.options.force_conflicts, self.options.dry_run
-                    )
+                    # Upgrading an older CRD is deliberate: take ownership of its fields (as KAI's crd-upgrader
+                    # Job does with --force-conflicts); otherwise conflicts are reported unless --force-conflicts.
+                    force = self.options.force_conflicts or decision == "upgrade"
+                    created, live = self.kube.apply(desired, res, force, self.options.dry_run)
                     if self.options.dry_run:
                         self.record(i, j, o, "would-apply", detail=decision)
                         self.reporter.object(f"~ CRD {o.name} ({decision}, validated by the server)")
