@@ -126,3 +126,17 @@ def test_detach_then_down(tmp_path: Path) -> None:
         time.sleep(0.05)
     else:
         pytest.fail("detached cluster still running after down")
+
+
+def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
+    from berth.cluster import Cluster, ClusterError, ClusterOptions
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(ClusterError, match=f"cannot listen on 127.0.0.1:{port}"):
+            Cluster(ClusterOptions(data_dir=tmp_path / "d", port=port, run_controllers=False)).start()
+    # the failed start released the data directory: a new start succeeds
+    with Cluster(ClusterOptions(data_dir=tmp_path / "d", run_controllers=False)) as c:
+        assert c.port != port
