@@ -13,7 +13,7 @@ from berth.cluster.api import Api
 from berth.kube.objects import Obj
 
 
-def wait_for(pred: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
     """Poll ``pred`` until it returns something truthy (returned) or fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     last: Any = None

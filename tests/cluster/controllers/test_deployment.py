@@ -256,7 +256,7 @@ def test_progress_deadline_exceeded_when_pods_never_run(cluster: Cluster) -> Non
             and (condition(x, "Progressing") or {}).get("reason") == "ProgressDeadlineExceeded"
             and x
         ),
-        timeout=10,
+        timeout=30,
         what="ProgressDeadlineExceeded",
     )
     assert condition(d, "Progressing")["status"] == "False"  # type: ignore[index]

@@ -24,7 +24,7 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Pa
         yield c, c.kubeconfig
 
 
-def kubectl(kube: tuple[Cluster, Path], *args: str, stdin: str | None = None, timeout: int = 60) -> str:
+def kubectl(kube: tuple[Cluster, Path], *args: str, stdin: str | None = None, timeout: int = 120) -> str:
     exe = tools.find("kubectl").path
     proc = subprocess.run(
         [str(exe), "--kubeconfig", str(kube[1]), *args],
@@ -71,10 +71,10 @@ spec:
     metadata: {{labels: {{app: web}}}}
     spec:{spec}"""
     apply(kube, manifest.format(spec=bound_pod_spec()), ns)
-    out = kubectl(kube, "rollout", "status", "-n", ns, "deployment/web", "--timeout=30s")
+    out = kubectl(kube, "rollout", "status", "-n", ns, "deployment/web", "--timeout=60s")
     assert 'deployment "web" successfully rolled out' in out
     kubectl(kube, "set", "image", "-n", ns, "deployment/web", "main=nginx:1.28")
-    out = kubectl(kube, "rollout", "status", "-n", ns, "deployment/web", "--timeout=30s")
+    out = kubectl(kube, "rollout", "status", "-n", ns, "deployment/web", "--timeout=60s")
     assert "successfully rolled out" in out
     images = kubectl(
         kube, "get", "pods", "-n", ns, "-o", "jsonpath={.items[*].spec.containers[0].image}"
@@ -114,10 +114,10 @@ spec:
     )
     # with the defaulted partition (0) kubectl 1.35 reports "partitioned roll out complete: 2 new pods ..."
     assert "roll out complete: 2 new pods" in kubectl(
-        kube, "rollout", "status", "-n", ns, "statefulset/db", "--timeout=30s"
+        kube, "rollout", "status", "-n", ns, "statefulset/db", "--timeout=60s"
     )
     assert "successfully rolled out" in kubectl(
-        kube, "rollout", "status", "-n", ns, "daemonset/agent", "--timeout=30s"
+        kube, "rollout", "status", "-n", ns, "daemonset/agent", "--timeout=60s"
     )
 
 
@@ -145,7 +145,7 @@ spec:
       restartPolicy: Never{bound_pod_spec()}""",
         ns,
     )
-    out = kubectl(kube, "wait", "-n", ns, f"--for=condition={condition}", "job/migrate", "--timeout=30s")
+    out = kubectl(kube, "wait", "-n", ns, f"--for=condition={condition}", "job/migrate", "--timeout=60s")
     assert "condition met" in out
 
 
@@ -165,10 +165,10 @@ spec:
     spec:{bound_pod_spec("node-2")}""",
         ns,
     )
-    kubectl(kube, "rollout", "status", "-n", ns, "deployment/web", "--timeout=30s")
-    kubectl(kube, "delete", "-n", ns, "deployment/web", "--cascade=foreground", "--timeout=30s")
+    kubectl(kube, "rollout", "status", "-n", ns, "deployment/web", "--timeout=60s")
+    kubectl(kube, "delete", "-n", ns, "deployment/web", "--cascade=foreground", "--timeout=60s")
     assert kubectl(kube, "get", "pods,rs", "-n", ns, "-o", "name").strip() == ""
-    kubectl(kube, "delete", "namespace", ns, "--timeout=30s")
+    kubectl(kube, "delete", "namespace", ns, "--timeout=60s")
     assert ns not in kubectl(kube, "get", "namespaces", "-o", "name")
 
 
@@ -181,4 +181,4 @@ def test_nodes_are_ready_for_kubectl(kube: tuple[Cluster, Path]) -> None:
         "jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=='Ready')].status} {end}",
     )
     assert out.split() == ["node-1=True", "node-2=True"]
-    kubectl(kube, "wait", "--for=condition=Ready", "node/node-1", "--timeout=10s")
+    kubectl(kube, "wait", "--for=condition=Ready", "node/node-1", "--timeout=60s")
