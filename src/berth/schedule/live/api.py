@@ -69,6 +69,11 @@ def _check(resp: Any) -> Any:
     if 200 <= resp.status <= 299:
         return resp
     data = resp.data
+    if resp.status >= 500:
+        # Do not reuse a connection whose server failed: it may be a handler left over from a server that was
+        # stopped (the embedded cluster keeps serving kept-alive connections after a restart); a new connection
+        # reaches whoever listens now.
+        resp.close()
     resp.release_conn()
     body: dict[str, Any] = {}
     try:

@@ -41,6 +41,7 @@ from berth.schedule.live import api
 log = logging.getLogger("berth.schedule.live")
 
 LIST_PAGE = 500
+VERY_SHORT_WATCH_SECONDS = 1.0
 WATCH_TIMEOUT_SECONDS = (300, 600)  # each watch asks the server to end it after a random time in this range
 
 
@@ -161,11 +162,15 @@ class _HttpWatch:
             self.close()
 
     def close(self) -> None:
+        """End the stream and drop its connection (never reused: a watch connection may belong to a server that
+        has since stopped; a new watch opens a new connection)."""
         if self._closed:
             return
         self._closed = True
         with contextlib.suppress(Exception):
             self._resp.shutdown()
+        with contextlib.suppress(Exception):
+            self._resp.close()
         with contextlib.suppress(Exception):
             self._resp.release_conn()
 
@@ -224,6 +229,7 @@ class Informer:
         permissions: logs 403s once per missing permission.
         backoff: error backoff.
         watch_timeout: (min, max) seconds each watch may stay open.
+        on_unreachable: called when the API server stopped answering (the owner drops pooled connections).
     """
 
     def __init__(
@@ -236,6 +242,7 @@ class Informer:
         backoff: Backoff | None = None,
         watch_timeout: tuple[int, int] = WATCH_TIMEOUT_SECONDS,
         seed: int | None = None,
+        on_unreachable: Callable[[], None] | None = None,
     ) -> None:
         self.resource = resource
         self.source = source
@@ -243,6 +250,7 @@ class Informer:
         self.permissions = permissions
         self.backoff = backoff or Backoff()
         self.watch_timeout = watch_timeout
+        self.on_unreachable = on_unreachable
         self.store: dict[str, Obj] = {}
         self.resource_version = ""
         self.synced = threading.Event()
@@ -325,6 +333,8 @@ class Informer:
                 self._pause(failures)
             except (api.Unreachable, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
                 failures += 1
+                if self.on_unreachable is not None:
+                    self.on_unreachable()
                 log.warning(
                     "%s: API server unreachable (%s); retrying from resourceVersion %s",
                     self.resource.qualified,
@@ -389,10 +399,20 @@ class Informer:
         try:
             if self._stop.is_set():
                 return
+            started = time.monotonic()
+            events = 0
             for event in stream:
                 if self._stop.is_set():
                     return
+                events += 1
                 self._handle(event)
+            if (
+                events == 0
+                and time.monotonic() - started < VERY_SHORT_WATCH_SECONDS
+                and not self._stop.is_set()
+            ):
+                # client-go's "very short watch": a server that ends watches at once is unwell; back off.
+                raise api.Unreachable("very short watch: the server ended it at once without any event")
         finally:
             self._stream = None
             stream.close()

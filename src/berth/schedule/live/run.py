@@ -222,9 +222,12 @@ class LiveScheduler:
                 backoff=opts.backoff,
                 watch_timeout=opts.watch_timeout,
                 seed=opts.seed,
+                on_unreachable=self._drop_connections,
             )
             for r in resources
         }
+        self._last_drop = 0.0
+        self._drop_lock = threading.Lock()
         self.recorder = events.EventRecorder(self.writer, self.permissions) if opts.events else None
         self.status = events.StatusWriter(self.writer, self.permissions)
         self.metrics = Metrics(self._queue_counts, self._relists)
@@ -325,6 +328,18 @@ class LiveScheduler:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def _drop_connections(self) -> None:
+        """The API server went away (a watch broke): close every pooled connection, so that no later request
+        reuses a kept-alive connection to a server that has since stopped or restarted (at most once a second)."""
+        now = time.monotonic()
+        with self._drop_lock:
+            if now - self._last_drop < 1.0:
+                return
+            self._last_drop = now
+        for client in (self.reader, self.writer):
+            with contextlib.suppress(Exception):
+                client.rest_client.pool_manager.clear()
 
     # --- status ------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,182 @@
+"""Faults the live scheduler must survive without losing a pod or binding one twice: watches cut every N events,
+410 Gone mid-watch, the API server restarted mid-run, a bind answered 409."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from berth.kube import client as kube_client
+from berth.schedule import config as config_mod
+from berth.schedule.framework.types import PodInfo
+from berth.schedule.live import api
+from berth.schedule.live.informers import ListWatch, Resource, WatchStream
+from berth.schedule.plugins import registry as registry_mod
+
+from .conftest import Env, eventually, pod, start_cluster
+
+PROFILE = "live-test"
+
+
+def one_profile() -> config_mod.SchedulerConfiguration:
+    return config_mod.parse(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": PROFILE}],
+        },
+        "test",
+        registry_mod.default_registry(),
+    )
+
+
+@dataclass
+class Cut:
+    """Wraps a ListWatch: every watch ends after ``every`` events -- cleanly, by an error, or with a 410."""
+
+    inner: ListWatch
+    every: int
+    how: str  # "close" | "error" | "gone"
+    cuts: int = 0
+    lists: int = 0
+    streams: list[WatchStream] = field(default_factory=list)
+
+    def list(self, resource: Resource, continue_token: str, limit: int) -> dict[str, Any]:
+        self.lists += 1
+        return self.inner.list(resource, continue_token, limit)
+
+    def watch(self, resource: Resource, resource_version: str, timeout_seconds: int) -> WatchStream:
+        return _CutStream(self, self.inner.watch(resource, resource_version, timeout_seconds))
+
+
+class _CutStream:
+    def __init__(self, owner: Cut, inner: WatchStream) -> None:
+        self.owner = owner
+        self.inner = inner
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        n = 0
+        for event in self.inner:
+            if event.get("type") == "BOOKMARK":
+                yield event
+                continue
+            yield event
+            n += 1
+            if n >= self.owner.every:
+                self.owner.cuts += 1
+                self.inner.close()
+                if self.owner.how == "error":
+                    raise api.Unreachable("connection reset by the test")
+                if self.owner.how == "gone":
+                    yield {
+                        "type": "ERROR",
+                        "object": {
+                            "kind": "Status",
+                            "code": 410,
+                            "reason": "Expired",
+                            "message": "too old resource version",
+                        },
+                    }
+                return
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def bound_names(env_pods: list[dict[str, Any]]) -> set[str]:
+    return {p["metadata"]["name"] for p in env_pods if (p.get("spec") or {}).get("nodeName")}
+
+
+@pytest.mark.parametrize("how", ["close", "error", "gone"], ids=["watch-closed", "watch-reset", "watch-410"])
+def test_every_pod_bound_exactly_once_when_watches_are_cut(env: Env, how: str) -> None:
+    cut: list[Cut] = []
+
+    def wrap(source: ListWatch) -> ListWatch:
+        cut.append(Cut(source, every=3, how=how))
+        return cut[0]
+
+    with env.scheduler(one_profile(), wrap_source=wrap) as sched:
+        assert sched.wait_synced(30)
+        for i in range(40):
+            env.create(pod(f"p{i}", scheduler=PROFILE))
+        eventually(lambda: len(bound_names(env.pods("default"))) == 40, 90, "40 bound pods")
+    assert cut[0].cuts >= 10
+    if how == "gone":
+        assert sched.informers["pods"].relists >= 1
+    assert env.bindings() == {f"default/p{i}": 1 for i in range(40)}
+
+
+def test_api_server_restart_mid_run(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    cluster = start_cluster(data)
+    port = cluster.port
+    client = kube_client.api_client(cluster.kubeconfig)
+    env = Env(cluster, data, client)
+    sched = env.scheduler(one_profile()).start()
+    try:
+        assert sched.wait_synced(30)
+        for i in range(20):
+            env.create(pod(f"a{i}", scheduler=PROFILE))
+        eventually(lambda: len(bound_names(env.pods("default"))) >= 5, 60, "first bindings")
+        cluster.stop()  # mid-run: bindings and watches in flight fail
+        cluster = start_cluster(data, port=port)
+        env.cluster = cluster
+        client.close()  # the test's own connections went to the old server; the scheduler keeps its own
+        client = env.client = kube_client.api_client(cluster.kubeconfig)
+        for i in range(20):
+            env.create(pod(f"b{i}", scheduler=PROFILE))
+        eventually(
+            lambda: len(bound_names(env.pods("default"))) == 40, 90, "all 40 pods bound after the restart"
+        )
+    finally:
+        sched.stop()
+        client.close()
+        cluster.stop()
+    expected = {f"default/{p}{i}": 1 for p in "ab" for i in range(20)}
+    assert env.bindings() == expected
+
+
+def test_bind_conflict_forgets_and_requeues(env: Env) -> None:
+    """Another scheduler binds the pod between our decision and our bind: 409, the pod is forgotten (its node's
+    resources are released in the cache) and not bound again."""
+    with env.scheduler(one_profile()) as sched:
+        assert sched.wait_synced(30)
+        real_bind = sched.binder.bind
+
+        def bind_after_someone_else(info: PodInfo, node_name: str) -> Any:
+            if info.name == "contested":
+                env.call(
+                    "POST",
+                    "/api/v1/namespaces/default/pods/contested/binding",
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Binding",
+                        "metadata": {"name": "contested"},
+                        "target": {"kind": "Node", "name": "node-4"},
+                    },
+                )
+            return real_bind(info, node_name)
+
+        sched.binder.bind = bind_after_someone_else  # type: ignore[method-assign]
+        env.create(pod("contested", scheduler=PROFILE, cpu="3"))
+        eventually(lambda: sched.binder.conflicts >= 1, 30, "a 409 on bind")
+        # The informer's update then confirms the pod on node-4, where the cache must count it exactly once.
+        eventually(
+            lambda: (
+                sched.scheduler.cache.get_pod("default/contested") is not None
+                and sched.scheduler.cache.get_pod("default/contested").node_name == "node-4"
+            ),
+            30,
+            "cache update",
+        )
+        assert not sched.scheduler.cache.is_assumed("default/contested")
+        assert sched.scheduler.queue.where("default/contested") is None
+        node4 = sched.scheduler.cache.node_info("node-4")
+        assert node4 is not None and [p.key for p in node4.pods] == ["default/contested"]
+        others = [sched.scheduler.cache.node_info(f"node-{i}") for i in (1, 2, 3)]
+        assert all(n is not None and not n.pods for n in others)
+    assert env.bindings() == {"default/contested": 1}
