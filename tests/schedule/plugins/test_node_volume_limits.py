@@ -11,7 +11,16 @@ from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import node_volume_limits as nvl
 
 from .support import node
-from .test_volume_binding import VolumeHandle, csi_node, prefilter_and_filter, pv, pvc, storage_class, vpod
+from .test_volume_binding import (
+    ZONE,
+    VolumeHandle,
+    csi_node,
+    prefilter_and_filter,
+    pv,
+    pvc,
+    storage_class,
+    vpod,
+)
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"
@@ -140,3 +149,117 @@ def test_pods_without_claims_skip() -> None:
 def test_spec_is_active() -> None:
     assert nvl.SPEC.active is True
     assert nvl.SPEC.points == {"preFilter", "filter"}
+
+
+# --- in-tree volumes migrated to CSI -----------------------------------------------------------------------------
+
+MIGRATED_NODE = csi_node("n1", {EBS: 2, GCE: 1})
+
+
+def ebs_inline(volume_id: str, name: str = "disk") -> dict[str, Any]:
+    return {"name": name, "awsElasticBlockStore": {"volumeID": volume_id}}
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "objects", "ok"),
+    [
+        ((), [ebs_inline("vol-1"), ebs_inline("aws://us-east-1a/vol-2", "d2")], [MIGRATED_NODE], True),
+        (
+            (vpod("x", extra=[ebs_inline("vol-1")]),),
+            [ebs_inline("vol-2"), ebs_inline("vol-3", "d2")],
+            [MIGRATED_NODE],
+            False,
+        ),
+        (
+            (vpod("x", extra=[ebs_inline("aws://us-east-1a/vol-1")]),),
+            [ebs_inline("vol-1")],
+            [MIGRATED_NODE],
+            True,
+        ),
+        (
+            (vpod("x", extra=[ebs_inline("vol-1"), ebs_inline("vol-2", "d2")]),),
+            [ebs_inline("vol-3")],
+            [],
+            True,
+        ),
+        (
+            (vpod("x", extra=[{"name": "g", "gcePersistentDisk": {"pdName": "pd-1"}}]),),
+            [{"name": "g", "gcePersistentDisk": {"pdName": "pd-2"}}],
+            [MIGRATED_NODE],
+            False,
+        ),
+        (
+            (vpod("x", extra=[{"name": "f", "azureFile": {"shareName": "s", "secretName": "x"}}]),),
+            [ebs_inline("vol-1"), ebs_inline("vol-2", "d2")],
+            [MIGRATED_NODE],
+            True,
+        ),
+    ],
+    ids=[
+        "two-inline-ebs",
+        "inline-ebs-over-limit",
+        "same-ebs-id-in-both-spellings",
+        "no-csinode-no-migration",
+        "gce-pd-limit",
+        "azure-file-not-counted",
+    ],
+)
+def test_inline_migrated_volumes(
+    existing: tuple[PodInfo, ...], new: list[dict[str, Any]], objects: list[dict[str, Any]], ok: bool
+) -> None:
+    n = n1(*existing)
+    plugin = nvl.SPEC.new(None, VolumeHandle([n], objects))
+    _, status, filtered = prefilter_and_filter(plugin, vpod(extra=new), [n])
+    assert status.is_success
+    assert filtered["n1"].is_success is ok, filtered["n1"]
+
+
+def test_in_tree_pv_and_provisioner_count_under_the_csi_driver() -> None:
+    objects = [
+        MIGRATED_NODE,
+        pvc("old", volume_name="pv-old", bound=True),
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": "pv-old"},
+            "spec": {
+                "awsElasticBlockStore": {"volumeID": "aws://us-east-1a/vol-9"},
+                "capacity": {"storage": "1Gi"},
+            },
+        },
+        pvc("fresh", sc="gp2"),
+        storage_class("gp2", provisioner="kubernetes.io/aws-ebs"),
+    ]
+    n = n1(vpod("x", ["old"]))
+    plugin = nvl.SPEC.new(None, VolumeHandle([n], objects))
+    # vol-9 (via the PV) + the new claim = 2 of 2; one inline EBS more is one too many, unless it is vol-9 itself.
+    assert prefilter_and_filter(plugin, vpod(claims=["fresh"]), [n])[2]["n1"].is_success
+    crowded = vpod(claims=["fresh"], extra=[ebs_inline("vol-8")])
+    assert prefilter_and_filter(plugin, crowded, [n])[2]["n1"].reasons == (
+        nvl.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
+    )
+    shared = vpod(claims=["fresh"], extra=[ebs_inline("vol-9")])
+    assert prefilter_and_filter(plugin, shared, [n])[2]["n1"].is_success
+
+
+def test_untranslatable_inline_volume_is_an_error() -> None:
+    plugin = nvl.SPEC.new(None, VolumeHandle([n1()], [MIGRATED_NODE]))
+    status = prefilter_and_filter(plugin, vpod(extra=[ebs_inline("aws://zone-only")]), [n1()])[2]["n1"]
+    assert status.code is fw.Code.ERROR
+    assert status.message() == (
+        "converting volume(disk) from inline to csi: failed to translate Kubernetes ID to EBS Volume ID "
+        "invalid format for AWS volume (aws://zone-only)"
+    )
+
+
+def test_gce_pv_handles() -> None:
+    src = {"pdName": "pd"}
+    assert (
+        nvl._gce_pv_handle(src, {ZONE: "us-central1-a"})
+        == "projects/UNSPECIFIED/zones/us-central1-a/disks/pd"
+    )
+    assert (
+        nvl._gce_pv_handle(src, {ZONE: "us-central1-a__us-central1-b"})
+        == "projects/UNSPECIFIED/regions/us-central1/disks/pd"
+    )
+    assert nvl._gce_pv_handle(src, {}) == "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/pd"
