@@ -324,7 +324,29 @@ class FifoSort(fw.QueueSortPlugin):
         return a.timestamp < b.timestamp
 
 
+class EvictLowest(fw.PostFilterPlugin):
+    """A tiny preemption: on the first node, evict the lowest-priority pod below the preemptor's priority."""
+
+    NAME = "EvictLowest"
+
+    def post_filter(
+        self, state: fw.CycleState, pod: PodInfo, statuses: Mapping[str, fw.Status]
+    ) -> tuple[fw.PostFilterResult | None, fw.Status]:
+        evict = getattr(self.handle, "evict", None)
+        if evict is None:
+            return None, fw.error("no eviction available")
+        for node in self.handle.snapshot().node_infos():
+            victims = sorted((p for p in node.pods if p.priority < pod.priority), key=lambda p: p.priority)
+            if victims:
+                status: fw.Status = evict(victims[0], pod, node.name)
+                if not status.is_success:
+                    return None, status
+                return fw.PostFilterResult(node.name), fw.SUCCESS
+        return None, fw.unschedulable("preemption: no victims")
+
+
 TEST_PLUGINS: tuple[type[fw.Plugin], ...] = (
+    EvictLowest,
     LabelFilter,
     AlwaysReject,
     PinTo,

@@ -417,3 +417,43 @@ def test_plugins_read_cluster_objects_through_the_handle() -> None:
     assert objects.list("Service") == [svc]
     s.remove_object(svc)
     assert objects.list("Service") == []
+
+
+def test_postfilter_eviction_nominates_and_requeues_the_victim() -> None:
+    c = SchedulerConfiguration(
+        profiles=(
+            profile(
+                "p", filter=["NodeResourcesFit"], preFilter=["NodeResourcesFit"], postFilter=["EvictLowest"]
+            ),
+        )
+    )
+    seen: list[CycleOutcome] = []
+    s = Scheduler(c, registry(), seed=1, on_outcome=seen.append)
+    s.add_node(node("n0", cpu="1"))
+    s.add_pod(pod("low", cpu="800m", scheduler="p", priority=1))
+    s.run_until_idle()
+    s.add_pod(pod("high", cpu="800m", scheduler="p", priority=100))
+    s.run_until_idle()
+    assert placed(s) == {"default/high": "n0"}
+    assert [(p.victim, p.preemptor, p.node) for p in s.preempted] == [("default/low", "default/high", "n0")]
+    assert [
+        o.nominated_node for o in seen if o.pod == "default/high" and o.result is Result.UNSCHEDULABLE
+    ] == ["n0"]
+    assert [(f.pod, f.message) for f in s.unschedulable()] == [
+        ("default/low", "0/1 nodes are available: 1 Insufficient cpu. preemption: no victims.")
+    ]
+
+
+def test_the_handle_offers_eviction_only_when_the_binder_can_evict() -> None:
+    class NoEvict:
+        echoes_bindings = True
+
+        def bind(self, pod: PodInfo, node_name: str) -> Any:
+            from berth.schedule.framework.interface import SUCCESS
+
+            return SUCCESS
+
+    with_evict = scheduler(nodes=1)
+    without = scheduler(nodes=1, binder=NoEvict())
+    assert with_evict.frameworks["default-scheduler"].evict is not None
+    assert without.frameworks["default-scheduler"].evict is None

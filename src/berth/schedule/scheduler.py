@@ -88,6 +88,15 @@ class Failure:
 
 
 @dataclass(frozen=True, slots=True)
+class Preemption:
+    """A pod evicted so that ``preemptor`` can run on ``node``."""
+
+    victim: str
+    preemptor: str
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
 class Ignored:
     """A pod whose ``spec.schedulerName`` names no profile: left Pending, never queued (upstream behaviour)."""
 
@@ -105,6 +114,7 @@ class CycleOutcome:
     node: str = ""
     message: str = ""
     reason: FailureReason | None = None
+    nominated_node: str = ""  # live mode patches status.nominatedNodeName with it
 
 
 class Binder(Protocol):
@@ -133,6 +143,11 @@ class SimulationBinder:
         self.bound[pod.key] = node_name
         return SUCCESS
 
+    def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
+        """Preemption in simulation: the victim's binding is dropped (the scheduler requeues it)."""
+        self.bound.pop(victim.key, None)
+        return SUCCESS
+
 
 @dataclass
 class Diagnosis:
@@ -144,6 +159,7 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    nominated_node: str = ""  # set by a PostFilter (preemption) that made room on a node
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:
@@ -267,7 +283,13 @@ class Scheduler:
             if name in self.frameworks:
                 raise FrameworkError(name, f'duplicate profile with scheduler name "{name}"')
             framework = Framework(
-                profile, registry, snapshot=self._current_snapshot, binder=self._bind, objects=self.objects
+                profile,
+                registry,
+                snapshot=self._current_snapshot,
+                binder=self._bind,
+                objects=self.objects,
+                rng=self.rng,
+                evict=self._evict if callable(getattr(self.binder, "evict", None)) else None,
             )
             if first is None:
                 first = framework
@@ -295,6 +317,8 @@ class Scheduler:
         )
         self.next_start_node_index = 0
         self.placements: list[Placement] = []
+        self.preempted: list[Preemption] = []
+        self._nominated: dict[str, dict[str, PodInfo]] = {}  # node -> pods nominated to it by preemption
         self.failures: dict[str, Failure] = {}
         self.ignored: dict[str, Ignored] = {}
         self.attempts: Counter[tuple[str, Result]] = Counter()
@@ -311,6 +335,25 @@ class Scheduler:
 
     def _bind(self, pod: PodInfo, node_name: str) -> Status:
         return self.binder.bind(pod, node_name)
+
+    def _evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
+        """Preemption: delete ``victim`` through the binder; in simulation the victim also leaves the cache and, as
+        its controller would recreate it, comes back as a pending pod (and is reported in ``preempted``)."""
+        evict = getattr(self.binder, "evict", None)
+        if not callable(evict):
+            return Status(Code.ERROR, ("this scheduler's binder cannot evict pods",))
+        status: Status = evict(victim, preemptor, node_name)
+        if not status.is_success:
+            return status
+        self.preempted.append(Preemption(victim.key, preemptor.key, node_name))
+        if self.binder.echoes_bindings:
+            self.remove_pod(victim.key)
+            self.placements = [p for p in self.placements if p.pod != victim.key]
+            if victim.scheduler_name in self.frameworks:
+                pending = dict(victim.pod)
+                pending["spec"] = {k: v for k, v in (victim.pod.get("spec") or {}).items() if k != "nodeName"}
+                self.add_pod(pending)
+        return SUCCESS
 
     def _pre_enqueue(self, pod: PodInfo) -> Status:
         fw = self.frameworks.get(pod.scheduler_name)
@@ -393,6 +436,7 @@ class Scheduler:
 
     def _observe_bound(self, pod: PodInfo) -> None:
         """What the informer's update does when a pod we bound shows up with ``spec.nodeName``."""
+        self._unnominate(pod.key)
         self.queue.delete(pod.key)
         self._pending_pods.pop(pod.key, None)
         self.cache.add_pod(pod)
@@ -407,6 +451,7 @@ class Scheduler:
         self.ignored.pop(key, None)
         self.failures.pop(key, None)
         self._pending_pods.pop(key, None)
+        self._unnominate(key)
         self.queue.delete(key)
         if self.cache.remove_pod(key) is not None:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
@@ -575,6 +620,8 @@ class Scheduler:
         ordered = list(nodes[start:]) + list(nodes[:start]) if start else nodes
         if not fw.has_filter_plugins:
             return list(ordered[:to_find]), None
+        if self._nominated_for(pod):
+            return self._find_feasible_with_nominated(fw, state, pod, ordered, to_find, diagnosis)
         filters = fw.filters_for(state)
         batch_filters = fw.batch_filters
         feasible: list[NodeInfo] = []
@@ -621,6 +668,69 @@ class Scheduler:
             )
         return feasible, None
 
+    # --- nominated pods (upstream's nominator, the part Filter needs) ---------------------------------------------
+
+    def _nominate(self, pod: PodInfo, node_name: str) -> None:
+        self._unnominate(pod.key)
+        self._nominated.setdefault(node_name, {})[pod.key] = pod
+
+    def _unnominate(self, key: str) -> None:
+        for node_name in [n for n, pods in self._nominated.items() if key in pods]:
+            del self._nominated[node_name][key]
+            if not self._nominated[node_name]:
+                del self._nominated[node_name]
+
+    def _nominated_for(self, pod: PodInfo) -> bool:
+        """Is any other pod of equal or higher priority nominated somewhere (so Filter must account for it)?"""
+        return any(
+            other.key != pod.key and other.priority >= pod.priority
+            for pods in self._nominated.values()
+            for other in pods.values()
+        )
+
+    def _find_feasible_with_nominated(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        ordered: Sequence[NodeInfo],
+        to_find: int,
+        diagnosis: Diagnosis,
+    ) -> tuple[list[NodeInfo], Status | None]:
+        """Upstream ``RunFilterPluginsWithNominatedPods``: on a node with nominated pods of equal or higher priority
+        the pod must fit with them added (they were promised the room) and without them."""
+        feasible: list[NodeInfo] = []
+        for node in ordered:
+            status = SUCCESS
+            promised = [
+                p
+                for p in self._nominated.get(node.name, {}).values()
+                if p.key != pod.key and p.priority >= pod.priority
+            ]
+            if promised:
+                state_with = state.clone()
+                node_with = node.clone()
+                for other in promised:
+                    placed = other.with_node(node.name)
+                    node_with.add_pod(placed)
+                    status = fw.run_pre_filter_extension_add_pod(state_with, pod, placed, node_with)
+                    if not status.is_success:
+                        break
+                if status.is_success:
+                    status = fw.run_filter(state_with, pod, node_with)
+            if status.is_success:
+                status = fw.run_filter(state, pod, node)
+            if status.code is Code.ERROR:
+                return feasible, status
+            if status.is_success:
+                feasible.append(node)
+                if len(feasible) >= to_find:
+                    break
+                continue
+            diagnosis.node_to_status[node.name] = status
+            diagnosis.add_plugin_status(status)
+        return feasible, None
+
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int]) -> str:
         """Highest total wins; ties are broken uniformly at random with the seeded RNG.
 
@@ -641,8 +751,10 @@ class Scheduler:
             if diagnosis.absent_status is not None:
                 for node in self._snapshot.node_infos():
                     statuses.setdefault(node.name, diagnosis.absent_status)
-            _result, status = fw.run_post_filter(state, pod, statuses)
+            result, status = fw.run_post_filter(state, pod, statuses)
             diagnosis.post_filter_msg = status.message() if not status.is_success else ""
+            if result is not None and result.nominated_node_name:
+                diagnosis.nominated_node = result.nominated_node_name
         return Status(Code.UNSCHEDULABLE, (fit_error_message(num_all, diagnosis),))
 
     def _fail(self, qp: QueuedPodInfo, status: Status, diagnosis: Diagnosis, cycle: int) -> CycleOutcome:
@@ -657,6 +769,16 @@ class Scheduler:
             qp.pending_plugins = set(diagnosis.pending_plugins)
         message = status.message()
         reason = FailureReason.SCHEDULER_ERROR if is_error else FailureReason.UNSCHEDULABLE
+        if diagnosis.nominated_node:
+            # Remember the nomination on the pending pod: its next attempt tries that node first.
+            nominated = dict(pod.pod)
+            nominated["status"] = {
+                **(pod.pod.get("status") or {}),
+                "nominatedNodeName": diagnosis.nominated_node,
+            }
+            qp.pod_info = PodInfo(nominated)
+            self._pending_pods[pod.key] = qp.pod_info
+            self._nominate(qp.pod_info, diagnosis.nominated_node)
         # A failure no plugin claims goes to backoff and is retried forever upstream; a simulation gives up.
         retried_blindly = is_error or not (qp.unschedulable_plugins or qp.pending_plugins)
         give_up = (
@@ -673,6 +795,7 @@ class Scheduler:
             Result.ERROR if is_error else Result.UNSCHEDULABLE,
             message=message,
             reason=reason,
+            nominated_node=diagnosis.nominated_node,
         )
 
     # --- driving ----------------------------------------------------------------------------------------------

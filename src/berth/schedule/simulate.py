@@ -42,7 +42,7 @@ from berth.schedule.framework.interface import SUCCESS, Status
 from berth.schedule.framework.types import PodInfo
 from berth.schedule.plugins.registry import Registry
 from berth.schedule.queue import VirtualClock
-from berth.schedule.scheduler import Failure, Ignored, Placement, Scheduler
+from berth.schedule.scheduler import Failure, Ignored, Placement, Preemption, Scheduler
 
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # upstream k8s.io/apimachinery/pkg/util/rand
 
@@ -169,6 +169,7 @@ class SimulationResult:
     warnings: tuple[str, ...]
     nodes: tuple[str, ...]
     profiles: tuple[str, ...]
+    preempted: tuple[Preemption, ...] = ()
 
     @property
     def scheduled(self) -> int:
@@ -209,6 +210,9 @@ class SimulationResult:
                 "podsPerSecond": round(self.pods_per_second, 1),
             },
             "warnings": list(self.warnings),
+            "preempted": [
+                {"pod": p.victim, "preemptor": p.preemptor, "node": p.node} for p in self.preempted
+            ],
             "nodes": list(self.nodes),
             "profiles": list(self.profiles),
         }
@@ -743,6 +747,7 @@ def simulate(
         warnings=tuple(warnings),
         nodes=tuple(str(n.obj["metadata"]["name"]) for n in cluster.nodes),
         profiles=tuple(names),
+        preempted=tuple(p for s in schedulers for p in s.preempted),
     )
 
 

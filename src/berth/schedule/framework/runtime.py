@@ -28,6 +28,7 @@ methods. Results must equal the per-node path.
 from __future__ import annotations
 
 import operator
+import random
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
 
 Binder = Callable[[PodInfo, str], Status]
+Evict = Callable[[PodInfo, PodInfo, str], Status]
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], Status]
 BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], Sequence[Status]]
 
@@ -103,10 +105,15 @@ class Framework:
         snapshot: Callable[[], fw.Snapshot] | None = None,
         binder: Binder | None = None,
         objects: Any = None,
+        rng: random.Random | None = None,
+        evict: Evict | None = None,
     ) -> None:
         self._profile_name: str = profile.scheduler_name
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
         self.objects = objects
+        # The scheduler's seeded RNG (preemption's random start) and its eviction service (None: cannot evict).
+        self.rng = rng if rng is not None else random.Random()
+        self._evict = evict
         self.percentage_of_nodes_to_score: int | None = profile.percentage_of_nodes_to_score
         self._snapshot_fn = snapshot
         self._binder = binder
@@ -231,6 +238,45 @@ class Framework:
         if self._binder is None:
             return Status(Code.ERROR, ("no binder configured",))
         return self._binder(pod, node_name)
+
+    @property
+    def evict(self) -> Evict | None:
+        """``evict(victim, preemptor, node_name) -> Status``: delete a preemption victim (None when unavailable)."""
+        return self._evict
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status:
+        """Upstream ``RunPreFilterExtensionAddPod``: tell each (non-skipped) PreFilter plugin a pod was added."""
+        return self._run_extensions(state, pod, to_add, node, add=True)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
+        """Upstream ``RunPreFilterExtensionRemovePod``."""
+        return self._run_extensions(state, pod, to_remove, node, add=False)
+
+    def _run_extensions(
+        self, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo, add: bool
+    ) -> Status:
+        for name, plugin in self.pre_filter:
+            if name in state.skip_filter:
+                continue
+            try:
+                ext = plugin.pre_filter_extensions()
+                if ext is None:
+                    continue
+                status = (
+                    ext.add_pod(state, pod, other, node) if add else ext.remove_pod(state, pod, other, node)
+                )
+            except Exception as exc:
+                return _crash(name, "PreFilterExtensions", exc)
+            if not status.is_success:
+                what = "AddPod" if add else "RemovePod"
+                return Status(
+                    Code.ERROR, (f'running {what} on PreFilter plugin "{name}": {status.message()}',), name
+                )
+        return SUCCESS
 
     # --- facts ------------------------------------------------------------------------------------------------
 
