@@ -161,18 +161,16 @@ def test_bind_conflict_forgets_and_requeues(env: Env) -> None:
                 )
             return real_bind(info, node_name)
 
-        sched.binder.bind = bind_after_someone_else  # type: ignore[method-assign]
+        sched.binder.bind = bind_after_someone_else  # type: ignore[method-assign,assignment]
         env.create(pod("contested", scheduler=PROFILE, cpu="3"))
         eventually(lambda: sched.binder.conflicts >= 1, 30, "a 409 on bind")
+
         # The informer's update then confirms the pod on node-4, where the cache must count it exactly once.
-        eventually(
-            lambda: (
-                sched.scheduler.cache.get_pod("default/contested") is not None
-                and sched.scheduler.cache.get_pod("default/contested").node_name == "node-4"
-            ),
-            30,
-            "cache update",
-        )
+        def on_node4() -> bool:
+            info = sched.scheduler.cache.get_pod("default/contested")
+            return info is not None and info.node_name == "node-4"
+
+        eventually(on_node4, 30, "cache update")
         assert not sched.scheduler.cache.is_assumed("default/contested")
         assert sched.scheduler.queue.where("default/contested") is None
         node4 = sched.scheduler.cache.node_info("node-4")

@@ -1,0 +1,103 @@
+"""``berth schedule run``: run the configured profiles against a cluster until SIGTERM/SIGINT.
+
+Wired into the ``berth schedule`` group by the lead (``group.add_command(live_cli.run_command, "run")``); the work
+is done by :mod:`berth.schedule.live`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from types import FrameType
+
+import click
+
+from berth.kube.errors import BerthError
+from berth.schedule import config as config_mod
+from berth.schedule.live.run import LiveOptions, LiveScheduler
+from berth.schedule.plugins import registry as registry_mod
+
+
+class SchedulerFailed(BerthError):
+    """The scheduler stopped on its own (lost its lease, crashed): exit code 1."""
+
+
+@click.command("run")
+@click.option(
+    "--config", "config_path", required=True, metavar="CONFIG", help="KubeSchedulerConfiguration file."
+)
+@click.option(
+    "--kubeconfig",
+    metavar="FILE",
+    help="Default: $KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config, then the in-cluster ServiceAccount.",
+)
+@click.option("--context", metavar="NAME", help="Kubeconfig context (default: its current-context).")
+@click.option(
+    "--leader-elect",
+    is_flag=True,
+    help="Hold the Lease named by the configuration's leaderElection before scheduling (for several replicas).",
+)
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(min=0, max=65535),
+    metavar="PORT",
+    help="Serve /metrics, /healthz and /readyz on this port (0: any free port).",
+)
+@click.option("--metrics-address", default="0.0.0.0", show_default=True, help="Address for --metrics-port.")
+@click.option(
+    "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log every decision (debug level).")
+def run_command(
+    config_path: str,
+    kubeconfig: str | None,
+    context: str | None,
+    leader_elect: bool,
+    metrics_port: int | None,
+    metrics_address: str,
+    plugin_refs: tuple[str, ...],
+    verbose: bool,
+) -> None:
+    """Schedule pods on a cluster with the configuration's profiles (the same framework as ``simulate``).
+
+    Binds through pods/binding, records Scheduled/FailedScheduling Events and the PodScheduled condition, and stops
+    gracefully on SIGTERM or Ctrl-C. Missing RBAC permissions are logged once each.
+    """
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
+    reg = registry_mod.default_registry()
+    for ref in plugin_refs:
+        reg.register(registry_mod.load_user_plugin(ref))
+    cfg = config_mod.load(config_path, reg)
+    options = LiveOptions(
+        kubeconfig=kubeconfig,
+        context=context,
+        leader_elect=leader_elect,
+        metrics_port=metrics_port,
+        metrics_address=metrics_address,
+    )
+    sched = LiveScheduler(cfg, reg, options)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        logging.getLogger("berth.schedule.live").info("received %s; stopping", signal.Signals(signum).name)
+        stop.set()
+        sched.stop_event.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        sched.start()
+        while not sched.wait(0.5):
+            pass
+    finally:
+        sched.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if sched.failure is not None and not stop.is_set():
+        raise SchedulerFailed(str(sched.failure))
