@@ -457,3 +457,32 @@ def test_the_handle_offers_eviction_only_when_the_binder_can_evict() -> None:
     without = scheduler(nodes=1, binder=NoEvict())
     assert with_evict.frameworks["default-scheduler"].evict is not None
     assert without.frameworks["default-scheduler"].evict is None
+
+
+def test_live_loop_schedules_pods_fed_from_another_thread() -> None:
+    import threading
+    import time
+
+    s = Scheduler(cfg(), seed=1, clock=time.monotonic)
+    stop = threading.Event()
+    worker = threading.Thread(target=s.run, args=(stop,), kwargs={"poll_seconds": 0.05}, daemon=True)
+    worker.start()
+    try:
+        for i in range(3):
+            s.add_node(node(f"n{i}"))
+        for i in range(40):
+            s.add_pod(pod(f"p{i}"))
+        deadline = time.monotonic() + 60
+        while len(s.placements) < 40 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        s.queue.close()
+        worker.join(timeout=10)
+    assert len({p.pod for p in s.placements}) == 40
+    assert not worker.is_alive()
+
+
+def test_configured_extenders_are_reported_not_silently_ignored() -> None:
+    c = cfg(extenders=[{"urlPrefix": "http://127.0.0.1:1/", "filterVerb": "filter"}])
+    assert any("extenders" in w for w in Scheduler(c).warnings)

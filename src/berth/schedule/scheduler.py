@@ -20,13 +20,14 @@ One pod's path (upstream ``schedule_one.go``), read top-down in :meth:`Scheduler
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
@@ -235,6 +236,20 @@ def pod_update_events(old: PodInfo, new: PodInfo) -> list[ClusterEvent]:
 
 _TERMINAL_PHASES = ("Succeeded", "Failed")
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(method: _F) -> _F:
+    """Run a Scheduler method under its lock: informer threads feed events while the scheduling thread runs cycles
+    (the lock is re-entrant, so a cycle's own binder echo may call back in)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Scheduler, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return cast(_F, wrapper)
+
 
 class Scheduler:
     """kube-scheduler's core in one object. Public in :mod:`berth.schedule`.
@@ -307,6 +322,10 @@ class Scheduler:
             self.warnings.extend(framework.warnings)
         if first is None:
             raise InputError("the configuration has no profiles", "profiles")
+        if getattr(config, "extenders", ()):
+            self.warnings.append(
+                "extenders are configured but berth does not call scheduler extenders yet (they are skipped)"
+            )
         self.queue = SchedulingQueue(
             first.queue_sort_less,
             clock=self.clock,
@@ -365,20 +384,24 @@ class Scheduler:
 
     # --- events (an informer feed or the simulation drives these) ---------------------------------------------
 
+    @_locked
     def add_node(self, node: Obj, where: str | None = None) -> None:
         self.cache.add_node(node, where)
         self.queue.move_all_to_active_or_backoff(NODE_ADD)
 
+    @_locked
     def update_node(self, old: Obj | None, new: Obj, where: str | None = None) -> None:
         info = self.cache.update_node(new, where)
         for event in node_update_events(old, info):
             self.queue.move_all_to_active_or_backoff(event)
 
+    @_locked
     def remove_node(self, node: Obj | str) -> None:
         name = node if isinstance(node, str) else str((node.get("metadata") or {}).get("name") or "")
         self.cache.remove_node(name)
         self.queue.move_all_to_active_or_backoff(NODE_DELETE)
 
+    @_locked
     def add_pod(self, pod: Obj, where: str | None = None) -> None:
         """A pod appeared. Bound pods go to the cache (whatever their scheduler, so they count); pending pods of a
         configured profile go to the queue; others are ignored (and reported)."""
@@ -395,6 +418,7 @@ class Scheduler:
         self._pending_pods[info.key] = info
         self.queue.add(info)
 
+    @_locked
     def update_pod(self, old: Obj | None, new: Obj, where: str | None = None) -> None:
         info = PodInfo(new, where)
         old_info = PodInfo(old) if old is not None else None
@@ -420,6 +444,7 @@ class Scheduler:
         self._pending_pods[info.key] = info
         self.queue.update(info)
 
+    @_locked
     def add_object(self, obj: Obj) -> None:
         """A non-pod, non-node object plugins read (Service, ReplicaSet, PVC ...) appeared or changed."""
         kind = str(obj.get("kind") or "")
@@ -430,6 +455,7 @@ class Scheduler:
         self.objects.add(obj)
         self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, "Update" if existed else "Add"))
 
+    @_locked
     def remove_object(self, obj: Obj) -> None:
         if self.objects.remove(obj):
             self.queue.move_all_to_active_or_backoff(ClusterEvent(str(obj.get("kind") or ""), "Delete"))
@@ -442,6 +468,7 @@ class Scheduler:
         self.cache.add_pod(pod)
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
 
+    @_locked
     def remove_pod(self, pod: Obj | str) -> None:
         if isinstance(pod, str):
             key = pod
@@ -469,6 +496,7 @@ class Scheduler:
             self.on_outcome(outcome)
         return outcome
 
+    @_locked
     def _cycle(self, qp: QueuedPodInfo) -> CycleOutcome:
         pod = qp.pod_info
         fw = self.frameworks.get(pod.scheduler_name)
