@@ -6,9 +6,10 @@ errors, zone labels, node affinity of a PV) in shared helpers. Keeping them here
 
 Where objects come from. The framework handle may offer an ``objects`` attribute implementing
 :class:`ObjectLister` (``list(kind)`` and ``get(kind, namespace, name)``, raw dicts). In simulation it is fed from
-the cluster file; live, from informers. Handles without it (or with only the ``list_objects(kind, namespace)``
-method PodTopologySpread reads) are adapted; a handle with neither has *no* storage objects, so a pod naming a claim
-gets upstream's ``persistentvolumeclaim "<name>" not found`` -- never an exception.
+the cluster and workload files (the Scheduler's ``ObjectCache``); live, from informers. A handle with only a
+``list_objects(kind, namespace)`` method is adapted; a handle with neither has *no* storage objects, so a pod naming
+a claim gets upstream's ``persistentvolumeclaim "<name>" not found`` -- never an exception. :class:`ObjectStore` is
+a plain in-memory lister for tests and tools.
 
 The assume cache (upstream ``PVAssumeCache``/``PVCAssumeCache``). VolumeBinding's Reserve records the PV it picked
 (``spec.claimRef`` set) or the claim it provisions for (annotation ``volume.kubernetes.io/selected-node``) here;
@@ -20,7 +21,14 @@ PV. One cache is shared by every plugin reading the same lister (all profiles of
                                     \\--Unreserve--> informer object
 
 An informer object whose ``metadata.resourceVersion`` differs from the one an assumption was made on replaces
-the assumption (upstream keeps the newer of the two the same way).
+the assumption (upstream keeps the newer of the two the same way). A Unreserve after PreBind leaves the completed
+binding alone (API writes cannot be taken back either).
+
+Simulation concessions (each matches what the missing controller would have done): a claim with
+``status.phase: Bound`` counts as bound without the PV controller's bind-completed annotation; a PV without a
+status counts as Available; a claim with no ``storageClassName`` at all gets the default StorageClass; a
+StorageClass without ``volumeBindingMode`` is Immediate (the API default). :func:`statefulset_claims` and
+:func:`ephemeral_claims` build the claims the StatefulSet and ephemeral-volume controllers would create.
 """
 
 from __future__ import annotations
