@@ -14,6 +14,7 @@ context unless ``--context`` names it (see :func:`check_target`).
 from __future__ import annotations
 
 import getpass
+import json
 import os
 import shlex
 import sys
@@ -143,7 +144,7 @@ class RunReceipt:
         entry.update({"status": status, "finishedAt": now()})
         if error:
             entry["error"] = error
-        self.save()
+        self.save(sync=True)
 
     def copy_step(self, index: int, earlier: dict[str, Any], run: str) -> None:
         """A step an earlier run completed (resume): keep its record, say which run did it."""
@@ -165,24 +166,26 @@ class RunReceipt:
         item["at"] = now()
         item.update({k: v for k, v in extra.items() if v not in (None, "")})
         self.step(index)["objects"].append(item)
-        self.save(sync=False)
+        self.save()
 
     def finish(self, result: str, error: str | None = None, not_run_steps: list[int] | None = None) -> None:
         self.spec.update({"result": result, "finishedAt": now(), "error": error})
         for i in not_run_steps or []:
             if self.step(i)["status"] == "pending":
                 self.step(i)["status"] = "not-run"
-        self.save()
+        self.save(final=True)
 
-    def save(self, sync: bool = True) -> None:
-        """Replace the file atomically. ``sync=False`` (per-object records) skips the fsync: the new content is
-        in the page cache the moment ``os.replace`` returns, which survives the process or the API server dying;
-        step boundaries sync for a machine crash."""
-        if sync:
-            yamlio.write_atomic(self.path, yamlio.dump(self.data))
+    def save(self, sync: bool = False, final: bool = False) -> None:
+        """Replace the file atomically. While the run goes on the receipt is written as JSON (valid YAML, and
+        cheap enough to write after every object); the finished receipt is rewritten as block YAML. Without
+        ``sync`` there is no fsync: the new content is in the page cache the moment ``os.replace`` returns, which
+        survives the process or the API server dying; step boundaries sync for a machine crash."""
+        text = yamlio.dump(self.data) if final else json.dumps(self.data) + "\n"
+        if sync or final:
+            yamlio.write_atomic(self.path, text)
             return
         tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_text(yamlio.dump(self.data), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, self.path)
 
 
