@@ -285,3 +285,35 @@ def test_system_namespaces_may_not_be_deleted(api: Api) -> None:
         api.delete("namespaces", "kube-system")
     assert info.value.code == 403
     assert info.value.message == 'namespaces "kube-system" is forbidden: this namespace may not be deleted'
+
+
+def test_events_k8s_io_is_a_view_of_core_events(api: Api) -> None:
+    new = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "p.1"},
+        "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "Scheduled",
+        "note": "Successfully assigned default/p to node-1",
+        "type": "Normal",
+        "action": "Binding",
+        "reportingController": "default-scheduler",
+        "reportingInstance": "default-scheduler-x",
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+    }
+    w = api.watch("events", "default", str(api.store.revision))
+    out = api.create("events.events.k8s.io", new, "default")
+    assert out["apiVersion"] == "events.k8s.io/v1" and out["note"].startswith("Successfully")
+    core = api.get("events", "p.1", "default")
+    assert core["involvedObject"]["name"] == "p" and core["message"] == new["note"]
+    assert core["reportingComponent"] == "default-scheduler"
+    items, _ = api.list("events", "default", field_selector="involvedObject.name=p,reason=Scheduled")
+    assert [i["metadata"]["name"] for i in items] == ["p.1"]
+    v1items, _ = api.list("events.events.k8s.io", "default", field_selector="regarding.name=p")
+    assert v1items[0]["regarding"]["kind"] == "Pod" and "involvedObject" not in v1items[0]
+    ev = w.next_event(1)
+    assert ev is not None and ev[1]["message"] == new["note"]
+    patched = api.patch("events.events.k8s.io", "p.1", {"note": "changed"}, "merge", "default")
+    assert patched["note"] == "changed" and api.get("events", "p.1", "default")["message"] == "changed"
+    api.delete("events.events.k8s.io", "p.1", "default")
+    assert api.list("events", "default")[0] == []

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from berth.cluster import defaults
+from berth.cluster import defaults, eventsv1
 from berth.cluster import errors as E
 from berth.cluster import resources as R
 from berth.cluster import store as S
@@ -203,15 +203,19 @@ class Watch:
         field_selector: tuple[selectors.FieldRequirement, ...],
         initial_end_bookmark: bool,
         version: str | None,
+        transform: Callable[[Obj], Obj] | None = None,
+        shown: ResourceType | None = None,
     ) -> None:
         self._api = api
         self._store = api.store
         self.rtype = rtype
+        self._shown = shown or rtype
+        self._transform = transform
         self._namespace = namespace
         self._labels = label_selector
         self._fields = field_selector
         self._version = version
-        self._pending: list[tuple[str, Obj]] = [("ADDED", o) for o in initial]
+        self._pending: list[tuple[str, Obj]] = [("ADDED", transform(o) if transform else o) for o in initial]
         if initial_end_bookmark:
             self._pending.append(("BOOKMARK", self._bookmark_obj(start, initial_end=True)))
         self.revision = start
@@ -222,8 +226,8 @@ class Watch:
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         return {
-            "kind": self.rtype.kind,
-            "apiVersion": self.rtype.api_version_for(self._version or self.rtype.version),
+            "kind": self._shown.kind,
+            "apiVersion": self._shown.api_version_for(self._version or self._shown.version),
             "metadata": meta,
         }
 
@@ -267,7 +271,8 @@ class Watch:
                         continue
                 elif not now:
                     continue
-            self._pending.append((typ, self._api.present(self.rtype, obj, self._version)))
+            out = self._api.present(self.rtype, obj, self._version)
+            self._pending.append((typ, self._transform(out) if self._transform else out))
 
     def next_event(self, timeout: float | None = None) -> tuple[str, Obj] | None:
         if self._pending:
@@ -563,6 +568,8 @@ class Api:
         return _loads(entry[1])
 
     def do_get(self, rt: ResourceType, name: str, namespace: str | None, version: str | None = None) -> Obj:
+        if rt.resource == eventsv1.RESOURCE:
+            return eventsv1.from_core(self.do_get(self._core_events, name, namespace))
         if rt.virtual:
             raise E.method_not_allowed("get", rt.resource)
         return self.present(rt, self._load(rt, name, namespace), version)
@@ -602,6 +609,17 @@ class Api:
         continue_token: str = "",
         version: str | None = None,
     ) -> ListResult:
+        if rt.resource == eventsv1.RESOURCE:
+            res = self.do_list(
+                self._core_events,
+                namespace,
+                label_selector,
+                eventsv1.field_selector_to_core(field_selector),
+                limit=limit,
+                continue_token=continue_token,
+            )
+            converted = [eventsv1.from_core(i) for i in res.items]
+            return ListResult(converted, res.resource_version, res.continue_token, res.remaining)
         if rt.virtual:
             raise E.method_not_allowed("list", rt.resource)
         labels, fields = self._selectors(rt, label_selector, field_selector)
@@ -665,7 +683,21 @@ class Api:
         *,
         send_initial_events: bool | None = None,
         version: str | None = None,
+        transform: Callable[[Obj], Obj] | None = None,
+        shown: ResourceType | None = None,
     ) -> Watch:
+        if rt.resource == eventsv1.RESOURCE:
+            w = self.do_watch(
+                self._core_events,
+                namespace,
+                resource_version,
+                label_selector,
+                eventsv1.field_selector_to_core(field_selector),
+                send_initial_events=send_initial_events,
+                transform=eventsv1.from_core,
+                shown=rt,
+            )
+            return w
         if rt.virtual:
             raise E.method_not_allowed("watch", rt.resource)
         labels, fields = self._selectors(rt, label_selector, field_selector)
@@ -674,12 +706,24 @@ class Api:
         with self.store.locked():
             if send_initial_events is False and rv_text in ("", "0"):
                 # sendInitialEvents=false without a revision: changes from now on, no synthetic ADDED.
-                return Watch(self, rt, ns, self.store.revision, [], labels, fields, False, version)
+                return Watch(
+                    self, rt, ns, self.store.revision, [], labels, fields, False, version, transform, shown
+                )
             if send_initial_events or rv_text in ("", "0"):
                 res = self.do_list(rt, ns, label_selector, field_selector, version=version)
                 start = int(res.resource_version)
                 return Watch(
-                    self, rt, ns, start, res.items, labels, fields, bool(send_initial_events), version
+                    self,
+                    rt,
+                    ns,
+                    start,
+                    res.items,
+                    labels,
+                    fields,
+                    bool(send_initial_events),
+                    version,
+                    transform,
+                    shown,
                 )
             try:
                 start = int(rv_text)
@@ -687,7 +731,7 @@ class Api:
                 raise E.bad_request(f"invalid resource version {rv_text!r}") from exc
             if start < self.store.compacted:
                 raise E.too_old_resource_version(start, self.store.compacted + 1)
-            return Watch(self, rt, ns, start, [], labels, fields, False, version)
+            return Watch(self, rt, ns, start, [], labels, fields, False, version, transform, shown)
 
     # ---- admission helpers ---------------------------------------------------------------------------------
 
@@ -782,6 +826,17 @@ class Api:
     ) -> Obj:
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a JSON object")
+        if rt.resource == eventsv1.RESOURCE:
+            out = self.do_create(
+                self._core_events,
+                eventsv1.to_core(obj),
+                namespace,
+                user=user,
+                dry_run=dry_run,
+                manager=manager,
+                owned=True,
+            )
+            return eventsv1.from_core(out)
         if rt.virtual:
             from berth.cluster import admission
 
@@ -942,6 +997,18 @@ class Api:
     ) -> Obj:
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a JSON object")
+        if rt.resource == eventsv1.RESOURCE:
+            out = self.do_update(
+                self._core_events,
+                eventsv1.to_core(obj),
+                namespace,
+                subresource=subresource,
+                user=user,
+                dry_run=dry_run,
+                manager=manager,
+                name=name,
+            )
+            return eventsv1.from_core(out)
         if subresource == "scale":
             return self._update_scale(rt, obj, namespace, name, user=user, dry_run=dry_run, manager=manager)
         if "update" not in rt.verbs:
@@ -1236,6 +1303,18 @@ class Api:
         field_validation: str = "",
     ) -> tuple[Obj, bool]:
         """Apply a patch; returns (object, created) -- ``created`` only for server-side apply upserts."""
+        if rt.resource == eventsv1.RESOURCE:
+            return self._patch_events_v1(
+                rt,
+                name,
+                patch,
+                patch_type,
+                namespace,
+                manager=manager,
+                force=force,
+                user=user,
+                dry_run=dry_run,
+            )
         if patch_type not in PATCH_TYPES:
             raise E.unsupported_media_type(
                 [
@@ -1345,6 +1424,42 @@ class Api:
             )
             return out, False
 
+    @property
+    def _core_events(self) -> ResourceType:
+        return self.resource_type(eventsv1.CORE_RESOURCE)
+
+    def _patch_events_v1(
+        self,
+        rt: ResourceType,
+        name: str,
+        patch: Any,
+        patch_type: str,
+        namespace: str | None,
+        *,
+        manager: str | None,
+        force: bool,
+        user: str,
+        dry_run: bool,
+    ) -> tuple[Obj, bool]:
+        """Patch an ``events.k8s.io/v1`` Event: patch its v1 shape, store the core shape."""
+        from berth.cluster import admission
+
+        with self.store.locked():
+            try:
+                cur = self.do_get(rt, name, namespace)
+            except ApiError as exc:
+                if exc.code != 404 or patch_type != "apply" or not isinstance(patch, dict):
+                    raise
+                body = _copy(patch)
+                body.setdefault("metadata", {})["name"] = name
+                return self.do_create(rt, body, namespace, user=user, dry_run=dry_run, manager=manager), True
+            new = admission.patch_object(self, rt, cur, patch, patch_type, manager, force)
+            if not isinstance(new, dict):
+                raise E.bad_request("the patch did not produce an object")
+            return self.do_update(
+                rt, new, namespace, user=user, dry_run=dry_run, manager=manager, name=name
+            ), False
+
     # ---- delete --------------------------------------------------------------------------------------------
 
     def do_delete(
@@ -1358,6 +1473,17 @@ class Api:
         preconditions: dict[str, Any] | None = None,
         version: str | None = None,
     ) -> Obj:
+        if rt.resource == eventsv1.RESOURCE:
+            return eventsv1.from_core(
+                self.do_delete(
+                    self._core_events,
+                    name,
+                    namespace,
+                    propagation=propagation,
+                    dry_run=dry_run,
+                    preconditions=preconditions,
+                )
+            )
         if "delete" not in rt.verbs:
             raise E.method_not_allowed("delete", rt.resource)
         if propagation not in (None, "", "Background", "Foreground", "Orphan"):
