@@ -117,7 +117,7 @@ class LeaderElector:
         new_spec["renewTime"] = now_wall
         if holder != self.identity:
             new_spec["acquireTime"] = now_wall
-            new_spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + (1 if holder else 0)
+            new_spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
