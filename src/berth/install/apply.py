@@ -83,7 +83,8 @@ def live_command(action: plan_mod.Action, work_dir: Path | str) -> str:
 
 
 class Reporter:
-    """Live progress: one line per step and per object outcome; a spinner while waiting on a terminal.
+    """Live progress: one line per step and per object outcome. On a terminal, a rich progress bar under the
+    lines shows the running step (objects done of total, elapsed) and what is being waited on.
 
     Subclass and override :meth:`event` to observe a run (tests use it to stop the API server mid-apply)."""
 
@@ -92,12 +93,47 @@ class Reporter:
 
         self.quiet = quiet
         self.console = Console(file=stream or sys.stdout, markup=False, highlight=False, soft_wrap=True)
+        self._progress: Any = None
+        self._task: Any = None
+        self._label = ""
+
+    @contextlib.contextmanager
+    def live(self) -> Iterator[None]:
+        """Show the progress bar while the body runs (terminals only)."""
+        if self.quiet or not self.console.is_terminal:
+            yield
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn())  # fmt: skip
+        with Progress(*columns, console=self.console, transient=True) as progress:
+            self._progress = progress
+            try:
+                yield
+            finally:
+                self._progress = None
 
     def step(self, index: int, total: int, step: Step, note: str = "") -> None:
         self.print(f"[{index}/{total}] {step.phase}: {step.description}{note}")
+        if self._progress is not None:
+            if self._task is not None:
+                self._progress.remove_task(self._task)
+            self._label = f"step {index}/{total} {step.phase}"
+            self._task = self._progress.add_task(self._label, total=max(1, len(step.objects)))
 
     def object(self, text: str) -> None:
         self.print(f"      {text}")
+        if self._progress is not None and self._task is not None:
+            task = self._progress.tasks[-1]
+            self._progress.update(self._task, completed=min(task.completed + 1, task.total or 1))
 
     def warn(self, text: str) -> None:
         self.print(f"warning: {text}")
@@ -108,11 +144,14 @@ class Reporter:
 
     @contextlib.contextmanager
     def waiting(self, text: str) -> Iterator[None]:
-        if self.quiet or not self.console.is_terminal:
+        if self._progress is None or self._task is None:
             yield
             return
-        with self.console.status(text):
+        self._progress.update(self._task, description=f"{self._label}: {text}")
+        try:
             yield
+        finally:
+            self._progress.update(self._task, description=self._label)
 
     def event(self, name: str, **data: Any) -> None:
         """Called after each recorded outcome (``applied``, ``succeeded``, ``deleted``...)."""
@@ -222,6 +261,12 @@ class Executor:
             self.rec.start_step(i)
             try:
                 self.run_step(i, step)
+            except KeyboardInterrupt:
+                self.rec.finish_step(i, "interrupted", "interrupted by the user")
+                self.rec.finish(
+                    receipt.Result.INTERRUPTED, "interrupted by the user", list(range(i + 1, total + 1))
+                )
+                raise
             except BerthError as exc:
                 interrupted = isinstance(exc, kubeops.Unreachable)
                 self.rec.finish_step(i, "interrupted" if interrupted else "failed", str(exc))
@@ -584,7 +629,8 @@ def execute(
         state.run if state else None, extra,
     )  # fmt: skip
     executor = Executor(kube, plan, steps, work / "out", rec, reporter, options, state, prune_steps)
-    ran = executor.run()
+    with reporter.live():
+        ran = executor.run()
     lines = [
         f"{'Dry run' if options.dry_run else 'Done'}: the {plan.action.value} plan of release {plan.release} "
         f"({ran} of {len(steps)} step(s) ran"

@@ -168,3 +168,28 @@ def test_parse_duration(text: str, seconds: int) -> None:
 def test_parse_duration_rejects(text: str) -> None:
     with pytest.raises(InputError, match="--timeout"):
         live_cli.parse_duration(text)
+
+
+def test_reporter_shows_a_live_bar_on_terminals_and_plain_lines_elsewhere() -> None:
+    import io
+
+    from rich.console import Console
+
+    from berth.install.plan import PlanObject, Step
+
+    step = Step("apply", (PlanObject("ConfigMap", "a", "ns", "v1", "x"),), "server-side apply 1 object(s)")
+    plain = io.StringIO()
+    r = apply.Reporter(stream=plain)
+    with r.live():
+        r.step(1, 2, step)
+        with r.waiting("waiting for nothing"):
+            r.object("+ ConfigMap ns/a")
+    assert plain.getvalue() == "[1/2] apply: server-side apply 1 object(s)\n      + ConfigMap ns/a\n"
+    tty = io.StringIO()
+    r = apply.Reporter()
+    r.console = Console(file=tty, force_terminal=True, markup=False, highlight=False, width=100)
+    with r.live():
+        r.step(1, 2, step)
+        with r.waiting("waiting for nothing"):
+            r.object("+ ConfigMap ns/a")
+    assert "step 1/2 apply" in tty.getvalue() and "+ ConfigMap ns/a" in tty.getvalue()
