@@ -651,3 +651,21 @@ def test_constraint_shaped_junk_never_raises(constraints: list[dict[str, Any]]) 
         pod("p", labels={"app": "web"}, spec={"topologySpreadConstraints": constraints}),
         nodes,
     )
+
+
+def test_remembered_counts_follow_node_changes() -> None:
+    """Per-node counts are reused only for the same node object at the same generation."""
+    nodes = zones(1, 0)
+    pl, p = plugin(), incoming(spread(ZONE))
+
+    def counts() -> list[dict[str, int]]:
+        state = fw.CycleState()
+        pl.pre_filter(state, p, nodes)
+        got: list[dict[str, int]] = state.read(pts.PRE_FILTER_STATE_KEY).counts
+        return got
+
+    assert counts() == [{"zone1": 1, "zone2": 0}]
+    nodes[1].add_pod(pod("late", labels={"app": "web"}).with_node("b"))  # same object, new generation
+    assert counts() == [{"zone1": 1, "zone2": 1}]
+    nodes[0] = node("a", labels={ZONE: "zone1", HOST: "a"}, pods=web(3, "a"))  # a new object (a new snapshot)
+    assert counts() == [{"zone1": 3, "zone2": 1}]

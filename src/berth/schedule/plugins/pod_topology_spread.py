@@ -63,6 +63,7 @@ IGNORE = "Ignore"
 MAX_INT32 = 2**31 - 1
 _DO_NOT_SCHEDULE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_COUNT_TABLES_LIMIT = 64  # bounds memory: at most this many selectors x nodes remembered
 _MISSING_LABEL = fw.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
 _SKEWED = fw.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 
@@ -521,6 +522,34 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         super().__init__(args or PodTopologySpreadArgs(), handle)
         self.system_defaulted = self.args.defaulting_type == SYSTEM_DEFAULTING
         self.default_constraints = self.args.effective_default_constraints()
+        # Matching-pod counts per (selector, namespace) and node, valid while the node object and its
+        # generation are unchanged (snapshots re-clone only changed nodes), so a cycle recounts only those.
+        self._counts: dict[tuple[Any, str], dict[str, tuple[NodeInfo, int, int]]] = {}
+
+    def _count_table(
+        self, sel: selectors.Selector | None, namespace: str
+    ) -> dict[str, tuple[NodeInfo, int, int]]:
+        key = (sel, namespace)
+        table = self._counts.get(key)
+        if table is None:
+            if len(self._counts) >= _COUNT_TABLES_LIMIT:
+                self._counts.clear()
+            table = self._counts[key] = {}
+        return table
+
+    def count_on(self, node: NodeInfo, sel: selectors.Selector | None, namespace: str) -> int:
+        """``count_matching_pods`` for ``node``, remembered per node object and generation."""
+        pods = node.pods
+        if not pods or sel is None or not sel.requirements:
+            return 0
+        table = self._count_table(sel, namespace)
+        hit = table.get(node.name)
+        generation = node.generation
+        if hit is not None and hit[0] is node and hit[1] == generation:
+            return hit[2]
+        n = count_matching_pods(pods, sel, namespace)
+        table[node.name] = (node, generation, n)
+        return n
 
     # --- constraints -------------------------------------------------------------------------------------------
 
@@ -563,16 +592,44 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         required = node_affinity.required_node_affinity(pod)
         counts: list[dict[str, int]] = [{} for _ in constraints]
         ns = pod.namespace
+        keys = [c.topology_key for c in constraints]
+        single_key = keys[0] if len(keys) == 1 else None
+        # Per constraint: key, selector, tally, the policy check (None when the policies admit every node) and
+        # the remembered per-node counts (None when the selector counts nothing).
+        trivial_affinity = not required.node_selector and required.terms is None
+        plan = [
+            (
+                c.topology_key,
+                c.selector,
+                counts[i],
+                None if not c.honor_node_taints and (trivial_affinity or not c.honor_node_affinity) else c,
+                self._count_table(c.selector, ns)
+                if c.selector is not None and c.selector.requirements
+                else None,
+            )
+            for i, c in enumerate(constraints)
+        ]
         for node in nodes:
             labels = node.labels
-            if not _all_keys(labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if not c.includes(node, required, pod):
+            if single_key is not None:
+                if single_key not in labels:
                     continue
-                value = labels[c.topology_key]
-                tally = counts[i]
-                tally[value] = tally.get(value, 0) + count_matching_pods(node.pods, c.selector, ns)
+            elif not all(k in labels for k in keys):
+                continue
+            pods = node.pods
+            for key, sel, tally, policy, table in plan:
+                if policy is not None and not policy.includes(node, required, pod):
+                    continue
+                value = labels[key]
+                n = 0
+                if pods and table is not None:  # inlined count_on: this loop runs for every node
+                    hit = table.get(node.name)
+                    if hit is not None and hit[0] is node and hit[1] == node.generation:
+                        n = hit[2]
+                    else:
+                        n = count_matching_pods(pods, sel, ns)
+                        table[node.name] = (node, node.generation, n)
+                tally[value] = tally.get(value, 0) + n
         critical = []
         for tally in counts:
             paths = CriticalPaths()
@@ -702,7 +759,7 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
                     value = labels.get(c.topology_key, "")
                     if value not in tally or not c.includes(node, required, pod):
                         continue
-                    tally[value] += count_matching_pods(node.pods, c.selector, ns)
+                    tally[value] += self.count_on(node, c.selector, ns)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(tuple(constraints), ignored, counts, weights))
         return fw.SUCCESS
 
@@ -719,7 +776,7 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
             if value is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                cnt = count_matching_pods(node.pods, c.selector, pod.namespace)
+                cnt = self.count_on(node, c.selector, pod.namespace)
             else:
                 cnt = s.counts[i].get(value, 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
