@@ -80,3 +80,17 @@ def test_compaction_keeps_live_objects_and_drops_history(tmp_path: Path) -> None
     assert [n for _ns, n, _e in items] == ["hot", "old"] and rv == 8
     assert '"i":"4"' in (again.get("configmaps", "ns", "hot") or (0, ""))[1]
     assert [e.rv for e in again.events_after(5)] == [6, 7, 8]
+
+
+def test_a_quiet_resource_is_not_expired_by_other_resources_churn() -> None:
+    st = S.Store(retain=5)
+    st.put("secrets", "ns", "s", {"metadata": {"name": "s"}}, "ADDED")
+    for i in range(20):
+        st.put("configmaps", "ns", f"c{i}", {"metadata": {"name": f"c{i}"}}, "ADDED")
+    st.compact()
+    replay = st.events_after(1, resource="secrets")
+    assert replay[0].rv == st.compacted + 1 and all(e.resource == "configmaps" for e in replay)
+    with pytest.raises(S.Compacted):
+        st.events_after(1, resource="configmaps")
+    with pytest.raises(S.Compacted):
+        st.events_after(0, resource="secrets")  # the secret's own event was compacted

@@ -248,7 +248,7 @@ class Watch:
             self.revision = cursor  # nothing of ours up to there: skip other resources' events unread
             return
         try:
-            events = self._store.events_after(self.revision)
+            events = self._store.events_after(self.revision, resource=self.rtype.resource)
         except S.Compacted as exc:
             raise E.too_old_resource_version(exc.requested, exc.oldest) from exc
         resource, ns = self.rtype.resource, self._namespace

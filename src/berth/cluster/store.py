@@ -80,6 +80,7 @@ class Store:
         # every informer; _last says up to which revision a resource has events, so idle watchers fast-forward.
         self._conds: dict[str, threading.Condition] = {}
         self._last: dict[str, int] = {}
+        self._dropped: dict[str, int] = {}
         self._objects: dict[str, dict[str, dict[str, Entry]]] = {}
         self._ring: deque[Event] = deque()
         self._closed = False
@@ -124,6 +125,7 @@ class Store:
         db = self._db
         self._rv = int(self._meta("rv", "0"))
         self._compacted = int(self._meta("compacted", "0"))
+        self._floor = self._compacted  # what was compacted before this process: no per-resource knowledge
         latest = (
             "SELECT l.resource, l.namespace, l.name, l.rv, l.value, l.type FROM log l JOIN"
             " (SELECT resource, namespace, name, MAX(rv) AS m FROM log GROUP BY resource, namespace, name) x"
@@ -259,11 +261,15 @@ class Store:
         if event.rv % COMPACT_EVERY == 0:
             self._compact_locked()
         while len(self._ring) > self.retain:
-            self._ring.popleft()
+            self._forget(self._ring.popleft())
         self._cond.notify_all()
         cond = self._conds.get(event.resource)
         if cond is not None:
             cond.notify_all()
+
+    def _forget(self, event: Event) -> None:
+        """An event leaves memory: remember, per resource, the newest revision no longer replayable from it."""
+        self._dropped[event.resource] = event.rv
 
     def compact(self) -> int:
         """Drop log entries older than the newest ``retain``; returns the compacted revision."""
@@ -284,17 +290,23 @@ class Store:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (str(self._rv),))
         self._compacted = target
         while self._ring and self._ring[0].rv <= target:
-            self._ring.popleft()
+            self._forget(self._ring.popleft())
 
     # ---- watch support -------------------------------------------------------------------------------------
 
-    def events_after(self, rv: int, limit: int = 1000) -> builtins.list[Event]:
-        """Log entries with revision > ``rv`` (at most ``limit``); raises :class:`Compacted` if ``rv`` is too old."""
+    def events_after(self, rv: int, limit: int = 1000, resource: str | None = None) -> builtins.list[Event]:
+        """Log entries with revision > ``rv`` (at most ``limit``); raises :class:`Compacted` if ``rv`` is too old.
+
+        With ``resource``, a revision below the compaction boundary is still fine when nothing of that resource
+        was compacted after it (an idle watcher of a quiet resource is not expired by other resources' churn).
+        """
         with self._lock:
             if rv >= self._rv:
                 return []
             if rv < self._compacted:
-                raise Compacted(rv, self._compacted + 1)
+                if resource is None or rv < self._floor or self._dropped.get(resource, 0) > rv:
+                    raise Compacted(rv, self._compacted + 1)
+                rv = self._compacted
             ring = self._ring
             if ring and ring[0].rv <= rv + 1:
                 start = rv + 1 - ring[0].rv
