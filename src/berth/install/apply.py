@@ -331,7 +331,7 @@ class Executor:
             if key not in done:
                 live_crd = self.kube.get(res, o.name)
                 decision, note = crd_decision(desired, live_crd)
-                if decision == "update" and live_crd is not None and getattr(o, "create_only", False):
+                if decision == "update" and live_crd is not None and o.create_only:
                     # A crds/ CRD already there at the same version: Helm leaves it to its current owner.
                     self.record(i, j, o, "exists", detail="crds/ CRD already present at the same version")
                     self.reporter.object(f"= CRD {o.name} exists (crds/: left to its current owner)")

@@ -146,3 +146,45 @@ def test_status_reports_missing_drifted_and_extra(
     assert "not-mine" not in res.out  # never applied by berth: not "extra"
     res = run_live(capsys, status_command, *args, "-o", "json")
     assert '"inSync": false' in res.out
+
+
+def test_failed_pre_delete_hook_aborts_uninstall(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path
+) -> None:
+    installed(capsys, cluster, edge_work)
+    from .test_apply import fail_job
+
+    fail_job(edge_work, "lifecycle/pre-delete/job-edge-drain.yaml", True)
+    start = len(audit.writes())
+    res = run_live(capsys, uninstall_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    assert res.code == 1 and "pre-delete hook Job edge/drain failed" in res.err
+    # Helm aborts the uninstall: nothing but the hook itself (hook-failed deletes it) was touched.
+    assert audit.writes()[start:] == ["patch jobs.batch drain", "delete jobs.batch drain"]
+    assert exists(cluster, "/apis/apps/v1/namespaces/edge/deployments/app")
+
+
+def test_upgrade_resume_keeps_the_prune_list(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path, tmp_path: Path
+) -> None:
+    from .test_apply import fail_job
+
+    installed(capsys, cluster, edge_work)
+    chart = changed_chart(tmp_path)
+    hooks = chart / "templates" / "hooks-pre.yaml"
+    marker = "    helm.sh/hook: pre-upgrade\n"
+    hooks.write_text(
+        hooks.read_text().replace(marker, marker + '    berth.dev/simulate-failure: "true"\n'),
+        encoding="utf-8",
+    )
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--timeout", "30s"]
+    res = run_live(capsys, upgrade_command, *args, "--pull", chart)
+    assert res.code == 1 and "pre-upgrade hook Job edge/upgrade-check failed" in res.err
+    assert "berth install upgrade --work-dir" in res.err and "--resume" in res.err
+    assert exists(cluster, "/api/v1/namespaces/edge/services/app")  # nothing pruned before the hooks passed
+    rendered = next((edge_work / "out").rglob("job-edge-upgrade-check.yaml"))
+    fail_job(edge_work, str(rendered.relative_to(edge_work / "out")), False)
+    res = run_live(capsys, upgrade_command, *args, "--resume")
+    assert res.code == 0, res.err
+    assert not exists(cluster, "/api/v1/namespaces/edge/services/app")
+    spec = receipt.receipts(edge_work)[-1][1]["spec"]
+    assert spec["result"] == "succeeded" and spec["prune"][0]["name"] == "app"
