@@ -46,6 +46,8 @@ class Controller:
     key = ""
     """The :data:`berth.cluster.controllers.CONTROLLER_NAMES` entry this instance runs as (set by ``start``)."""
 
+    SYNC_TIMEOUT = 10.0
+
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.api = ctx.api
@@ -84,6 +86,17 @@ class Controller:
         self.queue.add_after(key, delay)
 
     def _run(self) -> None:
+        # Like upstream's WaitForCacheSync: acting on half-listed caches would, e.g., make a ReplicaSet whose pods
+        # are not listed yet create duplicates after a restart.
+        deadline = time.monotonic() + self.SYNC_TIMEOUT
+        while not self.ctx.stop.is_set() and time.monotonic() < deadline:
+            if self.ctx.informers.wait_synced(0.05):
+                break
+        else:
+            if not self.ctx.stop.is_set():
+                log.warning(
+                    "%s: informers not synced after %.0fs; starting anyway", self.name, self.SYNC_TIMEOUT
+                )
         while not self.ctx.stop.is_set():
             key = self.queue.get(timeout=0.2)
             if key is None:
