@@ -129,8 +129,8 @@ def test_volume_zone_and_restrictions_reasons_in_the_histogram() -> None:
     assert placed["default/z"] == "n3"
     _, failed = run(s, vpod("second", ["solo"]))
     assert failed["default/second"].startswith(
-        "0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and "
-        "ReadWriteOncePod access mode."
+        "0/3 nodes are available: 3 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access "
+        "mode already in-use by another pod."
     )
 
 

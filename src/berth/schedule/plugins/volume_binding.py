@@ -11,7 +11,7 @@ Upstream ``volumebinding`` at the level a simulation can honour:
   ``pod has unbound immediate PersistentVolumeClaims``. Bound PVs pinned by ``kubernetes.io/hostname In`` narrow the
   nodes (PreFilterResult).
 - Filter, per node (all reasons UnschedulableAndUnresolvable, in upstream's order): a bound PV whose node affinity
-  rejects the node -> ``node(s) had volume node affinity conflict``; a WaitForFirstConsumer claim whose
+  rejects the node -> ``node(s) didn't match PersistentVolume's node affinity``; a WaitForFirstConsumer claim whose
   selected-node annotation names another node, or with no matching PV and no way to provision on this node
   (no provisioner / ``kubernetes.io/no-provisioner``, or ``allowedTopologies`` exclude the node) ->
   ``node(s) didn't find available persistent volumes to bind``; CSIStorageCapacity too small for a driver that
@@ -52,7 +52,8 @@ STATE_KEY = NAME
 
 # Reasons (upstream ``volumebinding`` ConflictReasons and PreFilter texts).
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+# Wording of current releases, as observed on 1.34+ clusters (older: "node(s) had volume node affinity conflict").
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"

@@ -5,8 +5,8 @@ Upstream ``volumerestrictions``:
 - PreFilter reads every ``persistentVolumeClaim`` of the pod (a missing one -> UnschedulableAndUnresolvable
   ``persistentvolumeclaim "<name>" not found``) and collects those with the ReadWriteOncePod access mode. Each such
   claim already used by a pod anywhere in the cluster (assumed pods included) counts as a conflict, and Filter then
-  rejects every node with Unschedulable ``node has pod using PersistentVolumeClaim with the same name and
-  ReadWriteOncePod access mode`` (Unschedulable, so preemption may evict the holder; AddPod/RemovePod keep the count
+  rejects every node with Unschedulable ``node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod
+  access mode already in-use by another pod`` (Unschedulable, so preemption may evict the holder; AddPod/RemovePod keep the count
   right during preemption's what-ifs). A pod with no inline disk and no conflict skips the Filter.
 - Filter: the old disk conflicts with pods already on the node -> Unschedulable ``node(s) had no available disk``:
   the same GCE PD unless both mounts are read-only, the same AWS EBS volume ID (always), the same iSCSI IQN unless
@@ -28,8 +28,11 @@ NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
+# Wording of current releases, as observed on 1.34+ clusters (older: "node has pod using PersistentVolumeClaim with
+# the same name and ReadWriteOncePod access mode").
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+    "already in-use by another pod"
 )
 
 _DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
