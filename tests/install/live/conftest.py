@@ -30,7 +30,7 @@ LIVE_CHARTS = Path(__file__).resolve().parent / "charts"
 
 
 class Binder:
-    """Binds pending pods to node-1 (in-process, through the cluster's own binding admission)."""
+    """Binds pending ``default-scheduler`` pods to node-1 (in-process, through the cluster's binding admission)."""
 
     def __init__(self, api: Any) -> None:
         from berth.cluster import admission
@@ -45,6 +45,8 @@ class Binder:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         if spec.get("nodeName") or meta.get("deletionTimestamp"):
             return
+        if spec.get("schedulerName", "default-scheduler") != "default-scheduler":
+            return  # left Pending, for an external scheduler that never comes
         with contextlib.suppress(Exception):
             self._bind(
                 self._api, meta["namespace"], meta["name"], {"target": {"name": "node-1"}}, "test-binder"

@@ -181,3 +181,20 @@ def test_dry_run_changes_nothing(
     assert (crds, hooks) == ([], []) and "edge" not in namespaces
     assert last_receipt(edge_work)["result"] == "dry-run"
     assert not (edge_work / receipt.RUNS_DIR / receipt.TARGET_FILE).exists()
+
+
+def test_hook_timeout_names_the_hook_and_stops(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path
+) -> None:
+    path = edge_work / "out" / "lifecycle" / "pre-install" / "job-edge-migrate.yaml"
+    body = yamlio.load_file(path)[0].body
+    body["spec"]["template"]["spec"]["schedulerName"] = "nobody"  # its pod stays Pending
+    path.write_text(yamlio.dump(body), encoding="utf-8")
+    res = run_live(
+        capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--timeout", "1s"
+    )
+    assert res.code == 1
+    assert "pre-install hook Job edge/migrate failed" in res.err
+    assert "Job edge/migrate was not ready within 1s: active=1" in res.err
+    steps = last_receipt(edge_work)["steps"]
+    assert steps[2]["status"] == "failed" and steps[3]["status"] == "not-run"

@@ -188,3 +188,18 @@ def test_upgrade_resume_keeps_the_prune_list(
     assert not exists(cluster, "/api/v1/namespaces/edge/services/app")
     spec = receipt.receipts(edge_work)[-1][1]["spec"]
     assert spec["result"] == "succeeded" and spec["prune"][0]["name"] == "app"
+
+
+def test_status_lists_objects_applied_earlier_but_no_longer_rendered_as_extra(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path, tmp_path: Path
+) -> None:
+    from berth.install import apply, upgrade
+
+    installed(capsys, cluster, edge_work)
+    upgrade.rerender(
+        edge_work, upgrade.UpgradeSource(str(changed_chart(tmp_path))), "edge", apply.Reporter(quiet=True)
+    )
+    res = run_live(capsys, status_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    assert res.code == 1
+    assert "extra    Service edge/app (applied earlier, no longer rendered)" in res.out
+    assert "drifted  ConfigMap edge/app-settings: .data.next" in res.out
