@@ -193,3 +193,14 @@ def test_reporter_shows_a_live_bar_on_terminals_and_plain_lines_elsewhere() -> N
         with r.waiting("waiting for nothing"):
             r.object("+ ConfigMap ns/a")
     assert "step 1/2 apply" in tty.getvalue() and "+ ConfigMap ns/a" in tty.getvalue()
+
+
+def test_bench_chart_has_40_objects_and_3_hook_jobs(tmp_path: Any) -> None:
+    from berth.install import split
+
+    chart = apply.bench_chart(tmp_path)
+    rendered = (chart / "templates" / "all.yaml").read_text()
+    text = "".join(f"---\n# Source: bench/templates/all.yaml\n{d}\n" for d in rendered.split("\n---\n"))
+    result = split.from_render(text)
+    assert len(result.ordinary) + len(result.secrets) == apply.BENCH_OBJECTS
+    assert [h.obj.kind for h in result.hooks] == ["Job"] * apply.BENCH_HOOK_JOBS
