@@ -33,7 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from berth.cluster import admission, auth, discovery, protobuf, tables
+from berth.cluster import admission, auth, discovery
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError, Watch
 from berth.cluster.audit import AuditLog
@@ -579,6 +579,8 @@ class Handler(BaseHTTPRequestHandler):
         if not body:
             raise E.bad_request("the request body is empty; expected a JSON object")
         if ctype == PROTOBUF:
+            from berth.cluster import protobuf  # first protobuf body pays for the decoder tables
+
             return protobuf.decode(body)
         if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
             try:
@@ -695,6 +697,8 @@ class Handler(BaseHTTPRequestHandler):
 
             crd = crds.crd_of(self.server.api, rt) or {}
             printer_columns = list(crds.version_of(crd, rt.version).get("additionalPrinterColumns") or [])
+        from berth.cluster import tables  # loaded on the first human-readable `kubectl get`
+
         table: Obj = tables.to_table(
             rt.kind,
             items,
