@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from berth.kube.errors import InputError, NotImplementedYet
+from berth.install import live_cli
+from berth.kube.errors import InputError
 
 ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
 
@@ -176,25 +177,11 @@ def verify_cmd(work_dir: Path) -> None:
         raise verify.VerifyFailed(report)
 
 
-_LATER = {
-    "apply": "Run the plan against a cluster (issue 6; not implemented yet).",
-    "uninstall": "Run the uninstall plan against a cluster (issue 6; not implemented yet).",
-    "upgrade": "Run the upgrade plan against a cluster (issue 6; not implemented yet).",
-    "status": "Show what of the plan is on the cluster (issue 6; not implemented yet).",
-}
-
-
-def _not_yet(name: str) -> click.Command:
-    @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-    def cmd() -> None:
-        raise NotImplementedYet(f"berth install {name}")
-
-    cmd.help = _LATER[name]
-    return cmd
-
-
-for _name in _LATER:
-    group.add_command(_not_yet(_name))
+# The cluster-facing actions (issue 6) live in live_cli; the plan they execute is built here, in plan.py.
+group.add_command(live_cli.apply_command, "apply")
+group.add_command(live_cli.uninstall_command, "uninstall")
+group.add_command(live_cli.upgrade_command, "upgrade")
+group.add_command(live_cli.status_command, "status")
 
 
 @click.command("install")

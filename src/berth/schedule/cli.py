@@ -15,7 +15,7 @@ from rich.console import Console
 
 from berth.kube import yamlio
 from berth.schedule import config as config_mod
-from berth.schedule import config_cli, deploy_cli, report, simulate
+from berth.schedule import config_cli, deploy_cli, live_cli, report, simulate
 from berth.schedule.plugins import registry as registry_mod
 
 
@@ -97,6 +97,7 @@ def simulate_command(
 group.add_command(config_cli.config_command, "config")
 group.add_command(deploy_cli.rbac_command, "rbac")
 group.add_command(deploy_cli.manifests_command, "manifests")
+group.add_command(live_cli.run_command, "run")
 
 
 @click.command("schedule")
