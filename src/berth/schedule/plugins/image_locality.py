@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import ImageState, NodeInfo, PodInfo, normalized_image_name
 from berth.schedule.plugins import helper
@@ -104,6 +107,14 @@ class ImageLocality(fw.ScorePlugin):
         """All nodes at once (the framework's batch hook); equal to :meth:`score` per node."""
         if not pod.images:
             return [0] * len(nodes), fw.SUCCESS
+        if vector.enabled(self.handle):
+            # Nodes that hold no image at all score 0: only the others need the per-node sum.
+            arrays = vector.arrays_for(self.handle, self)
+            rows = arrays.rows(nodes)
+            fast = [0] * len(nodes)
+            for j in np.flatnonzero(arrays.has_images[rows] | arrays.exotic[rows]).tolist():
+                fast[j] = self.score(state, pod, nodes[j])[0]
+            return fast, fw.SUCCESS
         total_nodes = self.handle.snapshot().num_nodes()
         containers = _num_containers(pod)
         images = pod.images

@@ -23,6 +23,13 @@ class NodeName(fw.FilterPlugin):
             return fw.unresolvable(ERR_REASON)
         return fw.SUCCESS
 
+    def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
+        """Filter for all ``nodes`` (the framework's batch hook): a pod without ``spec.nodeName`` passes everywhere
+        without looking at a node; otherwise only the named node passes."""
+        if not pod.node_name:
+            return [fw.SUCCESS] * len(nodes)
+        return [self.filter(state, pod, n) for n in nodes]
+
     def events_to_register(self) -> Sequence[fw.ClusterEvent]:
         return (fw.ClusterEvent("Node", "Add"),)
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import HostPort, NodeInfo, PodInfo
 
@@ -52,6 +55,18 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin):
         if fits_ports(want, node):
             return fw.SUCCESS
         return fw.unschedulable(ERR_REASON)
+
+    def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
+        """Filter for all ``nodes`` (the framework's batch hook): nodes with no host port in use pass without a
+        look; the others get the per-node check."""
+        if not vector.enabled(self.handle):
+            return [self.filter(state, pod, n) for n in nodes]
+        arrays = vector.arrays_for(self.handle, self)
+        rows = arrays.rows(nodes)
+        out = [fw.SUCCESS] * len(nodes)
+        for j in np.flatnonzero(arrays.has_ports[rows] | arrays.exotic[rows]).tolist():
+            out[j] = self.filter(state, pod, nodes[j])
+        return out
 
     def events_to_register(self) -> Sequence[fw.ClusterEvent]:
         return (

@@ -15,10 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.plugins import node_resources_fit as fit
+from berth.schedule.vector import kernels
 
 NAME = "NodeResourcesBalancedAllocation"
 ARGS_KIND = "NodeResourcesBalancedAllocationArgs"
@@ -71,25 +75,6 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * fw.MAX_NODE_SCORE)
 
 
-def _two_resources(nodes: Sequence[NodeInfo], first: tuple[str, int], second: tuple[str, int]) -> list[int]:
-    """:func:`balanced_resource_score` unrolled for two resources (the default cpu + memory)."""
-    (name0, pod0), (name1, pod1) = first, second
-    out: list[int] = []
-    for n in nodes:
-        alloc, requested = n.allocatable, n.requested
-        a0 = alloc.get(name0, 0)
-        a1 = alloc.get(name1, 0)
-        if a0 and a1:
-            r0 = requested.get(name0, 0) + pod0
-            r1 = requested.get(name1, 0) + pod1
-            f0 = 1.0 if r0 > a0 else r0 / a0
-            f1 = 1.0 if r1 > a1 else r1 / a1
-            out.append(int((1 - abs((f0 - f1) / 2)) * fw.MAX_NODE_SCORE))
-        else:  # fewer than two fractions: std 0
-            out.append(fw.MAX_NODE_SCORE)
-    return out
-
-
 class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
     NAME = NAME
     args: NodeResourcesBalancedAllocationArgs
@@ -119,34 +104,21 @@ class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
     def score_nodes(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[list[int], fw.Status]:
-        """All nodes at once (the framework's batch hook), fused into one loop; equal to :meth:`score` per node."""
+        """All nodes at once (the framework's batch hook); equal to :meth:`score` per node. float64 array arithmetic
+        on the vectorised path (same operations, same order as :func:`balanced_resource_score`)."""
         requests = self._pod_requests(state, pod)
+        if not vector.enabled(self.handle) or not kernels.pod_values_fit(requests):
+            return [self.score(state, pod, n)[0] for n in nodes], fw.SUCCESS
         items = [
             (name, pod_req)
             for name, _, pod_req, _ in self._allocation.scored_items(requests, self.args.resources)
         ]
-        if len(items) == 2:
-            return _two_resources(nodes, items[0], items[1]), fw.SUCCESS
-        out: list[int] = []
-        sqrt = math.sqrt
-        for n in nodes:
-            alloc, requested = n.allocatable, n.requested
-            fractions = []
-            for name, pod_req in items:
-                a = alloc.get(name, 0)
-                if a == 0:
-                    continue
-                r = requested.get(name, 0) + pod_req
-                fractions.append(1.0 if r > a else r / a)
-            k = len(fractions)
-            if k == 2:
-                std = abs((fractions[0] - fractions[1]) / 2)
-            elif k > 2:
-                mean = sum(fractions) / k
-                std = sqrt(sum((f - mean) * (f - mean) for f in fractions) / k)
-            else:
-                std = 0.0
-            out.append(int((1 - std) * fw.MAX_NODE_SCORE))
+        arrays = vector.arrays_for(self.handle, self)
+        rows = arrays.rows(nodes)
+        scores, undecided = kernels.balanced_scores(arrays, rows, items)
+        out: list[int] = scores.tolist()
+        for j in np.flatnonzero(undecided | arrays.exotic[rows]).tolist():
+            out[j] = self.score(state, pod, nodes[j])[0]
         return out, fw.SUCCESS
 
 

@@ -19,9 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 from berth.schedule.plugins import helper
+from berth.schedule.vector import kernels
 
 NAME = "NodeResourcesFit"
 ARGS_KIND = "NodeResourcesFitArgs"
@@ -324,34 +328,6 @@ def allocatable_and_requested(
     return alloc, req
 
 
-def _least_allocated_cpu_memory(
-    nodes: Sequence[NodeInfo], items: Sequence[tuple[str, bool, int, int]]
-) -> list[int]:
-    """LeastAllocated over exactly two non-zero-tracked resources (the default cpu + memory), unrolled.
-
-    Same arithmetic as :func:`least_allocated_scorer`; every value is non-negative here, so ``//`` is Go's ``/``.
-    """
-    (name0, _, pod0, w0), (name1, _, pod1, w1) = items
-    out: list[int] = []
-    for n in nodes:
-        alloc, used = n.allocatable, n.non_zero_requested
-        a0 = alloc.get(name0, 0)
-        a1 = alloc.get(name1, 0)
-        node_score = weight_sum = 0
-        if a0:
-            r0 = used.get(name0, 0) + pod0
-            if r0 <= a0:
-                node_score = (a0 - r0) * 100 // a0 * w0
-            weight_sum = w0
-        if a1:
-            r1 = used.get(name1, 0) + pod1
-            if r1 <= a1:
-                node_score += (a1 - r1) * 100 // a1 * w1
-            weight_sum += w1
-        out.append(node_score // weight_sum if weight_sum else 0)
-    return out
-
-
 # --- the plugin ----------------------------------------------------------------------------------------------------
 
 
@@ -405,6 +381,8 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         s = self._pre_filter_state(pod)
         state.write(PRE_FILTER_STATE_KEY, s)
         self._last = (state, s)  # Filter runs per node with this same state object: skip the lookup
+        if vector.enabled(self.handle):
+            vector.arrays_for(self.handle, self).forget_memo()  # a new cycle: node lists are new
         return None, fw.SUCCESS
 
     def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
@@ -456,43 +434,44 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         req, alloc = self._allocation.vectors(node, self._pod_requests(state, pod))
         return self._scorer(req, alloc), fw.SUCCESS
 
+    def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
+        """Filter for all ``nodes`` (the framework's batch hook): one vector comparison per checked resource on the
+        vectorised path; the per-node :meth:`filter` on the reference path and for the nodes that fail (so their
+        reasons are the reference's)."""
+        last = self._last
+        s = last[1] if last[0] is state else (state.get(PRE_FILTER_STATE_KEY) or self._pre_filter_state(pod))
+        if not vector.enabled(self.handle) or not kernels.pod_values_fit([v for _, v in s.checks]):
+            return [self.filter(state, pod, n) for n in nodes]
+        arrays = vector.arrays_for(self.handle, self)
+        rows = arrays.rows(nodes)
+        ok = kernels.fit_mask(arrays, rows, s.checks, s.empty) & ~arrays.exotic[rows]
+        out = [fw.SUCCESS] * len(nodes)
+        for j in np.flatnonzero(~ok).tolist():
+            out[j] = self.filter(state, pod, nodes[j])
+        return out
+
     def score_nodes(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[list[int], fw.Status]:
         """All nodes at once (the framework's batch hook); equal to :meth:`score` per node.
 
-        LeastAllocated/MostAllocated are fused into one loop over nodes (no per-node vectors); other strategies
-        go through the same code as :meth:`score`.
+        LeastAllocated/MostAllocated are integer array arithmetic on the vectorised path; RequestedToCapacityRatio,
+        the reference path and exotic nodes go through :meth:`score`.
         """
         pod_requests = self._pod_requests(state, pod)
         strategy = self.args.scoring_strategy.type
-        if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
-            vectors, scorer = self._allocation.vectors, self._scorer
-            return [scorer(*vectors(n, pod_requests)) for n in nodes], fw.SUCCESS
-        least = strategy == LEAST_ALLOCATED
+        if (
+            strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED)
+            or not vector.enabled(self.handle)
+            or not kernels.pod_values_fit(pod_requests)
+        ):
+            return [self.score(state, pod, n)[0] for n in nodes], fw.SUCCESS
         items = self._allocation.scored_items(pod_requests, self.args.scoring_strategy.resources)
-        if least and len(items) == 2 and items[0][1] and items[1][1]:
-            return _least_allocated_cpu_memory(nodes, items), fw.SUCCESS
-        out: list[int] = []
-        for n in nodes:
-            alloc, requested, non_zero = n.allocatable, n.requested, n.non_zero_requested
-            node_score = weight_sum = 0
-            for name, cpu_mem, pod_req, weight in items:
-                a = alloc.get(name, 0)
-                if a == 0:
-                    continue
-                r = (non_zero if cpu_mem else requested).get(name, 0) + pod_req
-                if least:
-                    if r <= a:
-                        node_score += (a - r) * 100 // a * weight
-                else:
-                    x = (a if r > a else r) * 100
-                    node_score += (x // a if x >= 0 else -(-x // a)) * weight
-                weight_sum += weight
-            if weight_sum == 0:
-                out.append(0)
-            else:
-                out.append(node_score // weight_sum if node_score >= 0 else -(-node_score // weight_sum))
+        arrays = vector.arrays_for(self.handle, self)
+        rows = arrays.rows(nodes)
+        out: list[int] = kernels.allocated_scores(arrays, rows, items, strategy == LEAST_ALLOCATED).tolist()
+        for j in np.flatnonzero(arrays.exotic[rows]).tolist():
+            out[j] = self.score(state, pod, nodes[j])[0]
         return out, fw.SUCCESS
 
     def events_to_register(self) -> Sequence[fw.ClusterEvent]:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from berth.kube import taints
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 
@@ -30,6 +33,17 @@ class NodeUnschedulable(fw.FilterPlugin):
         if taints.tolerated(_UNSCHEDULABLE_TAINT, pod.tolerations):
             return fw.SUCCESS
         return fw.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
+        """Filter for all ``nodes`` (the framework's batch hook): a boolean column of cordoned nodes."""
+        if not vector.enabled(self.handle):
+            return [self.filter(state, pod, n) for n in nodes]
+        arrays = vector.arrays_for(self.handle, self)
+        rows = arrays.rows(nodes)
+        out = [fw.SUCCESS] * len(nodes)
+        for j in np.flatnonzero(arrays.unschedulable[rows] | arrays.exotic[rows]).tolist():
+            out[j] = self.filter(state, pod, nodes[j])
+        return out
 
     def events_to_register(self) -> Sequence[fw.ClusterEvent]:
         return (

@@ -1,0 +1,288 @@
+"""scheduler_perf-like workloads in simulation, timed, with an optional check against the reference path.
+
+Why: the issue's speed targets (SchedulingBasic >= 2x upstream's 680 pods/s, TopologySpreading >= 460,
+pod anti-affinity >= 90) are claims about *this* scheduler making *kube-scheduler's* decisions; a number is only
+worth reporting if the vectorised path it measures decides exactly as the per-node reference path does.
+:func:`run_benchmark` therefore can re-run a sample of the measured pods on the reference path (``verify``) and
+count ``mismatches``.
+
+Workloads (templates as scheduler_perf's ``templates/node-default.yaml`` and ``pod-default.yaml``: nodes with 110
+pods, 4 cpu, 32Gi; one pause container requesting 100m / 500Mi):
+
+- ``scheduling-basic``: 5,000 nodes, 1,000 init pods, 10,000 measured pods (SchedulingBasic/5000Nodes_10000Pods).
+- ``topology-spreading``: 5,000 nodes labelled ``topology.kubernetes.io/zone`` moon-1..3, 1,000 init pods, 2,000
+  measured pods labelled ``color: blue`` with a DoNotSchedule zone constraint (maxSkew 5) on that label.
+- ``pod-anti-affinity``: 5,000 nodes, 1,000 init + 2,000 measured pods labelled ``color: green`` with required
+  anti-affinity to ``color: green`` on ``kubernetes.io/hostname``.
+- ``preemption``: 500 nodes filled by 2,000 low-priority pods (900m each), then 500 high-priority pods (3 cpu)
+  that each need a preemption. Reported as not available while DefaultPreemption is not active in berth.
+
+How verification works: for every k-th measured pod the cycle is first run on the reference path (plugins
+switched to their per-node methods, PostFilter left out so nothing is evicted) from the same state -- same
+snapshot, same rotating start index, same random state -- and its chosen node and per-node rejection reasons are
+compared with the vectorised cycle's. The time spent in those reference runs is not counted in ``seconds``.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from berth.kube.errors import InputError
+from berth.kube.objects import Obj
+from berth.schedule import vector
+from berth.schedule.config import SchedulerConfiguration, default_config
+from berth.schedule.framework.interface import CycleState, Status
+from berth.schedule.framework.runtime import Framework
+from berth.schedule.framework.types import PodInfo
+from berth.schedule.plugins.registry import Registry, default_registry
+from berth.schedule.scheduler import Diagnosis, Scheduler
+from berth.schedule.simulate import perf_node, perf_pod
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+VERIFY_SAMPLES = 200  # reference re-runs per benchmark with verify on (evenly spread over the measured pods)
+
+NodeFn = Callable[[int], Obj]
+PodFn = Callable[[str, int], Obj]
+
+
+def zoned_node(i: int) -> Obj:
+    """node-default.yaml plus a zone label (moon-1..3), as scheduler_perf's labelNodePrepareStrategy does."""
+    node = perf_node(i)
+    node["metadata"]["labels"][ZONE] = f"moon-{i % 3 + 1}"
+    return node
+
+
+def spreading_pod(namespace: str, i: int) -> Obj:
+    pod = perf_pod(namespace, i)
+    pod["metadata"]["labels"] = {"color": "blue"}
+    pod["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 5,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"color": "blue"}},
+        }
+    ]
+    return pod
+
+
+def anti_affinity_pod(namespace: str, i: int) -> Obj:
+    pod = perf_pod(namespace, i)
+    pod["metadata"]["labels"] = {"color": "green"}
+    pod["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"color": "green"}},
+                    "topologyKey": HOSTNAME,
+                    "namespaces": ["sched-0", "sched-1"],
+                }
+            ]
+        }
+    }
+    return pod
+
+
+def _priority_pod(namespace: str, i: int, priority: int, cpu: str) -> Obj:
+    pod = perf_pod(namespace, i)
+    pod["spec"]["priority"] = priority
+    res = pod["spec"]["containers"][0]["resources"]
+    res["requests"]["cpu"] = res["limits"]["cpu"] = cpu
+    return pod
+
+
+def low_priority_pod(namespace: str, i: int) -> Obj:
+    return _priority_pod(namespace, i, 1, "900m")
+
+
+def high_priority_pod(namespace: str, i: int) -> Obj:
+    return _priority_pod(namespace, i, 1000, "3")
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    nodes: int
+    init_pods: int
+    pods: int
+    node: NodeFn
+    init_pod: PodFn
+    pod: PodFn
+    needs: str = ""  # a plugin that must be active for the workload to mean anything
+
+
+WORKLOADS: Mapping[str, Workload] = {
+    w.name: w
+    for w in (
+        Workload("scheduling-basic", 5000, 1000, 10000, perf_node, perf_pod, perf_pod),
+        Workload("topology-spreading", 5000, 1000, 2000, zoned_node, perf_pod, spreading_pod),
+        Workload("pod-anti-affinity", 5000, 1000, 2000, perf_node, anti_affinity_pod, anti_affinity_pod),
+        Workload(
+            "preemption", 500, 2000, 500, perf_node, low_priority_pod, high_priority_pod, "DefaultPreemption"
+        ),
+    )
+}
+
+
+def peak_memory_mib() -> float:
+    """Peak resident set size of this process so far (the whole interpreter, not just the scheduler)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+class VerifyingScheduler(Scheduler):
+    """A Scheduler that, for chosen pods, first runs the cycle's placement on the reference path and compares.
+
+    Only ``_schedule_pod`` (PreFilter .. selectHost) is shadowed; the rotating start index and the random state
+    are restored before the real (vectorised) run, so both see exactly the same inputs.
+    """
+
+    def __init__(self, *args: Any, sample_every: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sample_every = sample_every
+        self.cycles = 0
+        self.checked = 0
+        self.mismatches: list[str] = []
+        self.reference_seconds = 0.0
+        self.reference_cpu_seconds = 0.0
+
+    def _schedule_pod(
+        self, fw: Framework, state: CycleState, pod: PodInfo
+    ) -> tuple[str, Status | None, Diagnosis]:
+        self.cycles += 1
+        if not self.sample_every or self.cycles % self.sample_every:
+            return super()._schedule_pod(fw, state, pod)
+        started, cpu_started = time.perf_counter(), time.process_time()
+        start_index, rng_state = self.next_start_node_index, self.rng.getstate()
+        post_filter = fw.post_filter
+        vector.set_enabled(fw, False)
+        fw.post_filter = []
+        try:
+            ref = super()._schedule_pod(fw, CycleState(), pod)
+        finally:
+            vector.set_enabled(fw, True)
+            fw.post_filter = post_filter
+            self.next_start_node_index = start_index
+            self.rng.setstate(rng_state)
+        self.reference_seconds += time.perf_counter() - started
+        self.reference_cpu_seconds += time.process_time() - cpu_started
+        got = super()._schedule_pod(fw, state, pod)
+        self.checked += 1
+        if _decision(ref) != _decision(got):
+            self.mismatches.append(f"{pod.key}: reference {_decision(ref)!r}, vectorised {_decision(got)!r}")
+        return got
+
+
+def _decision(
+    outcome: tuple[str, Status | None, Diagnosis],
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    host, _failure, diagnosis = outcome
+    reasons = tuple(sorted((name, st.reasons) for name, st in diagnosis.node_to_status.items()))
+    return host, reasons
+
+
+def preemption_active(registry: Registry) -> bool:
+    spec = registry.get("DefaultPreemption")
+    return spec is not None and spec.active
+
+
+def run_benchmark(
+    workload: str = "scheduling-basic",
+    nodes: int | None = None,
+    pods: int | None = None,
+    verify: bool = False,
+    seed: int = 1,
+    *,
+    init_pods: int | None = None,
+    config: SchedulerConfiguration | None = None,
+    registry: Registry | None = None,
+    vectorised: bool = True,
+) -> dict[str, Any]:
+    """Build ``workload`` (sizes default to the workload's), place the init pods untimed, then time the measured
+    pods. Returns ``{workload, nodes, pods, initPods, scheduled, seconds, podsPerSecond, cpuSeconds,
+    podsPerCpuSecond, mismatches, verified, peakMemoryMiB, loadAverage}``; ``mismatches`` is None without verify.
+    ``vectorised=False`` times the reference path instead.
+
+    Raises:
+        InputError: unknown workload name.
+    """
+    w = WORKLOADS.get(workload)
+    if w is None:
+        raise InputError(
+            f"unknown workload {workload!r}; known: {', '.join(sorted(WORKLOADS))}", "--workload"
+        )
+    n_nodes = w.nodes if nodes is None else nodes
+    n_pods = w.pods if pods is None else pods
+    n_init = w.init_pods if init_pods is None else init_pods
+    reg = registry if registry is not None else default_registry()
+    base: dict[str, Any] = {"workload": w.name, "nodes": n_nodes, "pods": n_pods, "initPods": n_init}
+    if w.needs and not preemption_active(reg):
+        return {**base, "available": False, "reason": f"{w.needs} is not active in berth yet"}
+    cfg = config if config is not None else default_config(reg)
+    every = max(1, n_pods // VERIFY_SAMPLES) if verify else 0
+    s = VerifyingScheduler(cfg, reg, seed=seed, sample_every=0)
+    for fw in s.frameworks.values():
+        vector.set_enabled(fw, vectorised)
+    for i in range(n_nodes):
+        s.add_node(w.node(i))
+    for i in range(n_init):
+        s.add_pod(w.init_pod("sched-0", i))
+    s.run_until_idle()
+    before = len(s.placements)
+    for i in range(n_pods):
+        s.add_pod(w.pod("sched-1", i))
+    s.sample_every = every
+    started, cpu_started = time.perf_counter(), time.process_time()
+    s.run_until_idle()
+    seconds = time.perf_counter() - started - s.reference_seconds
+    cpu = time.process_time() - cpu_started - s.reference_cpu_seconds
+    scheduled = len(s.placements) - before
+    load = _load_average()
+    out = {
+        **base,
+        "available": True,
+        "scheduled": scheduled,
+        "seconds": round(seconds, 3),
+        "podsPerSecond": round(scheduled / seconds, 1) if seconds > 0 else 0.0,
+        "cpuSeconds": round(cpu, 3),
+        "podsPerCpuSecond": round(scheduled / cpu, 1) if cpu > 0 else 0.0,
+        "mismatches": len(s.mismatches) if verify else None,
+        "verified": s.checked,
+        "peakMemoryMiB": round(peak_memory_mib(), 1),
+        "loadAverage": load,
+        "path": "vectorised" if vectorised else "reference",
+    }
+    if s.mismatches:
+        out["mismatchExamples"] = s.mismatches[:5]
+    return out
+
+
+def _load_average() -> float | None:
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def format_result(result: Mapping[str, Any]) -> str:
+    """One human line for ``berth bench schedule``."""
+    if not result.get("available", True):
+        return f"{result['workload']}: not available ({result.get('reason', '')})"
+    verify = (
+        ""
+        if result.get("mismatches") is None
+        else f", mismatches {result['mismatches']}/{result['verified']}"
+    )
+    return (
+        f"{result['workload']}: {result['nodes']} nodes, {result['initPods']} init pods, "
+        f"{result['scheduled']}/{result['pods']} pods in {result['seconds']:.2f}s = {result['podsPerSecond']:.0f} "
+        f"pods/s ({result['cpuSeconds']:.2f} CPU s = {result['podsPerCpuSecond']:.0f} pods per CPU second){verify}; "
+        f"peak {result['peakMemoryMiB']:.0f} MiB; load average {result['loadAverage']}"
+    )

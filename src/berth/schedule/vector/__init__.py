@@ -1,0 +1,26 @@
+"""The vectorised scheduling path: numpy columns over nodes and the kernels the built-in plugins run on them.
+
+Why: the per-node plugin methods are the readable reference (the oracle), but calling them for hundreds of nodes
+per pod in Python is what limits throughput. Here each node is a row of :class:`~berth.schedule.vector.arrays.
+NodeArrays` (allocatable, requested, non-zero requested, pod counts, taint signatures, ...), refreshed one row at a
+time when the snapshot shows a node changed (an assumed or forgotten pod clones that node), and the built-in
+plugins' ``filter_nodes``/``score_nodes`` hooks answer for all nodes with a handful of array operations.
+
+Rules the kernels keep, so both paths agree exactly:
+
+- integer arithmetic on int64 arrays with Go's truncating division where upstream uses ints; float64 only where
+  upstream uses float64 (BalancedAllocation), with the same operations in the same order;
+- a rejected node's :class:`~berth.schedule.framework.interface.Status` comes from the plugin's own per-node
+  ``filter`` (the mask only decides *which* nodes fail), so reasons and codes are the reference's;
+- values outside what int64/float64 can hold exactly (beyond 2**52, negative amounts) send that node -- or the
+  whole pod -- down the per-node path.
+
+Switch: a framework (the plugins' handle) with attribute ``berth_vectorised = False`` runs the reference path;
+:func:`enabled` reads it. The benchmark's ``--verify`` uses that to compare both paths.
+"""
+
+from __future__ import annotations
+
+from berth.schedule.vector.arrays import LIMIT, NodeArrays, arrays_for, enabled, set_enabled
+
+__all__ = ["LIMIT", "NodeArrays", "arrays_for", "enabled", "set_enabled"]

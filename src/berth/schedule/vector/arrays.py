@@ -1,0 +1,254 @@
+"""Node columns for the vectorised path, kept in step with the snapshot one changed row at a time.
+
+Why: a kernel needs, for the nodes it is shown, arrays of allocatable/requested amounts, pod counts, taint
+signatures ... Rebuilding them per pod would cost as much as the per-node path; instead :class:`NodeArrays` keeps
+one row per node name and refreshes a row only when the :class:`~berth.schedule.framework.types.NodeInfo` shown for
+it is a different object or has another ``generation`` (the cache clones a node into the snapshot whenever a pod is
+assumed, forgotten, added or removed there, so an assume costs one row refresh).
+
+A row is *exotic* when some amount on the node is negative or beyond :data:`LIMIT` (2**52: sums of two stay exact in float64; above it int64
+products may overflow and float64 loses integers); kernels send exotic rows to the per-node path.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from itertools import repeat
+from operator import attrgetter, is_
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from berth.schedule.framework.types import CPU, MEMORY, NodeInfo
+
+LIMIT = 2**52
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+_ATTR = "berth_vectorised"
+_generation = attrgetter("generation")
+
+
+def enabled(handle: Any) -> bool:
+    """True unless the handle (a profile's framework) was switched to the reference path."""
+    return bool(getattr(handle, _ATTR, True))
+
+
+def set_enabled(handle: Any, on: bool) -> None:
+    """Switch a framework between the vectorised (True, the default) and the per-node reference path."""
+    setattr(handle, _ATTR, on)
+
+
+def _fits(value: int) -> bool:
+    return 0 <= value <= LIMIT
+
+
+def _taint_signature(taints: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What toleration matching reads of a node's taints (None: something unhashable or malformed)."""
+    try:
+        sig = tuple((t.get("key"), t.get("value"), t.get("effect")) for t in taints)
+        hash(sig)
+    except (AttributeError, TypeError):
+        return None
+    return sig
+
+
+class NodeArrays:
+    """One row per node name; columns are numpy arrays indexed by row.
+
+    Fixed columns: ``gen``, ``pod_count``, ``allowed_pods``, ``unschedulable``, ``taint_sig`` (0 = no taints),
+    ``has_ports``, ``has_images``, ``exotic``. Resource columns are created on first use by :meth:`allocatable`,
+    :meth:`requested` and :meth:`non_zero` and filled for every existing row.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.size = 0
+        self._cap = max(capacity, 1)
+        self.by_name: dict[str, int] = {}
+        self._by_id: dict[int, int] = {}
+        self.objs: list[NodeInfo | None] = []
+        self.gen = np.zeros(self._cap, np.int64)
+        self.pod_count = np.zeros(self._cap, np.int64)
+        self.allowed_pods = np.zeros(self._cap, np.int64)
+        self.unschedulable = np.zeros(self._cap, np.bool_)
+        self.taint_sig = np.zeros(self._cap, np.int64)
+        self.has_ports = np.zeros(self._cap, np.bool_)
+        self.has_images = np.zeros(self._cap, np.bool_)
+        self.exotic = np.zeros(self._cap, np.bool_)
+        self._alloc: dict[str, IntArray] = {}
+        self._req: dict[str, IntArray] = {}
+        self._nz: dict[str, IntArray] = {}
+        # Taint signatures: id -> the taint list of the first node seen with it (0 is "no taints").
+        self._sig_ids: dict[tuple[Any, ...], int] = {(): 0}
+        self.sig_taints: list[Sequence[Any]] = [()]
+        self._memo: tuple[Sequence[NodeInfo] | None, int, IntArray] = (None, 0, np.zeros(0, np.int64))
+        self.refreshes = 0  # rows (re)built, for tests and the benchmark
+
+    # --- columns ------------------------------------------------------------------------------------------------
+
+    def _fixed(self) -> list[str]:
+        return [
+            "gen",
+            "pod_count",
+            "allowed_pods",
+            "unschedulable",
+            "taint_sig",
+            "has_ports",
+            "has_images",
+            "exotic",
+        ]
+
+    def _grow(self) -> None:
+        cap = self._cap * 2
+        for name in self._fixed():
+            old = getattr(self, name)
+            new = np.zeros(cap, old.dtype)
+            new[: self._cap] = old
+            setattr(self, name, new)
+        for table in (self._alloc, self._req, self._nz):
+            for key, old in table.items():
+                new = np.zeros(cap, np.int64)
+                new[: self._cap] = old
+                table[key] = new
+        self._cap = cap
+
+    def _column(self, table: dict[str, IntArray], name: str, source: str) -> IntArray:
+        col = table.get(name)
+        if col is None:
+            col = np.zeros(self._cap, np.int64)
+            table[name] = col
+            for i, node in enumerate(self.objs):
+                if node is not None:
+                    self._set_amount(col, i, getattr(node, source).get(name, 0))
+        return col
+
+    def allocatable(self, name: str) -> IntArray:
+        return self._column(self._alloc, name, "allocatable")
+
+    def requested(self, name: str) -> IntArray:
+        return self._column(self._req, name, "requested")
+
+    def non_zero(self, name: str) -> IntArray:
+        """cpu/memory with the scoring defaults (``NodeInfo.non_zero_requested``)."""
+        return self._column(self._nz, name, "non_zero_requested")
+
+    def _set_amount(self, col: IntArray, i: int, value: Any) -> None:
+        if isinstance(value, int) and _fits(value):
+            col[i] = value
+        else:
+            col[i] = 0
+            self.exotic[i] = True
+
+    # --- rows ---------------------------------------------------------------------------------------------------
+
+    def rows(self, nodes: Sequence[NodeInfo]) -> IntArray:
+        """Row numbers of ``nodes`` (same order), refreshing rows whose NodeInfo changed.
+
+        The answer for the last list is remembered: the framework hands the same nodes to each Filter (or Score)
+        plugin of one pod. A hit needs the very same NodeInfo objects in the same order; NodeInfo objects are not
+        mutated while a cycle uses them (the cache clones a changed node into the snapshot), and
+        :meth:`forget_memo` drops the memo at the start of each cycle.
+        """
+        memo_list, memo_len, memo_rows = self._memo
+        n = len(nodes)
+        if (
+            memo_list is not None
+            and n == memo_len
+            and (nodes is memo_list or all(map(is_, nodes, memo_list)))
+        ):
+            return memo_rows
+        idx = np.fromiter(map(self._by_id.get, map(id, nodes), repeat(-1)), np.int64, n)
+        if n:
+            gens = np.fromiter(map(_generation, nodes), np.int64, n)
+            known = idx >= 0
+            stale = ~known
+            stale[known] = self.gen[idx[known]] != gens[known]
+            for j in np.flatnonzero(stale).tolist():
+                idx[j] = self._refresh(nodes[j])
+        self._memo = (list(nodes), n, idx)
+        return idx
+
+    def forget_memo(self) -> None:
+        self._memo = (None, 0, self._memo[2])
+
+    def row_of(self, node: NodeInfo) -> int:
+        """One node's row (refreshed if needed)."""
+        i = self._by_id.get(id(node), -1)
+        if i < 0 or self.gen[i] != node.generation:
+            i = self._refresh(node)
+        return i
+
+    def _refresh(self, node: NodeInfo) -> int:
+        i = self.by_name.get(node.name)
+        if i is None:
+            if self.size == self._cap:
+                self._grow()
+            i = self.size
+            self.size += 1
+            self.by_name[node.name] = i
+            self.objs.append(None)
+        old = self.objs[i]
+        if old is not None and self._by_id.get(id(old)) == i:
+            del self._by_id[id(old)]
+        self.objs[i] = node  # held, so id(node) cannot be reused while it maps to this row
+        self._by_id[id(node)] = i
+        self.refreshes += 1
+        self.gen[i] = node.generation
+        self.exotic[i] = False
+        self.pod_count[i] = len(node.pods)
+        self._set_amount(self.allowed_pods, i, node.allocatable.get("pods", 0))
+        self.unschedulable[i] = bool(node.unschedulable)
+        self.has_ports[i] = bool(node.used_ports)
+        self.has_images[i] = bool(node.image_states) or bool((node.node.get("status") or {}).get("images"))
+        self.taint_sig[i] = self._signature_id(node, i)
+        for name, col in self._alloc.items():
+            self._set_amount(col, i, node.allocatable.get(name, 0))
+        for name, col in self._req.items():
+            self._set_amount(col, i, node.requested.get(name, 0))
+        for name, col in self._nz.items():
+            self._set_amount(col, i, node.non_zero_requested.get(name, 0))
+        return i
+
+    def _signature_id(self, node: NodeInfo, i: int) -> int:
+        if not node.taints:
+            return 0
+        sig = _taint_signature(node.taints)
+        if sig is None:
+            self.exotic[i] = True
+            return 0
+        sid = self._sig_ids.get(sig)
+        if sid is None:
+            sid = len(self.sig_taints)
+            self._sig_ids[sig] = sid
+            self.sig_taints.append(list(node.taints))
+        return sid
+
+    @property
+    def num_signatures(self) -> int:
+        return len(self.sig_taints)
+
+
+# One NodeArrays per handle (a profile's framework), shared by its plugins.
+_BY_HANDLE: weakref.WeakKeyDictionary[Any, NodeArrays] = weakref.WeakKeyDictionary()
+
+__all__ = ["CPU", "LIMIT", "MEMORY", "NodeArrays", "arrays_for", "enabled", "set_enabled"]
+
+
+def arrays_for(handle: Any, owner: Any) -> NodeArrays:
+    """The NodeArrays shared by the plugins of ``handle``; a private one on ``owner`` when the handle cannot be
+    weakly referenced (test doubles)."""
+    try:
+        arrays = _BY_HANDLE.get(handle)
+        if arrays is None:
+            arrays = NodeArrays()
+            _BY_HANDLE[handle] = arrays
+        return arrays
+    except TypeError:
+        arrays = getattr(owner, "_berth_node_arrays", None)
+        if arrays is None:
+            arrays = NodeArrays()
+            owner._berth_node_arrays = arrays
+        return arrays

@@ -1,0 +1,103 @@
+"""Array forms of the built-in plugins' per-node arithmetic (the plugins call these from their batch hooks).
+
+Why: one place for the integer/float rules that make the vectorised path equal to the reference. Inputs are rows
+of :class:`~berth.schedule.vector.arrays.NodeArrays` that are not exotic, so every amount is in ``[0, 2**52]``:
+products by 100 fit int64, floor division equals Go's truncation, and int -> float64 conversion is exact (so
+``r / a`` is the same correctly rounded quotient Python computes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from berth.schedule.vector.arrays import LIMIT, BoolArray, IntArray, NodeArrays
+
+# (resource name, read the non-zero cpu/memory sums, pod request, weight) -- ResourceAllocation.scored_items.
+ScoredItem = tuple[str, bool, int, int]
+
+
+def pod_values_fit(values: Sequence[int]) -> bool:
+    """The pod's amounts are safe for the kernels (otherwise the caller takes the per-node path)."""
+    return all(isinstance(v, int) and 0 <= v <= LIMIT for v in values)
+
+
+def fit_mask(arrays: NodeArrays, rows: IntArray, checks: Sequence[tuple[str, int]], empty: bool) -> BoolArray:
+    """NodeResourcesFit's verdict per row: room for one more pod and, unless the pod requests nothing, every
+    checked request ``<= allocatable - requested``."""
+    ok: BoolArray = arrays.pod_count[rows] < arrays.allowed_pods[rows]
+    if not empty:
+        for name, want in checks:
+            ok &= want <= arrays.allocatable(name)[rows] - arrays.requested(name)[rows]
+    return ok
+
+
+def _used(arrays: NodeArrays, rows: IntArray, name: str, non_zero: bool) -> IntArray:
+    return (arrays.non_zero(name) if non_zero else arrays.requested(name))[rows]
+
+
+def allocated_scores(
+    arrays: NodeArrays, rows: IntArray, items: Sequence[ScoredItem], least: bool
+) -> IntArray:
+    """LeastAllocated (``least``) or MostAllocated: weighted integer mean over resources the node has.
+
+    Least: ``(a - r) * 100 // a`` when ``r <= a`` else 0; Most: ``min(r, a) * 100 // a``; node ``sum // weights``.
+    """
+    n = len(rows)
+    total = np.zeros(n, np.int64)
+    weights = np.zeros(n, np.int64)
+    for name, non_zero, pod_req, weight in items:
+        a = arrays.allocatable(name)[rows]
+        r = _used(arrays, rows, name, non_zero) + pod_req
+        has = a != 0
+        safe_a = np.where(has, a, 1)
+        if least:
+            term = np.where(has & (r <= a), (a - r) * 100 // safe_a, 0)
+        else:
+            term = np.where(has, np.minimum(r, a) * 100 // safe_a, 0)
+        total += term * weight
+        weights += np.where(has, weight, 0)
+    out: IntArray = np.where(weights > 0, total // np.where(weights > 0, weights, 1), 0)
+    return out
+
+
+def balanced_scores(
+    arrays: NodeArrays, rows: IntArray, items: Sequence[tuple[str, int]]
+) -> tuple[IntArray, BoolArray]:
+    """BalancedAllocation (1.34/1.35) per row, and a mask of rows it could not decide (a resource missing on a
+    node when more than two are configured: those rows go to the per-node path).
+
+    Fractions ``min(r / a, 1)`` in float64; two resources ``|f1 - f2| / 2``; more: population std with the same
+    left-to-right sums as the reference; score ``int((1 - std) * 100)``.
+    """
+    n = len(rows)
+    fractions: list[np.ndarray] = []
+    present = np.zeros(n, np.int64)
+    for name, pod_req in items:
+        a = arrays.allocatable(name)[rows]
+        r = arrays.requested(name)[rows] + pod_req
+        has = a != 0
+        present += has
+        f = np.where(r > a, 1.0, r / np.where(has, a, 1))
+        fractions.append(np.where(has, f, 0.0))
+    k = len(items)
+    undecided: BoolArray = np.zeros(n, np.bool_)
+    if k == 2:
+        std = np.abs((fractions[0] - fractions[1]) / 2)
+        std = np.where(present == 2, std, 0.0)
+    elif k > 2:
+        acc = fractions[0]
+        for f in fractions[1:]:
+            acc = acc + f
+        mean = acc / k
+        var = (fractions[0] - mean) * (fractions[0] - mean)
+        for f in fractions[1:]:
+            var = var + (f - mean) * (f - mean)
+        std = np.sqrt(var / k)
+        undecided = (present != k) & (present >= 2)
+        std = np.where(present == k, std, 0.0)
+    else:
+        std = np.zeros(n)
+    scores: IntArray = ((1 - std) * 100).astype(np.int64)
+    return scores, undecided
