@@ -79,7 +79,7 @@ class Result:
     err: str
 
 
-def run_live(capsys: pytest.CaptureFixture[str], command: click.Command, *args: str | Path) -> Result:
+def run_live(capsys: pytest.CaptureFixture[str], command: click.Command, *args: object) -> Result:
     """Run one live command as the root CLI would (``error:`` line and exit code on a BerthError)."""
     capsys.readouterr()
     code = 0

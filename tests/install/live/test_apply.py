@@ -4,6 +4,7 @@ failure and resume, CRDs that never become Established, dry runs."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,8 +49,9 @@ def install_plan(work: Path) -> plan_mod.Plan:
     return setup.build_plan(setup.load_workdir(work), plan_mod.Action.INSTALL, str(work), wait=True)
 
 
-def last_receipt(work: Path) -> dict:
-    return receipt.receipts(work)[-1][1]["spec"]
+def last_receipt(work: Path) -> dict[str, Any]:
+    spec: dict[str, Any] = receipt.receipts(work)[-1][1]["spec"]
+    return spec
 
 
 def test_apply_runs_the_plan_in_helm_order(
@@ -148,7 +150,8 @@ def test_crd_never_established_times_out_naming_it(
     api = kube_client.api_client(cluster.kubeconfig)
     from kubernetes import client as k8s
 
-    k8s.ApiextensionsV1Api(api).create_custom_resource_definition(clash)
+    ext: Any = k8s.ApiextensionsV1Api(api)
+    ext.create_custom_resource_definition(clash)
     api.close()
     res = run_live(
         capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--timeout", "1s"
@@ -174,8 +177,10 @@ def test_dry_run_changes_nothing(
     api = kube_client.api_client(cluster.kubeconfig)
     from kubernetes import client as k8s
 
-    crds = k8s.ApiextensionsV1Api(api).list_custom_resource_definition().items
-    namespaces = [n.metadata.name for n in k8s.CoreV1Api(api).list_namespace().items]
+    ext: Any = k8s.ApiextensionsV1Api(api)
+    core: Any = k8s.CoreV1Api(api)
+    crds = ext.list_custom_resource_definition().items
+    namespaces = [n.metadata.name for n in core.list_namespace().items]
     hooks = k8s.AdmissionregistrationV1Api(api).list_validating_webhook_configuration().items
     api.close()
     assert (crds, hooks) == ([], []) and "edge" not in namespaces

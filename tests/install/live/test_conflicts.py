@@ -21,7 +21,7 @@ def test_field_conflict_is_reported_and_force_conflicts_takes_ownership(
     from kubernetes import client as k8s
 
     api = kube_client.api_client(cluster.kubeconfig)
-    core = k8s.CoreV1Api(api)
+    core: Any = k8s.CoreV1Api(api)
     core.create_namespace({"metadata": {"name": "edge"}})
     core.create_namespaced_config_map(
         "edge", {"metadata": {"name": "app-settings"}, "data": {"greeting": "mine"}}, field_manager="ops-team"
@@ -29,7 +29,9 @@ def test_field_conflict_is_reported_and_force_conflicts_takes_ownership(
     args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
     res = run_live(capsys, apply_command, *args)
     assert res.code == 1
-    assert "apply ConfigMap edge/app-settings: server-side apply conflicts with other field managers:" in res.err
+    assert (
+        "apply ConfigMap edge/app-settings: server-side apply conflicts with other field managers:" in res.err
+    )
     assert '.data.greeting: conflict with "ops-team"' in res.err
     assert "re-run with --force-conflicts" in res.err
     res = run_live(capsys, apply_command, *args, "--resume", "--force-conflicts")
@@ -66,9 +68,11 @@ def test_older_crd_is_upgraded_newer_is_left_with_a_warning(
     from kubernetes import client as k8s
 
     api = kube_client.api_client(cluster.kubeconfig)
-    ext = k8s.ApiextensionsV1Api(api)
+    ext: Any = k8s.ApiextensionsV1Api(api)
     ext.create_custom_resource_definition(crd("things.edge.example.com", "Thing", [("v1alpha1", True)]))
-    ext.create_custom_resource_definition(crd("widgets.edge.example.com", "Widget", [("v1", False), ("v2", True)]))
+    ext.create_custom_resource_definition(
+        crd("widgets.edge.example.com", "Widget", [("v1", False), ("v2", True)])
+    )
     res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
     assert res.code == 0, res.err
     assert "CRD things.edge.example.com: upgrading the cluster's v1alpha1 to v1" in res.out

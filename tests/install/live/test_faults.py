@@ -140,7 +140,8 @@ def test_wrong_context_is_refused_unless_named(
         capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cfg, "--context", "staging"
     )
     assert res.code == 0, res.err
-    assert receipt.recorded_target(edge_work)["context"] == "staging"
+    target = receipt.recorded_target(edge_work)
+    assert target is not None and target["context"] == "staging"
 
 
 def test_missing_permissions_one_line_each(
@@ -149,7 +150,8 @@ def test_missing_permissions_one_line_each(
     from kubernetes import client as k8s
 
     api = kube_client.api_client(cluster.kubeconfig)
-    core, rbac = k8s.CoreV1Api(api), k8s.RbacAuthorizationV1Api(api)
+    core: Any = k8s.CoreV1Api(api)
+    rbac: Any = k8s.RbacAuthorizationV1Api(api)
     core.create_namespaced_service_account("default", {"metadata": {"name": "installer"}})
     rbac.create_cluster_role({
         "metadata": {"name": "almost-installer"},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,7 +135,7 @@ def test_status_reports_missing_drifted_and_extra(
     from kubernetes import client as k8s
 
     api = kube_client.api_client(cluster.kubeconfig)
-    core = k8s.CoreV1Api(api)
+    core: Any = k8s.CoreV1Api(api)
     core.patch_namespaced_config_map("app-settings", "edge", {"data": {"greeting": "changed"}})
     core.delete_namespaced_service("app", "edge")
     core.create_namespaced_config_map("edge", {"metadata": {"name": "not-mine"}})
