@@ -309,3 +309,24 @@ def test_server_survives_malformed_connections(cluster: Cluster, h: Http, raw: b
                 tls.sendall(raw)
                 assert tls.recv(100).startswith(b"HTTP/1.")
     assert h.json("GET", "/version")[0] == 200
+
+
+def test_eviction_respects_disruption_budgets(h: Http) -> None:
+    for i in range(2):
+        h.json("POST", "/api/v1/namespaces/default/pods", _pod(f"guarded{i}", {"app": "g"}))
+        _, cur = h.json("GET", f"/api/v1/namespaces/default/pods/guarded{i}")
+        cur["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+        h.json("PUT", f"/api/v1/namespaces/default/pods/guarded{i}/status", cur)
+    pdb = {
+        "metadata": {"name": "keep-one"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "g"}}},
+    }
+    assert h.json("POST", "/apis/policy/v1/namespaces/default/poddisruptionbudgets", pdb)[0] == 201
+    body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "guarded0"}}
+    assert h.json("POST", "/api/v1/namespaces/default/pods/guarded0/eviction", body)[0] == 201
+    code, out = h.json("POST", "/api/v1/namespaces/default/pods/guarded1/eviction", body)
+    assert code == 429 and out["reason"] == "TooManyRequests"
+    assert (
+        out["details"]["causes"][0]["message"]
+        == "The disruption budget keep-one needs 1 healthy pods and has 1 currently"
+    )

@@ -743,7 +743,7 @@ class Handler(BaseHTTPRequestHandler):
             )
             return 201
         if sub == "eviction":
-            api.do_get(rt, name, namespace)
+            admission.check_eviction(api, api.do_get(rt, name, namespace))
             if not dry_run:
                 api.do_delete(rt, name, namespace)
             self._send_json(
