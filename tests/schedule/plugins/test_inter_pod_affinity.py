@@ -596,3 +596,23 @@ def test_malformed_affinity_never_raises(incoming: Any, existing: Any) -> None:
         scores = [fw.NodeScore(n.name, pl.score(state, p, n)[0]) for n in nodes]
         assert pl.normalize_score(state, p, scores).is_success
         assert all(0 <= s.score <= 100 for s in scores)
+
+
+def test_remembered_counts_follow_node_changes() -> None:
+    """Per-node match counts are reused only for the same node object at the same generation."""
+    nodes = cluster()
+    pl = plugin()
+    p = pod("p", affinity=affinity(required=[term(HOST, app="db")], anti=[term(ZONE, app="cache")]))
+
+    def counts() -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]:
+        state = fw.CycleState()
+        pl.pre_filter(state, p, nodes)
+        s = state.read(ipa.PRE_FILTER_STATE_KEY)
+        return s.affinity, s.anti
+
+    assert counts() == ({(HOST, "a"): 1}, {})
+    nodes[1].add_pod(pod("db2", labels={"app": "db"}).with_node("b"))
+    nodes[2].add_pod(pod("cache", labels={"app": "cache"}).with_node("c"))
+    assert counts() == ({(HOST, "a"): 1, (HOST, "b"): 1}, {(ZONE, "z2"): 1})
+    nodes[0] = node("a", labels={ZONE: "z1", HOST: "a"})  # a new object without the db pod
+    assert counts() == ({(HOST, "b"): 1}, {(ZONE, "z2"): 1})

@@ -57,6 +57,7 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _PARSE_CACHE_LIMIT = 100_000
+_MATCH_TABLES_LIMIT = 64  # bounds memory: at most this many terms x nodes remembered
 # Optional Snapshot methods (upstream's precomputed lists); used when the runtime's snapshot provides them.
 HAVE_AFFINITY = "have_pods_with_affinity"
 HAVE_REQUIRED_ANTI_AFFINITY = "have_pods_with_required_anti_affinity"
@@ -278,6 +279,12 @@ def _has_preferred(pod: PodInfo) -> bool:
     return False
 
 
+def _memoizable(terms: Sequence[AffinityTerm]) -> bool:
+    """Counts for these terms depend on pod labels only (no namespaceSelector reading Namespace labels, which
+    may change without any node changing), so they can be remembered per node."""
+    return all(t.ns_selector is None or not t.ns_selector.requirements for t in terms)
+
+
 def _bump(counts: dict[TopologyPair, int], labels: Mapping[str, str], key: str, delta: int) -> None:
     """Add ``delta`` at the node's value of ``key`` (if it has the label); entries that reach 0 are dropped."""
     value = labels.get(key)
@@ -336,6 +343,16 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
     def __init__(self, args: InterPodAffinityArgs | None, handle: fw.Handle) -> None:
         super().__init__(args or InterPodAffinityArgs(), handle)
         self._parsed: dict[int, tuple[Mapping[str, Any], str, PodTerms]] = {}
+        self._tables: dict[tuple[Any, ...], dict[str, tuple[NodeInfo, int, int]]] = {}
+
+    def _table(self, key: tuple[Any, ...]) -> dict[str, tuple[NodeInfo, int, int]]:
+        """Remembered per-node counts of pods matching a term (or all of a term tuple), bounded in number."""
+        table = self._tables.get(key)
+        if table is None:
+            if len(self._tables) >= _MATCH_TABLES_LIMIT:
+                self._tables.clear()
+            table = self._tables[key] = {}
+        return table
 
     def terms_of(self, pod: PodInfo) -> PodTerms:
         """Parsed terms of ``pod``, cached by its affinity dict (a PodInfo and its assumed copies share it)."""
@@ -390,17 +407,37 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
                     for t in self.terms_of(existing).required_anti:
                         if t.matches(pod, ns_labels):
                             _bump(existing_anti, labels, t.topology_key, 1)
-        # (b), (c): existing pods matching the pod's own required terms, on every node.
+        # (b), (c): existing pods matching the pod's own required terms, on every node. Per node the number of
+        # matching pods is remembered per term (node object + generation), so a cycle recounts changed nodes only.
         if req_aff or req_anti:
+            aff_table = self._table(("affinity", req_aff)) if req_aff and _memoizable(req_aff) else None
+            anti_plan = [(t, self._table(("anti", t)) if _memoizable((t,)) else None) for t in req_anti]
             for node in nodes:
-                labels = node.labels
-                for existing in node.pods:
-                    if req_aff and _matches_all(req_aff, existing, ns_labels):
+                pods = node.pods
+                if not pods:
+                    continue
+                labels, name, generation = node.labels, node.name, node.generation
+                if req_aff:
+                    hit = aff_table.get(name) if aff_table is not None else None
+                    if hit is not None and hit[0] is node and hit[1] == generation:
+                        n = hit[2]
+                    else:
+                        n = sum(1 for p in pods if _matches_all(req_aff, p, ns_labels))
+                        if aff_table is not None:
+                            aff_table[name] = (node, generation, n)
+                    if n:
                         for t in req_aff:
-                            _bump(affinity, labels, t.topology_key, 1)
-                    for t in req_anti:
-                        if t.matches(existing, ns_labels):
-                            _bump(anti, labels, t.topology_key, 1)
+                            _bump(affinity, labels, t.topology_key, n)
+                for t, table in anti_plan:
+                    hit = table.get(name) if table is not None else None
+                    if hit is not None and hit[0] is node and hit[1] == generation:
+                        n = hit[2]
+                    else:
+                        n = sum(1 for p in pods if t.matches(p, ns_labels))
+                        if table is not None:
+                            table[name] = (node, generation, n)
+                    if n:
+                        _bump(anti, labels, t.topology_key, n)
         if not existing_anti and not req_aff and not req_anti:
             return None, fw.skip()
         self_match = _matches_all(req_aff, pod, ns_labels)
