@@ -8,7 +8,7 @@ that default to (almost) zero so tests stay fast.
 What runs (one module each, like upstream): ``nodes`` (node-1..N, Ready status, Lease heartbeats), ``kubelet``
 (bound pods → Running/Ready → Succeeded|Failed for Job pods; terminating pods removed), ``namespace`` (phase, the
 ``default`` ServiceAccount, deletion of a namespace's contents), ``deployment``, ``replicaset``, ``statefulset``,
-``daemonset``, ``job``, ``cronjob``, ``volumes`` (PVCs bound to simulated PersistentVolumes) and ``gc`` (ownerReference garbage collection: Background, Foreground, Orphan). There is no
+``daemonset``, ``job``, ``cronjob``, ``volumes``, ``endpoints`` (Endpoints and EndpointSlices of Services) (PVCs bound to simulated PersistentVolumes) and ``gc`` (ownerReference garbage collection: Background, Foreground, Orphan). There is no
 scheduler here: pods without ``spec.nodeName`` stay Pending until a scheduler binds them.
 
 Annotation ``berth.dev/simulate-failure: "true"`` on a Job makes its pods fail (exit code 1) so the Job ends
@@ -72,6 +72,7 @@ CONTROLLER_NAMES: tuple[str, ...] = (
     "job",
     "cronjob",
     "volumes",
+    "endpoints",
     "gc",
 )
 """Every controller :func:`start` can run, in start order."""
@@ -116,6 +117,7 @@ def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Cont
         cronjob,
         daemonset,
         deployment,
+        endpoints,
         gc,
         job,
         kubelet,
@@ -149,6 +151,7 @@ def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Cont
         "job": job.JobController,
         "cronjob": cronjob.CronJobController,
         "volumes": volumes.VolumeBinder,
+        "endpoints": endpoints.EndpointsController,
         "gc": gc.GarbageCollector,
     }
     running: list[base.Controller] = []

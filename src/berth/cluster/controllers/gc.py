@@ -38,11 +38,14 @@ CRDS = "customresourcedefinitions.apiextensions.k8s.io"
 class GarbageCollector(base.Controller):
     name = "garbage-collector"
     GONE_MEMORY = 100_000
+    RECHECK = 0.5
+    """Seconds before re-checking a dependent whose owner was confirmed by the Api but not yet by a cache."""
 
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
         self._lock = threading.Lock()
         self._uids: dict[str, tuple[str, str]] = {}  # uid -> (resource, key)
+        self._unconfirmed = False
         self._gone: collections.OrderedDict[str, None] = (
             collections.OrderedDict()
         )  # uids seen DELETED (bounded)
@@ -175,6 +178,9 @@ class GarbageCollector(base.Controller):
                 return True
             if uid in self._gone:
                 return False
+        # Not in any cache yet (a virtual node, upstream would say): ask the Api, and look again later, because a
+        # deletion that happens before the owner's informer lists it produces no event for us.
+        self._unconfirmed = True
         found = client.resource_for_kind(self.api, str(ref.get("apiVersion", "")), str(ref.get("kind", "")))
         if found is None:
             return True  # an unknown kind (e.g. a CRD not established yet): never delete on a guess
@@ -192,8 +198,11 @@ class GarbageCollector(base.Controller):
         refs = list(base.meta(obj).get("ownerReferences") or [])
         if not refs or base.deleting(obj):
             return
+        self._unconfirmed = False
         gone = [r for r in refs if not self._owner_alive(obj, r)]
         if not gone:
+            if self._unconfirmed:
+                self.requeue_after(f"dep:{resource}|{key_of(obj)}", self.RECHECK)
             return
         ns = base.meta(obj).get("namespace") or None
         name = str(base.meta(obj).get("name", ""))
