@@ -1,0 +1,425 @@
+"""``berth demo``: the README's main job, end to end on an embedded cluster, with no arguments.
+
+What it shows, in six numbered steps (each wait has a deadline, so the demo always ends):
+
+1. an embedded cluster with four equal nodes starts in-process (data in ``./.berth/demo``);
+2. ``berth install`` sets up the ``berth-scheduler`` chart, prints the plan and applies it (the Deployment becomes
+   available; the simulated kubelet runs no container, so the demo runs the scheduler itself, next);
+3. berth's live scheduler with the two-profile configuration runs as a ServiceAccount bound to a deliberately
+   too-small ClusterRole (one line per 403, no pod bound), then bound to the role ``berth schedule rbac``
+   computes (a probe pod gets bound);
+4. two Deployments of 6 pause pods, one per profile: placement per node and profile (6 concentrated on one node,
+   6 spread at most 2 per node);
+5. the two deployment shapes compared with measured values (:mod:`berth.demo.shapes`);
+6. an HTML report, and the cluster stopped (also on error or Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from berth.cluster import Cluster, ClusterOptions
+from berth.demo import page
+from berth.demo.admin import Admin, DemoError, wait_for
+from berth.demo.shapes import SA_NAMESPACE, Comparison, Fleet, measure, start_scheduler
+from berth.install import apply as install_apply
+from berth.install import plan as install_plan
+from berth.install import setup as install_setup
+from berth.kube import yamlio
+from berth.kube.errors import InputError
+from berth.schedule import Placement, rbac, report, run_live_scheduler
+from berth.schedule import config as schedule_config
+from berth.schedule.plugins import registry as registry_mod
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLE = REPO / "examples" / "two-profiles"
+CHART = REPO / "charts" / "berth-scheduler"
+DEFAULT_BASE = Path(".berth") / "demo"
+DEFAULT_REPORT = Path("berth-demo-report.html")
+NAMESPACE = "academy"
+STEPS = 6
+
+TOO_SMALL_RULES: list[dict[str, Any]] = [
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}
+]
+"""The deliberately too-small role of step 3: the scheduler may read pods, nothing else."""
+
+
+@dataclass
+class DemoResult:
+    """What the demo found, for the report and the tests."""
+
+    data_dir: Path
+    url: str = ""
+    report: Path | None = None
+    install_lines: list[str] = field(default_factory=list)
+    forbidden: list[str] = field(default_factory=list)
+    bound_while_forbidden: int = -1
+    rules_too_small: int = len(TOO_SMALL_RULES)
+    rules_minimal: int = 0
+    probe_node: str = ""
+    placement: dict[str, dict[str, int]] = field(default_factory=dict)
+    placements: list[Placement] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    profiles: list[str] = field(default_factory=list)
+    place_seconds: float = 0.0
+    comparison: Comparison | None = None
+    cluster_stopped: bool = False
+    seconds: float = 0.0
+
+    def per_profile(self, profile: str) -> list[int]:
+        """Pods of ``profile`` per node, in node order."""
+        return [self.placement.get(n, {}).get(profile, 0) for n in self.nodes]
+
+
+class _Capture(logging.Handler):
+    """Keeps the live scheduler's ``missing permission:`` lines (the 403s of step 3)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.missing: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("missing permission:"):
+            self.missing.append(message)
+
+
+@contextlib.contextmanager
+def _logs_to(path: Path) -> Iterator[_Capture]:
+    """While the demo runs, berth's own log lines go to ``path`` (the screen shows the steps), and the 403 lines
+    are kept for step 3."""
+    logger = logging.getLogger("berth")
+    saved = (logger.level, logger.propagate)
+    to_file = logging.FileHandler(path, encoding="utf-8")
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    capture = _Capture()
+    logger.addHandler(to_file)
+    logger.addHandler(capture)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        yield capture
+    finally:
+        logger.removeHandler(to_file)
+        logger.removeHandler(capture)
+        to_file.close()
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+
+
+def _fresh_base(base: Path) -> None:
+    """Empty ``base`` for this run, refusing when another demo's cluster is running on it."""
+    lock = base / "cluster" / "lock"
+    if lock.is_file():
+        with open(lock, "a+", encoding="utf-8") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                raise InputError(
+                    "another berth demo is running on this directory; wait for it or run from another directory",
+                    str(base),
+                ) from exc
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    if base.exists():
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+
+
+class _Steps:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.n = 0
+        self.started = time.monotonic()
+
+    def begin(self, title: str) -> None:
+        self.n += 1
+        self.console.print()
+        self.console.rule(f"[bold]Step {self.n}/{STEPS}[/bold]  {title}", align="left")
+
+    def say(self, text: str, style: str = "") -> None:
+        self.console.print(text, style=style or None, markup=False, highlight=False)
+
+    def ok(self, text: str) -> None:
+        self.console.print(f"[green]✓[/green] {text}", highlight=False)
+
+
+def run(
+    seed: int = 1,
+    *,
+    fast: bool = False,
+    base_dir: str | Path | None = None,
+    report_path: str | Path | None = None,
+    console: Console | None = None,
+) -> DemoResult:
+    """Run the demo; returns what it found. ``fast`` shortens the measurement windows (tests)."""
+    for needed in (EXAMPLE / "config.yaml", EXAMPLE / "workload.yaml", CHART / "Chart.yaml"):
+        if not needed.is_file():
+            raise InputError(
+                "berth demo needs the repository's examples and chart; run it from a source checkout",
+                str(needed),
+            )
+    console = console or Console(file=sys.stdout, width=120)
+    base = Path(base_dir if base_dir is not None else DEFAULT_BASE).resolve()
+    report_file = Path(report_path if report_path is not None else DEFAULT_REPORT).resolve()
+    _fresh_base(base)
+    result = DemoResult(data_dir=base / "cluster")
+    steps = _Steps(console)
+    with _logs_to(base / "demo.log") as capture:
+        _run(seed, fast, base, report_file, steps, capture, result)
+    result.seconds = time.monotonic() - steps.started
+    console.print()
+    console.print(
+        f"[bold green]Demo done[/bold green] in {result.seconds:.0f}s. Report: {result.report}  "
+        f"(data and logs: {base})",
+        highlight=False,
+    )
+    return result
+
+
+def _run(
+    seed: int, fast: bool, base: Path, report_file: Path, steps: _Steps, capture: _Capture, result: DemoResult
+) -> None:
+    registry = registry_mod.default_registry()
+    config_path = EXAMPLE / "config.yaml"
+    cfg = schedule_config.load(config_path, registry)
+    profiles = [p.scheduler_name for p in cfg.profiles]
+    result.profiles = profiles
+    data = result.data_dir
+    fleet = Fleet()
+    admin: Admin | None = None
+
+    steps.begin("start an embedded cluster (4 equal nodes)")
+    t0 = time.monotonic()
+
+    def default_scheduler(api: Any) -> Any:
+        # The cluster's own default-scheduler (berth's scheduler, default profile), so that ordinary pods such as
+        # the installed Deployment's get placed; the academy-* pods are left to the schedulers of step 3.
+        return run_live_scheduler(str(data / "kubeconfig"))
+
+    cluster = Cluster(
+        ClusterOptions(
+            data_dir=data, port=0, nodes=4, node_cpu="4", node_memory="16Gi", services=[default_scheduler]
+        )
+    )
+    try:
+        cluster.start()
+        result.url = cluster.url
+        admin = Admin(cluster, base / "kubeconfigs")
+        result.nodes = admin.node_names()
+        steps.ok(
+            f"cluster at {cluster.url} in {time.monotonic() - t0:.1f}s; nodes: {', '.join(result.nodes)}"
+        )
+        steps.say(f"  kubeconfig: {cluster.kubeconfig}   audit log: {data / 'audit.jsonl'}", "dim")
+
+        _install(steps, base, cluster, result)
+        sched = _rbac_phases(steps, admin, cfg, registry, fleet, seed, capture, result)
+        _deploy(steps, admin, result)
+        fleet.stop(sched)
+
+        steps.begin("compare the two deployment shapes (measured)")
+        window, settle = (1.5, 1.0) if fast else (4.0, 2.0)
+        steps.say(
+            f"  running each shape on the cluster for {window:.0f}s, then stopping (part of) it and creating one pod "
+            "per profile ...",
+            "dim",
+        )
+        comparison = measure(admin, registry, EXAMPLE, NAMESPACE, fleet, seed, window, settle)
+        result.comparison = comparison
+        table = Table(title="One scheduler with two profiles vs two schedulers with one profile each")
+        table.add_column("", style="bold")
+        table.add_column("one scheduler, two profiles (--shape profiles)")
+        table.add_column("two schedulers, one profile each (--shape separate)")
+        for row in comparison.rows():
+            table.add_row(*row)
+        steps.console.print(table)
+        p, s = comparison.profiles, comparison.separate
+        steps.say(
+            f"  ClusterRole rules: {p.rules[0]} (one role) vs {' + '.join(str(r) for r in s.rules)} (one role each); "
+            f"informers: {p.informers} vs {s.informers} (watches only on served resources)",
+            "dim",
+        )
+
+        steps.begin("write the report and stop the cluster")
+        result.report = page.write(report_file, result)
+        steps.ok(f"report written: {result.report}")
+    finally:
+        fleet.stop_all()
+        if admin is not None:
+            admin.close()
+        cluster.stop()
+        result.cluster_stopped = cluster.server is None and not (data / "server.json").exists()
+    steps.ok("cluster stopped")
+
+
+def _install(steps: _Steps, base: Path, cluster: Cluster, result: DemoResult) -> None:
+    steps.begin("install the berth-scheduler package with berth install (setup, plan, apply)")
+    work = base / "work"
+    t0 = time.monotonic()
+    setup = install_setup.run(
+        install_setup.SetupOptions(str(CHART), work, namespace=SA_NAMESPACE, non_interactive=True)
+    )
+    steps.ok(
+        f"berth install setup --pull {CHART.relative_to(REPO)} --work-dir {work} ({time.monotonic() - t0:.1f}s)"
+    )
+    for line in setup.lines:
+        steps.say(f"  {line}", "dim")
+    options = install_apply.ApplyOptions(work, kubeconfig=str(cluster.kubeconfig), timeout=60)
+    _, plan = install_apply.load_plan(options, install_plan.Action.INSTALL)
+    steps.say("")
+    steps.say("berth install plan:", "bold")
+    for line in install_plan.render_text(plan).rstrip().splitlines():
+        steps.say(f"  {line}")
+    steps.say("")
+    steps.say("berth install apply:", "bold")
+    outcome = install_apply.run(options, install_apply.Reporter(stream=steps.console.file))
+    result.install_lines = list(outcome.lines)
+    for line in outcome.lines:
+        steps.say(f"  {line}", "dim")
+    steps.ok(
+        f"Deployment {SA_NAMESPACE}/berth-scheduler available (the simulated kubelet runs no container: the demo "
+        "runs the scheduler process itself, next)"
+    )
+
+
+def _rbac_phases(
+    steps: _Steps,
+    admin: Admin,
+    cfg: schedule_config.SchedulerConfiguration,
+    registry: Any,
+    fleet: Fleet,
+    seed: int,
+    capture: _Capture,
+    result: DemoResult,
+) -> Any:
+    """Step 3; returns the scheduler running with the computed role (left running for step 4)."""
+    steps.begin(
+        "run berth's scheduler: first with a too-small ClusterRole, then with `berth schedule rbac`'s"
+    )
+    admin.ensure_namespace(NAMESPACE)
+    probe = "probe"
+    admin.create_pod(NAMESPACE, probe, cfg.profiles[0].scheduler_name, "probe")
+    steps.say(f"  pod {NAMESPACE}/{probe} (schedulerName {cfg.profiles[0].scheduler_name}) created, Pending")
+
+    small = admin.identity("berth-demo-too-small", SA_NAMESPACE, TOO_SMALL_RULES)
+    steps.say(
+        f"  ServiceAccount {SA_NAMESPACE}/{small.name} bound to a ClusterRole of {small.rules} rule "
+        "(pods get,list,watch); scheduler started with examples/two-profiles/config.yaml",
+    )
+    sched = fleet.add(start_scheduler(cfg, registry, small, seed))
+
+    def settled() -> bool:
+        before = len(sched.permissions.missing)
+        time.sleep(1.0)
+        return before > 0 and len(sched.permissions.missing) == before
+
+    wait_for(settled, 20, "the too-small scheduler to report its missing permissions")
+    fleet.stop(sched)
+    result.forbidden = list(capture.missing) or [
+        f"missing permission: {verb} {resource} ({group or 'core'})"
+        for verb, group, resource in sched.permissions.missing
+    ]
+    result.bound_while_forbidden = admin.bindings_by(small.user)
+    probe_node = admin.node_of(NAMESPACE, probe)
+    steps.say(
+        f"  403s reported by the scheduler ({len(result.forbidden)}, one line per missing permission):",
+        "bold",
+    )
+    for line in result.forbidden:
+        steps.say(
+            f"    {line.split(' -- ')[0]}", "red"
+        )  # the server's full 403 text is in the report and log
+    steps.say(
+        f"  pods bound by {small.name}: {result.bound_while_forbidden}; {probe} is "
+        + (f"on {probe_node}" if probe_node else "still Pending")
+        + " (no scheduling without a complete view of the cluster)"
+    )
+
+    role = rbac.compute(cfg, registry)
+    rules = role.cluster_role("berth-demo-scheduler")["rules"]
+    result.rules_minimal = len(rules)
+    minimal = admin.identity("berth-demo-scheduler", SA_NAMESPACE, rules)
+    steps.say("")
+    steps.say(
+        f"  ServiceAccount {SA_NAMESPACE}/{minimal.name} bound to the ClusterRole of `berth schedule rbac --config "
+        f"examples/two-profiles/config.yaml` ({len(rules)} rules):"
+    )
+    for rule in role.rules:
+        steps.say(f"    {rule.describe()}", "dim")
+    sched = fleet.add(start_scheduler(cfg, registry, minimal, seed))
+    if not sched.wait_synced(20):
+        raise DemoError(f"the scheduler running as {minimal.name} did not sync its informers within 20s")
+    result.probe_node = wait_for(
+        lambda: admin.node_of(NAMESPACE, probe), 20, f"pod {NAMESPACE}/{probe} to be bound"
+    )
+    if sched.permissions.missing:
+        raise DemoError(f"the computed role is missing permissions: {sched.permissions.missing}")
+    steps.ok(
+        f"scheduler running as {minimal.name}: informers synced, no 403; {probe} bound to {result.probe_node}"
+    )
+    steps.ok(f"rules: too-small role {result.rules_too_small}, computed role {result.rules_minimal}")
+    admin.delete_pod(NAMESPACE, probe)
+    wait_for(
+        lambda: not any((p.get("metadata") or {}).get("name") == probe for p in admin.pods(NAMESPACE)),
+        20,
+        f"pod {NAMESPACE}/{probe} to be deleted",
+    )
+    return sched
+
+
+def _deploy(steps: _Steps, admin: Admin, result: DemoResult) -> None:
+    steps.begin("two Deployments of 6 pause pods, one per profile")
+    docs = [d.body for d in yamlio.load_file(EXAMPLE / "workload.yaml") if isinstance(d.body, dict)]
+    apps: dict[str, str] = {}
+    t0 = time.monotonic()
+    for doc in docs:
+        spec = doc["spec"]["template"]["spec"]
+        profile = str(spec.get("schedulerName") or "")
+        doc["metadata"]["name"] = profile
+        doc["metadata"]["namespace"] = NAMESPACE
+        apps[str(doc["spec"]["template"]["metadata"]["labels"]["app"])] = profile
+        admin.create(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments", doc)
+        steps.say(
+            f"  Deployment {NAMESPACE}/{profile}: {doc['spec']['replicas']} pods, schedulerName {profile}"
+        )
+    expected = sum(int(d["spec"]["replicas"]) for d in docs)
+
+    def placed() -> list[Placement]:
+        out = []
+        for pod in admin.pods(NAMESPACE):
+            app = str(((pod.get("metadata") or {}).get("labels") or {}).get("app") or "")
+            node = str((pod.get("spec") or {}).get("nodeName") or "")
+            if app in apps and node:
+                name = f"{NAMESPACE}/{pod['metadata']['name']}"
+                out.append(Placement(name, str(pod["spec"].get("schedulerName") or ""), node))
+        return out if len(out) >= expected else []
+
+    placements = wait_for(placed, 60, f"all {expected} pods to be bound")
+    result.place_seconds = time.monotonic() - t0
+    result.placements = placements
+    sim = page.live_result(placements, result.nodes, result.profiles, result.place_seconds)
+    result.placement = sim.counts()
+    report.print_table(sim, steps.console)
+    concentrate, default = result.per_profile(result.profiles[-1]), result.per_profile(result.profiles[0])
+    if max(concentrate) == sum(concentrate) and max(default) <= 2:
+        steps.ok(
+            f"{result.profiles[-1]}: all {sum(concentrate)} pods on one node; "
+            f"{result.profiles[0]}: spread, at most {max(default)} per node"
+        )
+    else:
+        steps.say(
+            f"  unexpected placement: {result.profiles[-1]} {concentrate}, {result.profiles[0]} {default}",
+            "yellow",
+        )

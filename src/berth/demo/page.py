@@ -1,0 +1,77 @@
+"""The demo's HTML report: the simulation report page (placement table and chart) plus the demo's own sections.
+
+Why reuse :mod:`berth.schedule.report`: the live placement is the same nodes x profiles matrix the simulation
+shows, so the page looks the same whether pods were placed in simulation or on the cluster; the demo adds what
+only it knows -- the install, the RBAC phases and the measured comparison of the two deployment shapes.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from berth.kube import yamlio
+from berth.schedule import Placement, SimulationResult, report
+
+if TYPE_CHECKING:
+    from berth.demo.main import DemoResult
+
+
+def live_result(
+    placements: list[Placement], nodes: list[str], profiles: list[str], seconds: float
+) -> SimulationResult:
+    """The live placement in the shape the simulation reports use (so the same table and page show it)."""
+    return SimulationResult(
+        placements=tuple(sorted(placements, key=lambda p: p.pod)),
+        unschedulable=(),
+        ignored=(),
+        pods=len(placements),
+        seconds=seconds,
+        warnings=(),
+        nodes=tuple(nodes),
+        profiles=tuple(profiles),
+    )
+
+
+def sections(result: DemoResult) -> str:
+    esc = html.escape
+    parts = ["<h2>Install</h2><ul>"]
+    parts += [f"<li>{esc(line)}</li>" for line in result.install_lines]
+    parts.append("</ul>")
+    parts.append("<h2>RBAC</h2>")
+    parts.append(
+        f"<p>Too-small ClusterRole: {result.rules_too_small} rule; pods bound while it was in force: "
+        f"{result.bound_while_forbidden}. The scheduler reported {len(result.forbidden)} missing permission(s):</p>"
+    )
+    parts.append(
+        "<ul>" + "".join(f"<li><code>{esc(line)}</code></li>" for line in result.forbidden) + "</ul>"
+    )
+    parts.append(
+        f"<p>ClusterRole from <code>berth schedule rbac</code>: {result.rules_minimal} rules; the probe pod was "
+        f"bound to <code>{esc(result.probe_node)}</code>.</p>"
+    )
+    if result.comparison is not None:
+        c = result.comparison
+        parts.append("<h2>The two deployment shapes, measured</h2>")
+        parts.append(
+            "<table><thead><tr><th></th><th>one scheduler, two profiles</th>"
+            "<th>two schedulers, one profile each</th></tr></thead><tbody>"
+        )
+        for what, one, two in c.rows():
+            parts.append(f"<tr><td>{esc(what)}</td><td>{esc(one)}</td><td>{esc(two)}</td></tr>")
+        parts.append("</tbody></table>")
+        parts.append(
+            f"<p>Traffic measured over {c.window:.1f} s per shape from the cluster's audit log (start, list, "
+            "watch, idle); the third profile is <code>academy-binpack</code> (NodeResourcesFit MostAllocated).</p>"
+        )
+    return "\n".join(parts)
+
+
+def write(path: Path, result: DemoResult) -> Path:
+    """Write the self-contained page to ``path`` (atomically) and return it."""
+    live = live_result(result.placements, result.nodes, result.profiles, result.place_seconds)
+    text = report.render_html(live, title="berth demo: two profiles on the embedded cluster")
+    text = text.replace("</body>", sections(result) + "\n</body>", 1)
+    yamlio.write_atomic(path, text)
+    return path
