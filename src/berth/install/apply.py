@@ -443,6 +443,7 @@ class Executor:
         timeout = self.timeout(step)
         index_of = {id(o): j for j, o in enumerate(step.objects)}
         earlier = self.state.succeeded_hooks.get(i, {}) if self.state else {}
+        in_flight = self.state.in_flight_hooks.get(i, {}) if self.state else {}
         for j, o in enumerate(step.objects):
             key = receipt.object_key(j, o)
             res = self.kube.resource(o.api_version, o.kind)
@@ -464,12 +465,19 @@ class Executor:
                     )
                     self.reporter.object(f"= {label} succeeded in the earlier run")
                     continue
-            if o.delete_before_create:
-                self.delete_one(i, j, o, timeout, True, "before-hook-creation")
-            created, live = self.kube.apply(self.prepared(o, res), res, self.options.force_conflicts)
-            uid = (live.get("metadata") or {}).get("uid")
-            self.record(i, j, o, "created" if created else "applied", ns, uid=uid)
-            self.reporter.object(f"{'+' if created else '~'} {step.phase} hook {label}")
+            live = self.kube.get(res, o.name, ns) if key in in_flight else None
+            if live is not None and (live.get("metadata") or {}).get("uid") == in_flight[key]:
+                # Created by the interrupted run and not judged yet: wait on it, do not run it a second time.
+                uid = in_flight[key]
+                self.record(i, j, o, "created", ns, uid=uid, detail="by the earlier run; waited on again")
+                self.reporter.object(f"= {step.phase} hook {label} (created by the earlier run)")
+            else:
+                if o.delete_before_create:
+                    self.delete_one(i, j, o, timeout, True, "before-hook-creation")
+                created, live = self.kube.apply(self.prepared(o, res), res, self.options.force_conflicts)
+                uid = str((live.get("metadata") or {}).get("uid") or "")
+                self.record(i, j, o, "created" if created else "applied", ns, uid=uid)
+                self.reporter.object(f"{'+' if created else '~'} {step.phase} hook {label}")
             if o.wait in (Wait.JOB_COMPLETE, Wait.POD_SUCCEEDED):
                 try:
                     with self.reporter.waiting(f"waiting for {label} ({o.wait.value}, timeout {timeout:g}s)"):

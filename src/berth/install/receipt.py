@@ -231,6 +231,8 @@ class ResumeState:
     done_steps: dict[int, dict[str, Any]] = field(default_factory=dict)
     applied: dict[int, set[str]] = field(default_factory=dict)
     succeeded_hooks: dict[int, dict[str, str]] = field(default_factory=dict)
+    in_flight_hooks: dict[int, dict[str, str]] = field(default_factory=dict)
+    """Hooks created but not yet judged when the run stopped (uids): waited on again, not re-created."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -258,13 +260,18 @@ def resume_state(work_dir: Path, action: str, plan_id: str) -> ResumeState:
         if step.get("status") == "done":
             state.done_steps[idx] = step
             continue
+        last: dict[str, dict[str, Any]] = {}
         for item in step.get("objects") or []:
+            key = str(item["key"])
             if item.get("action") in ("applied", "created", "exists"):
-                state.applied.setdefault(idx, set()).add(str(item["key"]))
-            if item.get("action") == "succeeded" and item.get("uid"):
-                state.succeeded_hooks.setdefault(idx, {})[str(item["key"])] = str(item["uid"])
-            if item.get("action") == "deleted":
-                state.succeeded_hooks.get(idx, {}).pop(str(item["key"]), None)
+                state.applied.setdefault(idx, set()).add(key)
+            last[key] = item
+        for key, item in last.items():
+            uid = str(item.get("uid") or "")
+            if item.get("action") == "succeeded" and uid:
+                state.succeeded_hooks.setdefault(idx, {})[key] = uid
+            elif item.get("action") in ("created", "applied") and uid:
+                state.in_flight_hooks.setdefault(idx, {})[key] = uid
     return state
 
 

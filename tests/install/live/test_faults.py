@@ -65,37 +65,41 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
         s.stop()
 
 
-class KillAfter(apply.Reporter):
-    """Kills the API server right after the N-th object of the late apply step is recorded."""
+class KillAt(apply.Reporter):
+    """Kills the API server right after the ``nth`` outcome ``action`` of an object of ``kinds`` is recorded."""
 
-    def __init__(self, server: ServerProcess, after: int) -> None:
+    def __init__(self, server: ServerProcess, action: str, kinds: frozenset[str], nth: int) -> None:
         super().__init__(quiet=True)
-        self.server, self.after, self.count, self.killed_at = server, after, 0, ""
+        self.server, self.action, self.kinds, self.nth = server, action, kinds, nth
+        self.count = 0
 
     def event(self, name: str, **data: Any) -> None:
-        if name in ("created", "applied") and data["obj"].kind in (
-            "ConfigMap",
-            "Service",
-            "Role",
-            "Deployment",
-        ):
+        if name == self.action and data["obj"].kind in self.kinds:
             self.count += 1
-            if self.count == self.after and not self.killed_at:
-                self.killed_at = data["key"]
+            if self.count == self.nth:
                 self.server.kill()
 
 
-def test_api_server_killed_mid_apply_then_resume(tmp_path: Path, server: ServerProcess) -> None:
+KILL_POINTS = {
+    # mid-way through the late apply step (the 6th ConfigMap/Service/Role/Deployment applied)
+    "apply": ("created", frozenset({"ConfigMap", "Service", "Role", "Deployment"}), 6, "apply"),
+    # right after the post-install hook Job is created, before it is judged: resume waits on it, never re-runs it
+    "hook-wait": ("created", frozenset({"Job"}), 3, "post-install"),
+}
+
+
+@pytest.mark.parametrize("point", sorted(KILL_POINTS))
+def test_api_server_killed_mid_apply_then_resume(tmp_path: Path, server: ServerProcess, point: str) -> None:
+    action, kinds, nth, phase = KILL_POINTS[point]
     work = setup_workdir(tmp_path, apply.bench_chart(tmp_path), "bench")
     opts = apply.ApplyOptions(work, kubeconfig=str(server.data / "kubeconfig"), timeout=30)
-    reporter = KillAfter(server, 6)
     with pytest.raises(apply.RunFailed, match="no answer from the API server") as err:
-        apply.run(opts, reporter)
+        apply.run(opts, KillAt(server, action, kinds, nth))
     assert "--resume" in str(err.value)
     spec = receipt.receipts(work)[-1][1]["spec"]
     assert spec["result"] == "interrupted"
     stopped = next(s for s in spec["steps"] if s["status"] == "interrupted")
-    assert stopped["phase"] == "apply"
+    assert stopped["phase"] == phase
 
     server.start()
     outcome = apply.run(apply.ApplyOptions(work, kubeconfig=str(server.data / "kubeconfig"), timeout=30, resume=True),
