@@ -626,3 +626,50 @@ def test_pre_bind_without_reserve_state_is_an_error() -> None:
     assert isinstance(plugin, vb.VolumeBinding)
     status = plugin.pre_bind(fw.CycleState(), vpod(), "n1")
     assert status.code is fw.Code.ERROR
+
+
+class RecordingWriter:
+    def __init__(self, fail: str = "") -> None:
+        self.updates: list[tuple[str, str]] = []
+        self.fail = fail
+
+    def update(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
+        if self.fail:
+            raise RuntimeError(self.fail)
+        self.updates.append((str(obj["kind"]), volumes.name_of(obj)))
+        return obj
+
+
+def test_live_pre_bind_writes_the_pv_and_the_claim_to_provision() -> None:
+    objects = [pvc("static", sc="local"), NOPROV, pv("only", sc="local"), pvc("dynamic"), WFFC]
+    handle = VolumeHandle(NODES, objects)
+    handle.volume_writer = RecordingWriter()  # type: ignore[attr-defined]
+    plugin = vb.SPEC.new(None, handle)
+    assert isinstance(plugin, vb.VolumeBinding)
+    p = vpod("p", ["static", "dynamic"])
+    state = _schedule(plugin, p, "n1")
+    assert plugin.pre_bind(state, p, "n1").is_success
+    assert handle.volume_writer.updates == [  # type: ignore[attr-defined]
+        ("PersistentVolume", "only"),
+        ("PersistentVolumeClaim", "dynamic"),
+    ]
+    # Nothing is completed locally: the informers bring the PV controller's result.
+    claim = volumes.Volumes(handle).pvc("default", "dynamic") or {}
+    assert not volumes.is_fully_bound(claim)
+    assert volumes.annotations_of(claim)[volumes.ANN_SELECTED_NODE] == "n1"
+
+
+def test_live_pre_bind_failure_is_an_error() -> None:
+    handle = VolumeHandle(NODES, [pvc("dynamic"), WFFC])
+    handle.volume_writer = RecordingWriter(fail="409 Conflict")  # type: ignore[attr-defined]
+    plugin = vb.SPEC.new(None, handle)
+    assert isinstance(plugin, vb.VolumeBinding)
+    p = vpod("p", ["dynamic"])
+    state = _schedule(plugin, p, "n1")
+    status = plugin.pre_bind(state, p, "n1")
+    assert status.code is fw.Code.ERROR
+    assert status.message() == "binding volumes: 409 Conflict"
+    plugin.unreserve(state, p, "n1")
+    assert volumes.ANN_SELECTED_NODE not in volumes.annotations_of(
+        volumes.Volumes(handle).pvc("default", "dynamic") or {}
+    )

@@ -28,8 +28,12 @@ Upstream ``volumebinding`` at the level a simulation can honour:
 - PreScore/Score: upstream scores only with the alpha ``StorageCapacityScoring`` gate (``shape`` is rejected below
   as upstream rejects it with the gate off), so PreScore always skips.
 
-Not modelled: in-tree to CSI translation of PVs for node affinity (``tryTranslatePVToCSI``), the bind timeout (a
-simulated binding completes at once). Live API writes for PreBind belong to the live binder.
+Live: a handle with a ``volume_writer`` (:class:`berth.schedule.plugins.volumes.VolumeWriter`) gets the PV and
+claim updates in PreBind instead of the simulated completion (upstream ``bindAPIUpdate``); a failed write is an
+Error ``binding volumes: ...``.
+
+Not modelled: in-tree to CSI translation of PVs for node affinity (``tryTranslatePVToCSI``), the wait of up to
+``bindTimeoutSeconds`` for the PV controller (a simulated binding completes at once; live, berth does not wait).
 """
 
 from __future__ import annotations
@@ -427,6 +431,9 @@ class VolumeBinding(
         pod_volumes = s.by_node.get(node_name)
         if pod_volumes is None:
             return fw.error(f'no pod volumes found for node "{node_name}"')
+        writer = vol.writer_of(self.handle)
+        if writer is not None:
+            return self._write_bindings(writer, pod_volumes)
         v = vol.Volumes(self.handle)
         for pvc, pv in pod_volumes.static_bindings:
             _complete_binding(v, pvc, pv)
@@ -440,6 +447,21 @@ class VolumeBinding(
         pod_volumes.static_bindings = []
         pod_volumes.dynamic_provisions = []
         s.all_bound = True
+        return fw.SUCCESS
+
+    @staticmethod
+    def _write_bindings(writer: vol.VolumeWriter, pod_volumes: PodVolumes) -> fw.Status:
+        """Live: upstream ``bindAPIUpdate`` -- the PVs with their claimRef, then the claims to provision with their
+        selected node. The PV controller and the provisioner finish the binding; the informers bring the result
+        back (a newer resourceVersion replaces the assumptions). Upstream then waits up to ``bindTimeoutSeconds``
+        for that; berth does not hold the binding cycle (the kubelet waits for the volumes anyway)."""
+        try:
+            for _pvc, pv in pod_volumes.static_bindings:
+                writer.update(pv)
+            for pvc in pod_volumes.dynamic_provisions:
+                writer.update(pvc)
+        except Exception as exc:  # the writer's API error: the binding cycle fails, Unreserve reverts
+            return fw.error(f"binding volumes: {exc}")
         return fw.SUCCESS
 
     def events_to_register(self) -> Sequence[fw.ClusterEvent]:

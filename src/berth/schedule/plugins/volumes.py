@@ -178,6 +178,19 @@ def lister_of(handle: Any) -> ObjectLister:
     return NO_OBJECTS
 
 
+class VolumeWriter(Protocol):
+    """Live only: writes a PV or claim through the API (``handle.volume_writer``; upstream's client updates in
+    VolumeBinding's PreBind). ``update`` raises on failure; its message becomes the PreBind error."""
+
+    def update(self, obj: Obj) -> Any: ...
+
+
+def writer_of(handle: Any) -> VolumeWriter | None:
+    """The handle's optional volume writer (None in simulation: PreBind completes bindings in the assume cache)."""
+    writer = getattr(handle, "volume_writer", None)
+    return writer if writer is not None and callable(getattr(writer, "update", None)) else None
+
+
 # --- small accessors -----------------------------------------------------------------------------------------------
 
 
