@@ -37,7 +37,12 @@ from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
 from berth.kube import objects, yamlio
 from berth.kube.errors import BerthError
-from berth.kube.hooks import RESOURCE_POLICY_ANNOTATION, RESOURCE_POLICY_KEEP, HookEvent
+from berth.kube.hooks import (
+    OUTPUT_LOG_POLICY_ANNOTATION,
+    RESOURCE_POLICY_ANNOTATION,
+    RESOURCE_POLICY_KEEP,
+    HookEvent,
+)
 
 LIVE_COMMAND = {
     plan_mod.Action.INSTALL: "apply",
@@ -499,10 +504,22 @@ class Executor:
                         f"{step.phase} hook {label} failed; Helm stops the event here and skips its remaining "
                         f"hooks: {exc}{hint}"
                     ) from exc
-            self.record(i, j, o, "succeeded", ns, uid=uid)
+            logs = ""
+            if o.wait in (Wait.JOB_COMPLETE, Wait.POD_SUCCEEDED) and self.log_policy(o, "hook-succeeded"):
+                logs = self.kube.logs_for(o.kind, o.name, ns)
+                self.reporter.print(
+                    f"--- logs of {label} (hook-output-log-policy: hook-succeeded) ---\n{logs}"
+                )
+            self.record(i, j, o, "succeeded", ns, uid=uid, logs=logs)
         for d in step.delete_after_success:
             if not self.options.dry_run:
                 self.delete_one(i, index_of[id(d)], d, timeout, True, "hook-succeeded")
+
+    def log_policy(self, o: PlanObject, policy: str) -> bool:
+        """Whether the hook's ``helm.sh/hook-output-log-policy`` lists ``policy`` (Helm prints Job and Pod hook
+        logs per it; logs of a failed hook are always shown and kept here)."""
+        raw = str(objects.annotations(self.body(o)).get(OUTPUT_LOG_POLICY_ANNOTATION) or "")
+        return policy in {p.strip().lower() for p in raw.split(",")}
 
     def do_delete(self, i: int, step: Step, prune: bool) -> None:
         for j, o in enumerate(step.objects):

@@ -203,3 +203,19 @@ def test_hook_timeout_names_the_hook_and_stops(
     assert "Job edge/migrate was not ready within 1s: active=1" in res.err
     steps = last_receipt(edge_work)["steps"]
     assert steps[2]["status"] == "failed" and steps[3]["status"] == "not-run"
+
+
+def test_output_log_policy_hook_succeeded_prints_the_logs(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path
+) -> None:
+    path = edge_work / "out" / "lifecycle" / "post-install" / "job-edge-config-deployer.yaml"
+    body = yamlio.load_file(path)[0].body
+    body["metadata"]["annotations"]["helm.sh/hook-output-log-policy"] = "hook-succeeded"
+    path.write_text(yamlio.dump(body), encoding="utf-8")
+    res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    assert res.code == 0, res.err
+    assert "--- logs of Job edge/config-deployer (hook-output-log-policy: hook-succeeded) ---" in res.out
+    assert "[pod/config-deployer-" in res.out
+    assert "--- logs of Job edge/migrate" not in res.out  # no policy, no logs
+    post = last_receipt(edge_work)["steps"][-1]["objects"]
+    assert [o["name"] for o in post if o.get("logs")] == ["config-deployer"]
