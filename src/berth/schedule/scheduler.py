@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar, cast
 
+import numpy as np
+
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
 from berth.schedule import percentage
@@ -766,8 +768,12 @@ class Scheduler:
         1/k), which picks each tied node with probability 1/ties; one draw over the tied list gives exactly that
         distribution with one random number instead of one per tie.
         """
-        best = max(totals)
-        tied = [i for i, total in enumerate(totals) if total == best]
+        arr = np.asarray(totals)
+        if arr.ndim == 1 and arr.dtype.kind in "iu":  # the usual int totals: one array pass instead of a loop
+            tied = np.flatnonzero(arr == arr.max()).tolist()
+        else:
+            best = max(totals)
+            tied = [i for i, total in enumerate(totals) if total == best]
         chosen = tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]
         return nodes[chosen].name
 

@@ -20,9 +20,10 @@ A plugin raising an exception is a bug in that plugin, not a crash of the schedu
 ``Error`` status naming the plugin.
 
 Speed hooks (optional, berth-only): a Score plugin may define ``score_nodes(state, pod, nodes) -> (list[int],
-Status)`` returning the raw scores of all ``nodes`` at once, and a Filter plugin ``filter_nodes(state, pod, nodes)
+Status)`` returning the raw scores of all ``nodes`` at once, ``normalize_scores(state, pod, raw) -> (list[int],
+Status)`` as a list form of NormalizeScore, and a Filter plugin ``filter_nodes(state, pod, nodes)
 -> list[Status]`` (one status per node, same order); the framework then calls them instead of the per-node
-methods. Results must equal the per-node path.
+methods. Results must equal the per-node path. Integer scores are weighted and summed as int64 arrays.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from berth.kube.errors import InputError
 from berth.schedule.framework import interface as fw
@@ -72,6 +75,17 @@ class FrameworkError(InputError):
         )
         self.scheduler_name = scheduler_name
         self.detail = detail
+
+
+def _int_array(raw: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int64]] | None:
+    """``raw`` as an int64 array when every score is a Python/numpy int that fits (else None: plain-Python path)."""
+    try:
+        arr = np.asarray(raw)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        return None
+    return arr.astype(np.int64, copy=False)
 
 
 def inactive_warning(profile: str, plugin: str) -> str:
@@ -219,6 +233,11 @@ class Framework:
         }
         self._score_pool: list[NodeScore] = []
         # Score plugins whose normalize_score is the base no-op can skip building NodeScore lists.
+        # Optional list form of NormalizeScore (berth-only): ``normalize_scores(state, pod, raw) -> (list[int],
+        # Status)``, equal to normalize_score on NodeScores, called instead of building NodeScore objects.
+        self._normalize_lists: dict[str, Any] = {
+            n: f for n, p, _ in self.score if callable(f := getattr(p, "normalize_scores", None))
+        }
         self._normalizes: dict[str, bool] = {
             n: type(p).normalize_score is not fw.ScorePlugin.normalize_score for n, p, _ in self.score
         }
@@ -420,6 +439,7 @@ class Framework:
     ) -> tuple[list[int], Status]:
         """Weighted total per node (same order as ``nodes``)."""
         totals = [0] * len(nodes)
+        acc: np.ndarray[Any, np.dtype[np.int64]] | None = None  # the int64 part of the totals
         skip = state.skip_score
         for name, plugin, weight, batch in self._score_batch:
             if name in skip:
@@ -438,7 +458,18 @@ class Framework:
                         for status in codes:
                             if not status.is_success:
                                 return totals, self._score_failed(name, status)
-                if self._normalizes[name]:
+                normalize_list = self._normalize_lists.get(name)
+                if normalize_list is not None:
+                    raw, status = normalize_list(state, pod, raw)
+                    if not status.is_success:
+                        return totals, Status(
+                            Code.ERROR,
+                            (
+                                f'running Normalize on Score plugins: plugin "{name}" failed with: {status.message()}',
+                            ),
+                            name,
+                        )
+                elif self._normalizes[name]:
                     scores = self._node_scores(nodes, raw)
                     status = plugin.normalize_score(state, pod, scores)
                     if not status.is_success:
@@ -452,6 +483,16 @@ class Framework:
                     raw = [ns.score for ns in scores]
             except Exception as exc:
                 return totals, _crash(name, "Score", exc)
+            arr = _int_array(raw)
+            if arr is not None:  # integer scores: range check, weight and sum as int64 array operations
+                if arr.size and (arr.max() > MAX_NODE_SCORE or arr.min() < MIN_NODE_SCORE):
+                    pass  # reported below with the plain-Python code
+                else:
+                    acc = arr * weight if acc is None else acc + arr * weight
+                    continue
+            if acc is not None:
+                totals = list(map(operator.add, totals, acc.tolist()))
+                acc = None
             if raw and (max(raw) > MAX_NODE_SCORE or min(raw) < MIN_NODE_SCORE):
                 bad = next(s for s in raw if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
                 return totals, Status(
@@ -466,6 +507,8 @@ class Framework:
             if weight != 1:
                 raw = list(map(operator.mul, raw, repeat(weight, len(raw))))
             totals = list(map(operator.add, totals, raw))
+        if acc is not None:
+            totals = acc.tolist() if not any(totals) else list(map(operator.add, totals, acc.tolist()))
         return totals, SUCCESS
 
     def _node_scores(self, nodes: Sequence[NodeInfo], raw: Sequence[int]) -> list[NodeScore]:

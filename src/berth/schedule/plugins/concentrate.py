@@ -19,9 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
+from berth.schedule.vector import kernels
 
 NAME = "Concentrate"
 ARGS_KIND = "ConcentrateArgs"
@@ -91,6 +93,17 @@ class Concentrate(fw.PreScorePlugin, fw.ScorePlugin):
     def normalize_score(self, state: fw.CycleState, pod: PodInfo, scores: list[fw.NodeScore]) -> fw.Status:
         helper.default_normalize_score(scores, reverse=False)
         return fw.SUCCESS
+
+    def normalize_scores(
+        self, state: fw.CycleState, pod: PodInfo, raw: list[int]
+    ) -> tuple[list[int], fw.Status]:
+        """NormalizeScore on a plain list (the framework's batch hook); equal to :meth:`normalize_score`."""
+        out = kernels.default_normalize(raw, reverse=False) if vector.enabled(self.handle) else None
+        if out is None:
+            scores = [fw.NodeScore(str(i), s) for i, s in enumerate(raw)]
+            status = self.normalize_score(state, pod, scores)
+            return [s.score for s in scores], status
+        return out, fw.SUCCESS
 
 
 SPEC = fw.PluginSpec(name=NAME, plugin_class=Concentrate, args_type=ConcentrateArgs, reads=("pods",))

@@ -71,6 +71,7 @@ class NodeArrays:
         self._by_id: dict[int, int] = {}
         self.objs: list[NodeInfo | None] = []
         self.gen = np.zeros(self._cap, np.int64)
+        self.ids = np.zeros(self._cap, np.int64)  # id() of the NodeInfo each row was built from
         self.pod_count = np.zeros(self._cap, np.int64)
         self.allowed_pods = np.zeros(self._cap, np.int64)
         self.unschedulable = np.zeros(self._cap, np.bool_)
@@ -84,7 +85,13 @@ class NodeArrays:
         # Taint signatures: id -> the taint list of the first node seen with it (0 is "no taints").
         self._sig_ids: dict[tuple[Any, ...], int] = {(): 0}
         self.sig_taints: list[Sequence[Any]] = [()]
-        self._memo: tuple[Sequence[NodeInfo] | None, int, IntArray] = (None, 0, np.zeros(0, np.int64))
+        # (list object, a copy of it, length, rows) of the last lookup.
+        self._memo: tuple[Sequence[NodeInfo] | None, list[NodeInfo] | None, int, IntArray] = (
+            None,
+            None,
+            0,
+            np.zeros(0, np.int64),
+        )
         self.refreshes = 0  # rows (re)built, for tests and the benchmark
 
     # --- columns ------------------------------------------------------------------------------------------------
@@ -92,6 +99,7 @@ class NodeArrays:
     def _fixed(self) -> list[str]:
         return [
             "gen",
+            "ids",
             "pod_count",
             "allowed_pods",
             "unschedulable",
@@ -152,14 +160,18 @@ class NodeArrays:
         mutated while a cycle uses them (the cache clones a changed node into the snapshot), and
         :meth:`forget_memo` drops the memo at the start of each cycle.
         """
-        memo_list, memo_len, memo_rows = self._memo
+        memo_orig, memo_list, memo_len, memo_rows = self._memo
         n = len(nodes)
         if (
             memo_list is not None
             and n == memo_len
-            and (nodes is memo_list or all(map(is_, nodes, memo_list)))
+            and (nodes is memo_orig or all(map(is_, nodes, memo_list)))
         ):
             return memo_rows
+        fast = self._contiguous(nodes, n)
+        if fast is not None:
+            self._memo = (nodes, list(nodes), n, fast)
+            return fast
         idx = np.fromiter(map(self._by_id.get, map(id, nodes), repeat(-1)), np.int64, n)
         if n:
             gens = np.fromiter(map(_generation, nodes), np.int64, n)
@@ -168,11 +180,42 @@ class NodeArrays:
             stale[known] = self.gen[idx[known]] != gens[known]
             for j in np.flatnonzero(stale).tolist():
                 idx[j] = self._refresh(nodes[j])
-        self._memo = (list(nodes), n, idx)
+        self._memo = (nodes, list(nodes), n, idx)
         return idx
 
+    def _contiguous(self, nodes: Sequence[NodeInfo], n: int) -> IntArray | None:
+        """Rows of ``nodes`` when they sit on consecutive rows (wrapping around), as the scheduler's rotating filter
+        chunks do once the arrays have seen the snapshot in order; None otherwise (the caller maps node by node).
+
+        Changed nodes (new clones) are found by comparing object ids with the ``ids`` column in one array
+        operation and refreshed; in-place mutation is caught by the sum of generations (a NodeInfo's generation
+        only grows).
+        """
+        size = self.size
+        if n == 0 or n > size:
+            return None
+        r0 = self._by_id.get(id(nodes[0]))
+        if r0 is None:
+            return None
+        rows = np.arange(r0, r0 + n, dtype=np.int64)
+        if r0 + n > size:
+            rows %= size
+        ids = np.fromiter(map(id, nodes), np.int64, n)
+        changed = np.flatnonzero(ids != self.ids[rows]).tolist()
+        if len(changed) > n // 4:
+            return None
+        by_name = self.by_name
+        for j in changed:
+            node = nodes[j]
+            if by_name.get(node.name) != rows[j]:
+                return None
+            self._refresh(node)
+        if sum(map(_generation, nodes)) != int(self.gen[rows].sum()):
+            return None
+        return rows
+
     def forget_memo(self) -> None:
-        self._memo = (None, 0, self._memo[2])
+        self._memo = (None, None, 0, self._memo[3])
 
     def row_of(self, node: NodeInfo) -> int:
         """One node's row (refreshed if needed)."""
@@ -197,6 +240,7 @@ class NodeArrays:
         self._by_id[id(node)] = i
         self.refreshes += 1
         self.gen[i] = node.generation
+        self.ids[i] = id(node)
         self.exotic[i] = False
         self.pod_count[i] = len(node.pods)
         self._set_amount(self.allowed_pods, i, node.allocatable.get("pods", 0))

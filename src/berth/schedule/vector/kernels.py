@@ -101,3 +101,23 @@ def balanced_scores(
         std = np.zeros(n)
     scores: IntArray = ((1 - std) * 100).astype(np.int64)
     return scores, undecided
+
+
+def default_normalize(raw: Sequence[int], reverse: bool, max_priority: int = 100) -> list[int] | None:
+    """Upstream ``DefaultNormalizeScore`` on a list (see ``plugins.helper.default_normalize_score``): scale so the
+    highest gets ``max_priority`` with Go's truncating division; ``reverse`` flips; all-zero stays (or becomes
+    ``max_priority`` when reversed). None when a score is not an int small enough for int64 arithmetic."""
+    if not raw:
+        return []
+    arr = np.asarray(raw)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu" or int(np.abs(arr).max()) > LIMIT // max(max_priority, 1):
+        return None
+    arr = arr.astype(np.int64, copy=False)
+    highest = int(arr.max())
+    if highest == 0:
+        return [max_priority] * len(raw) if reverse else [int(v) for v in raw]
+    x = arr * max_priority
+    q = np.abs(x) // abs(highest)
+    scaled = np.where((x >= 0) == (highest >= 0), q, -q)
+    out: list[int] = (max_priority - scaled if reverse else scaled).tolist()
+    return out
