@@ -247,8 +247,9 @@ def _run(
         steps.console.print(table)
         p, s = comparison.profiles, comparison.separate
         steps.say(
-            f"  ClusterRole rules: {p.rules[0]} (one role) vs {' + '.join(str(r) for r in s.rules)} (one role each); "
-            f"informers: {p.informers} vs {s.informers} (watches only on served resources)",
+            f"  ClusterRole rules: {p.rules[0]} (one role) vs {' + '.join(str(r) for r in s.rules)} (one role "
+            f"each); informers configured per process: {p.per_process[0]} vs "
+            f"{' + '.join(str(n) for n in s.per_process)} (watches open only for resources the cluster serves)",
             "dim",
         )
 
@@ -276,7 +277,7 @@ def _install(steps: _Steps, base: Path, cluster: Cluster, result: DemoResult) ->
     )
     for line in setup.lines:
         steps.say(f"  {line}", "dim")
-    options = install_apply.ApplyOptions(work, kubeconfig=str(cluster.kubeconfig), timeout=60)
+    options = install_apply.ApplyOptions(work, kubeconfig=str(cluster.kubeconfig), timeout=30)
     _, plan = install_apply.load_plan(options, install_plan.Action.INSTALL)
     steps.say("")
     steps.say("berth install plan:", "bold")
@@ -357,7 +358,14 @@ def _rbac_phases(
         f"examples/two-profiles/config.yaml` ({len(rules)} rules):"
     )
     for rule in role.rules:
-        steps.say(f"    {rule.describe()}", "dim")
+        steps.console.print(
+            f"    {rule.describe()}",
+            style="dim",
+            markup=False,
+            highlight=False,
+            no_wrap=True,
+            overflow="ellipsis",
+        )
     sched = fleet.add(start_scheduler(cfg, registry, minimal, seed))
     if not sched.wait_synced(20):
         raise DemoError(f"the scheduler running as {minimal.name} did not sync its informers within 20s")

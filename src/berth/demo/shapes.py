@@ -74,7 +74,8 @@ class ShapeFigures:
     rules: tuple[int, ...]
     written: Written
     traffic: Traffic
-    informers: int
+    per_process: tuple[int, ...]
+    """Informers each process configured (served or not)."""
     down: Down
     third: ThirdCost
 
@@ -97,7 +98,8 @@ class Comparison:
         def seen(f: ShapeFigures) -> str:
             t = f.traffic
             return (
-                f"{f.processes} process(es), {t.watches} watch connections, {t.lists} lists, "
+                f"{f.processes} process{'es' if f.processes != 1 else ''}, {t.watches} watch connections, "
+                f"{t.lists} lists, "
                 f"{t.requests} requests in {self.window:.0f}s"
             )
 
@@ -114,7 +116,8 @@ class Comparison:
         def third(f: ShapeFigures) -> str:
             c = f.third
             return (
-                f"+{c.config_lines} config lines, +{c.objects} objects, +{c.processes} processes, "
+                f"+{c.config_lines} config lines, +{c.objects} objects, +{c.processes} "
+                f"process{'es' if c.processes != 1 else ''}, "
                 f"+{c.informers} informer connections"
             )
 
@@ -260,7 +263,7 @@ def measure(
     sched = fleet.add(start_scheduler(cfg, registry, ident, seed))
     if not sched.wait_synced(20):
         raise DemoError("the two-profile scheduler did not sync its informers within 20s")
-    informers_p = len(sched.informers)
+    informers_p = (len(sched.informers),)
     time.sleep(window)
     until = utc_now()
     fleet.stop(sched)
@@ -283,7 +286,7 @@ def measure(
     for s in scheds:
         if not s.wait_synced(20):
             raise DemoError("a one-profile scheduler did not sync its informers within 20s")
-    informers_s = sum(len(s.informers) for s in scheds)
+    informers_s = tuple(len(s.informers) for s in scheds)
     time.sleep(window)
     until = utc_now()
     stopped, kept = scheds[-1], scheds[0]
