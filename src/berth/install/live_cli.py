@@ -8,6 +8,7 @@ next to each other. Every command takes ``--work-dir``, ``--kubeconfig`` and ``-
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,21 @@ def parse_duration(text: str) -> int:
     if seconds <= 0:
         raise InputError("must be positive", "--timeout")
     return seconds
+
+
+EMBEDDED_KUBECONFIG = Path(".berth") / "cluster" / "kubeconfig"
+"""Where ``berth cluster up`` (default ``--data``) writes its kubeconfig."""
+
+
+def default_kubeconfig(kubeconfig: str | None) -> str | None:
+    """``--kubeconfig`` if given; else ``$KUBECONFIG`` or ``~/.kube/config`` when either exists (kubectl's rule);
+    else the embedded cluster's ``./.berth/cluster/kubeconfig`` when ``berth cluster up`` wrote one here -- the
+    embedded cluster is berth's default target, never chosen over a kubeconfig the user has."""
+    if kubeconfig is not None or os.environ.get("KUBECONFIG"):
+        return kubeconfig
+    if (Path.home() / ".kube" / "config").is_file() or not EMBEDDED_KUBECONFIG.is_file():
+        return None
+    return str(EMBEDDED_KUBECONFIG)
 
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -75,7 +91,14 @@ def _options(
     from berth.install import apply
 
     return apply.ApplyOptions(
-        work_dir, kubeconfig, context, parse_duration(timeout), resume, dry_run, force_conflicts, wait
+        work_dir,
+        default_kubeconfig(kubeconfig),
+        context,
+        parse_duration(timeout),
+        resume,
+        dry_run,
+        force_conflicts,
+        wait,
     )
 
 
@@ -165,7 +188,7 @@ def status_command(work_dir: Path, kubeconfig: str | None, context: str | None, 
     """What the cluster has vs WORK_DIR: missing, drifted and extra objects (exit 1 when they differ)."""
     from berth.install import status
 
-    report = status.run(work_dir, kubeconfig, context)
+    report = status.run(work_dir, default_kubeconfig(kubeconfig), context)
     if output == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
