@@ -39,7 +39,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _launch(data: Path, port: int, full_cli: bool = False) -> subprocess.Popen[bytes]:
+def _launch(
+    data: Path, port: int, full_cli: bool = False, controllers: bool = True
+) -> subprocess.Popen[bytes]:
     """``berth cluster up`` in a new process (``python -m berth.cluster up``, or through the whole berth CLI)."""
     entry = (
         ["-c", "import sys; from berth.cli import main; sys.exit(main(sys.argv[1:]))", "cluster"]
@@ -56,6 +58,7 @@ def _launch(data: Path, port: int, full_cli: bool = False) -> subprocess.Popen[b
         str(port),
         "--nodes",
         "0",
+        *([] if controllers else ["--no-controllers"]),
     ]
     return subprocess.Popen(
         args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
@@ -223,7 +226,7 @@ def _create_pods(kubeconfig: Path, n: int, threads: int = 4) -> None:
         list(pool.map(work, range(threads)))
 
 
-def run(pods: int = 10_000, creates: int = 2_000) -> dict[str, Any]:
+def run(pods: int = 10_000, creates: int = 2_000, controllers: bool = True) -> dict[str, Any]:
     """Measure every figure; returns them as a dict (see :func:`describe`)."""
     from berth.cluster import Cluster, ClusterOptions
 
@@ -252,7 +255,8 @@ def run(pods: int = 10_000, creates: int = 2_000) -> dict[str, Any]:
         # 2-4. creates/s, watch latency, memory: against a separate server process
         port = _free_port()
         data = root / "load"
-        proc = _launch(data, port)
+        proc = _launch(data, port, controllers=controllers)
+        figures["controllers"] = controllers
         try:
             _wait_ready(data, port)
             kubeconfig = data / "kubeconfig"

@@ -125,6 +125,12 @@ def group() -> None:
 @click.option(
     "--node-label", "node_labels", multiple=True, help="Label for every simulated node (k=v), repeatable."
 )
+@click.option(
+    "--controllers/--no-controllers",
+    default=True,
+    show_default=True,
+    help="Run the simulated nodes and controllers (off: a bare API server, like envtest).",
+)
 @click.option("--detach", is_flag=True, help="Run in the background; output goes to DIR/server.log.")
 def up(
     data: str,
@@ -134,6 +140,7 @@ def up(
     node_memory: str,
     node_pods: str,
     node_labels: tuple[str, ...],
+    controllers: bool,
     detach: bool,
 ) -> None:
     """Start the embedded cluster and write DIR/kubeconfig."""
@@ -150,7 +157,7 @@ def up(
             f"use it via KUBECONFIG={data_dir / 'kubeconfig'} or stop it with `berth cluster down --data {data}`"
         )
     if detach:
-        _detach(data_dir, port, nodes, node_cpu, node_memory, node_pods, node_labels)
+        _detach(data_dir, port, nodes, node_cpu, node_memory, node_pods, node_labels, controllers)
         return
     chosen = port if port is not None else _remembered_port(data_dir)
     t0 = time.monotonic()
@@ -162,6 +169,7 @@ def up(
         node_memory=node_memory,
         node_pods=node_pods,
         node_labels=labels,
+        run_controllers=controllers,
     )
     cluster = Cluster(opts).start()
     stop = threading.Event()
@@ -197,6 +205,7 @@ def _detach(
     node_memory: str,
     node_pods: str,
     node_labels: tuple[str, ...],
+    controllers: bool = True,
 ) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     args = [
@@ -219,6 +228,8 @@ def _detach(
         args += ["--port", str(port)]
     for label in node_labels:
         args += ["--node-label", label]
+    if not controllers:
+        args.append("--no-controllers")
     with contextlib.suppress(OSError):
         (data_dir / "server.json").unlink()
     log = open(data_dir / "server.log", "ab")  # noqa: SIM115 - handed to the child
@@ -299,12 +310,13 @@ def status(data: str, output: str) -> None:
 @click.option(
     "--creates", type=int, default=2_000, show_default=True, help="Objects created for the rate figure."
 )
+@click.option("--bare", is_flag=True, help="Measure a server without the simulated controllers.")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def bench(pods: int, creates: int, output: str) -> None:
+def bench(pods: int, creates: int, bare: bool, output: str) -> None:
     """Start-up time, creates/s through the official client, watch latency, memory with many pods."""
     from berth.cluster import bench as bench_mod
 
-    figures = bench_mod.run(pods=pods, creates=creates)
+    figures = bench_mod.run(pods=pods, creates=creates, controllers=not bare)
     if output == "json":
         click.echo(json.dumps(figures, indent=2))
         return
