@@ -78,9 +78,11 @@ def test_metrics_healthz_readyz(env: Env) -> None:
         assert _get(base + "/healthz") == (200, "ok\n")
         env.create(pod("m1", scheduler=PROFILE))
         env.create(pod("m2", scheduler=PROFILE, cpu="100"))
-        eventually(lambda: sched.binder.bound, 30, "a binding")
         eventually(lambda: sched.scheduler.failures, 30, "a failure")
-        code, text = _get(base + "/metrics")
+        sli = "scheduler_pod_scheduling_sli_duration_seconds_count"
+        code, text = eventually(
+            lambda: (got := _get(base + "/metrics"))[1].count(sli) and got, 30, "e2e sample"
+        )
         assert _get(base + "/nope")[0] == 404
     assert code == 200
     lines = text.splitlines()
@@ -91,7 +93,7 @@ def test_metrics_healthz_readyz(env: Env) -> None:
     assert values[f'scheduler_schedule_attempts_total{{profile="{PROFILE}",result="unschedulable"}}'] >= 1.0
     assert 'scheduler_pending_pods{queue="unschedulable"} 1.0' in lines
     assert 'scheduler_pending_pods{queue="active"} 0.0' in lines
-    assert any(line.startswith("scheduler_pod_scheduling_sli_duration_seconds_count") for line in lines)
+    assert values['scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"}'] == 1.0
     assert any(line.startswith("scheduler_scheduling_attempt_duration_seconds_bucket") for line in lines)
     assert "berth_scheduler_leader 1.0" in lines
 

@@ -21,6 +21,9 @@ by mistake). ``_preload_content=False``: the server answers with a ``Status`` th
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client as k8s
@@ -73,3 +76,93 @@ class ApiBinder:
         with self._lock:
             self.bound.append(Placement(pod.key, pod.scheduler_name, node_name))
         return SUCCESS
+
+
+@dataclass(frozen=True)
+class BindDone:
+    """The answer to a binding sent in the background (delivered to the scheduling loop)."""
+
+    pod: PodInfo  # the assumed pod (with its node)
+    node: str
+    status: Status
+
+
+def binding_needs_no_unreserve(pod: PodInfo, reserve_plugins: list[str]) -> bool:
+    """True when a failed binding can be undone without the cycle's state: the profile's Reserve plugins are only
+    the in-tree volume/claim ones and this pod has no claims, so their Reserve did nothing to undo."""
+    if any(name not in NO_OP_RESERVE_WITHOUT_CLAIMS for name in reserve_plugins):
+        return False
+    spec = pod.pod.get("spec") or {}
+    if spec.get("resourceClaims"):
+        return False
+    return not any(
+        isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v)
+        for v in spec.get("volumes") or []
+    )
+
+
+NO_OP_RESERVE_WITHOUT_CLAIMS = frozenset({"VolumeBinding", "DynamicResources"})
+
+
+class PipelinedBinder:
+    """Sends bindings from worker threads so the next pod's cycle overlaps this pod's round trip (upstream runs
+    each binding cycle in its own goroutine).
+
+    Only pods for which :func:`binding_needs_no_unreserve` holds go to the background (``eligible``): the framework
+    has then finished the binding cycle optimistically, and the answer arrives later through ``deliver`` as a
+    :class:`BindDone`; on failure the scheduling loop forgets the assumed pod and re-queues it, exactly what the
+    synchronous path does. Other pods are bound synchronously by ``sync``. At most ``max_in_flight`` bindings are
+    outstanding (``bind`` waits beyond that).
+    """
+
+    echoes_bindings = False
+
+    def __init__(
+        self,
+        sync: ApiBinder,
+        eligible: Callable[[PodInfo], bool],
+        deliver: Callable[[BindDone], None],
+        workers: int = 4,
+        max_in_flight: int = 32,
+    ) -> None:
+        self.sync = sync
+        self._eligible = eligible
+        self._deliver = deliver
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="binder")
+        self._slots = threading.BoundedSemaphore(max_in_flight)
+
+    @property
+    def bound(self) -> list[Placement]:
+        return self.sync.bound
+
+    @property
+    def conflicts(self) -> int:
+        return self.sync.conflicts
+
+    @property
+    def errors(self) -> int:
+        return self.sync.errors
+
+    def bind(self, pod: PodInfo, node_name: str) -> Status:
+        if not self._eligible(pod):
+            return self.sync.bind(pod, node_name)
+        self._slots.acquire()
+        try:
+            self._pool.submit(self._send, pod.with_node(node_name), node_name)
+        except RuntimeError:  # shutting down
+            self._slots.release()
+            return Status(Code.ERROR, ("binding failed: the scheduler is stopping",))
+        return SUCCESS
+
+    def _send(self, pod: PodInfo, node_name: str) -> None:
+        try:
+            status = self.sync.bind(pod, node_name)
+        except Exception as exc:
+            status = Status(Code.ERROR, (f"binding failed: {type(exc).__name__}: {exc}",))
+        finally:
+            self._slots.release()
+        self._deliver(BindDone(pod, node_name, status))
+
+    def close(self) -> None:
+        """Wait for the bindings in flight."""
+        self._pool.shutdown(wait=True)

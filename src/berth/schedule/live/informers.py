@@ -155,9 +155,12 @@ class _HttpWatch:
                     line, buf = buf[:nl], buf[nl + 1 :]
                     if line.strip():
                         yield json.loads(line)
-        except api.TRANSPORT_ERRORS as exc:
-            if not self._closed:
+        except Exception as exc:
+            if self._closed:
+                return  # closed from another thread (stop): the read fails in whatever way urllib3 chooses
+            if isinstance(exc, api.TRANSPORT_ERRORS):
                 raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}") from exc
+            raise
         finally:
             self.close()
 
@@ -341,6 +344,12 @@ class Informer:
                     exc,
                     self.resource_version or "(re-list)",
                 )
+                self._pause(failures)
+            except Exception:
+                if self._stop.is_set():
+                    return
+                failures += 1
+                log.exception("%s: unexpected failure; retrying", self.resource.qualified)
                 self._pause(failures)
 
     def _pause(self, failures: int) -> None:

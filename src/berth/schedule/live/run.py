@@ -46,12 +46,14 @@ from berth.kube.errors import BerthError, InputError
 from berth.kube.objects import Obj
 from berth.schedule import rbac
 from berth.schedule.config import SchedulerConfiguration
+from berth.schedule.framework.interface import CycleState
+from berth.schedule.framework.types import PodInfo, QueuedPodInfo
 from berth.schedule.live import api, events, informers
-from berth.schedule.live.binder import ApiBinder
+from berth.schedule.live.binder import ApiBinder, BindDone, PipelinedBinder, binding_needs_no_unreserve
 from berth.schedule.live.informers import Delta, EventType, Informer, ListWatch, Resource
 from berth.schedule.live.leader import LeaderElector, default_identity
 from berth.schedule.live.metrics import HealthServer, Metrics
-from berth.schedule.scheduler import CycleOutcome, Result, Scheduler
+from berth.schedule.scheduler import ASSIGNED_POD_DELETE, CycleOutcome, FailureReason, Result, Scheduler
 
 log = logging.getLogger("berth.schedule.live")
 
@@ -175,6 +177,8 @@ class LiveOptions:
     sync_timeout: float | None = None
     wrap_source: Callable[[ListWatch], ListWatch] | None = None
     events: bool = True
+    pipelined_binds: bool = True
+    bind_workers: int = 4
 
 
 class LiveScheduler:
@@ -203,7 +207,13 @@ class LiveScheduler:
             client_configuration = configuration(path, opts.context)
         self.permissions = api.PermissionLog(log)
         self.writer = api_client_from(client_configuration, 8)
-        self.binder = ApiBinder(self.writer, self.permissions)
+        self.inbox: queue.SimpleQueue[Delta | BindDone] = queue.SimpleQueue()
+        self.api_binder = ApiBinder(self.writer, self.permissions)
+        self.binder: ApiBinder | PipelinedBinder = self.api_binder
+        if opts.pipelined_binds:
+            self.binder = PipelinedBinder(
+                self.api_binder, self._bind_in_background, self.inbox.put, opts.bind_workers
+            )
         self.scheduler = Scheduler(
             config, registry, self.binder, opts.seed, clock=time.monotonic, on_outcome=self._on_outcome
         )
@@ -212,7 +222,6 @@ class LiveScheduler:
         source: ListWatch = informers.ApiListWatch(self.reader)
         if opts.wrap_source is not None:
             source = opts.wrap_source(source)
-        self.inbox: queue.SimpleQueue[Delta] = queue.SimpleQueue()
         self.informers: dict[str, Informer] = {
             r.qualified: Informer(
                 r,
@@ -255,6 +264,8 @@ class LiveScheduler:
         self._first_seen: dict[str, float] = {}
         self._attempts: dict[str, int] = {}
         self._cycle_started = 0.0
+        self._in_background: set[str] = set()
+        self._bind_failures: dict[str, int] = {}
         self._stopped = False
         self._stop_lock = threading.Lock()
 
@@ -298,6 +309,8 @@ class LiveScheduler:
         self.stop_event.set()
         if self._loop_thread is not None and self._loop_thread is not threading.current_thread():
             self._loop_thread.join(timeout)
+        if isinstance(self.binder, PipelinedBinder):
+            self.binder.close()
         for inf in self.informers.values():
             inf.stop()
         for inf in self.informers.values():
@@ -430,6 +443,54 @@ class LiveScheduler:
                 wait = 0.5 if expiry is None else max(0.0, min(0.5, expiry - now))
                 self._wait_inbox(wait)
 
+    # --- bindings sent in the background -----------------------------------------------------------------------
+
+    def _bind_in_background(self, pod: PodInfo) -> bool:
+        """Called by the binder on the loop thread: may this pod's binding go out in the background?"""
+        fw = self.scheduler.frameworks.get(pod.scheduler_name)
+        if fw is None or not binding_needs_no_unreserve(pod, [name for name, _ in fw.reserve]):
+            return False
+        self._in_background.add(pod.key)
+        return True
+
+    def _bind_done(self, done: BindDone) -> None:
+        """The answer of a background binding: report success, or undo the assumption and re-queue (with
+        backoff) exactly as the synchronous binding cycle does on failure."""
+        pod = done.pod
+        key = pod.key
+        self._in_background.discard(key)
+        profile = pod.scheduler_name
+        current = self.informers[informers.PODS.qualified].get(key)
+        if done.status.is_success:
+            self._bind_failures.pop(key, None)
+            self._report_bound(key, profile, done.node, current or pod.pod)
+            return
+        sched = self.scheduler
+        message = f'running Bind plugin "DefaultBinder": {done.status.message()}'
+        self.metrics.attempts.labels(str(Result.ERROR), profile).inc()
+        if sched.cache.is_assumed(key):
+            sched.cache.forget_pod(pod)
+            fw = sched.frameworks.get(profile)
+            if fw is not None:
+                fw.run_unreserve(CycleState(), pod, done.node)
+            sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        log.info("could not bind %s to %s (%s): %s", key, done.node, profile, message)
+        if self.recorder is not None:
+            self.recorder.record(events.failed_event(current or pod.pod, profile, message))
+        if (
+            current is None
+            or (current.get("spec") or {}).get("nodeName")
+            or sched.cache.get_pod(key) is not None
+        ):
+            return  # deleted, or bound after all (the informer has or will have it): nothing to retry
+        attempts = self._bind_failures.get(key, 0) + 1
+        self._bind_failures[key] = attempts
+        sched.update_pod(None, current)  # pending again (the scheduler's own bookkeeping) ...
+        sched.queue.delete(key)  # ... but after a backoff, like any failed cycle
+        qp = QueuedPodInfo(pod_info=PodInfo(current), timestamp=time.monotonic(), attempts=attempts)
+        sched.queue.add_unschedulable_if_not_present(qp, sched.queue.scheduling_cycle)
+        self.status.patch(current, str(FailureReason.SCHEDULER_ERROR), message)
+
     def _wait_inbox(self, timeout: float) -> None:
         try:
             delta = self.inbox.get(timeout=timeout) if timeout > 0 else self.inbox.get_nowait()
@@ -446,7 +507,10 @@ class LiveScheduler:
                 return
             self._apply(delta)
 
-    def _apply(self, delta: Delta) -> None:
+    def _apply(self, delta: Delta | BindDone) -> None:
+        if isinstance(delta, BindDone):
+            self._bind_done(delta)
+            return
         try:
             kind = delta.resource.kind
             if kind == "Pod":
@@ -503,13 +567,10 @@ class LiveScheduler:
         attempts = self._attempts.get(outcome.pod, 0) + 1
         pod = self._pod(outcome.pod)
         if outcome.result is Result.SCHEDULED:
-            self._attempts.pop(outcome.pod, None)
-            started = self._first_seen.pop(outcome.pod, None)
-            if started is not None:
-                self.metrics.e2e.labels(str(min(attempts, 15))).observe(now - started)
-            log.info("bound %s to %s (%s)", outcome.pod, outcome.node, profile)
-            if self.recorder is not None:
-                self.recorder.record(events.scheduled_event(pod, profile, outcome.node))
+            self._attempts[outcome.pod] = attempts
+            if outcome.pod in self._in_background:
+                return  # reported when the API answers (_bind_done)
+            self._report_bound(outcome.pod, profile, outcome.node, pod)
             return
         self._attempts[outcome.pod] = attempts
         log.info("could not schedule %s (%s): %s", outcome.pod, profile, outcome.message)
@@ -520,6 +581,15 @@ class LiveScheduler:
             reason = str(outcome.reason or "SchedulerError")
             nominated = str(getattr(outcome, "nominated_node", "") or "")
             self.status.patch(current, reason, outcome.message, nominated)
+
+    def _report_bound(self, key: str, profile: str, node: str, pod: Obj) -> None:
+        attempts = self._attempts.pop(key, 1)
+        started = self._first_seen.pop(key, None)
+        if started is not None:
+            self.metrics.e2e.labels(str(min(attempts, 15))).observe(time.monotonic() - started)
+        log.info("bound %s to %s (%s)", key, node, profile)
+        if self.recorder is not None:
+            self.recorder.record(events.scheduled_event(pod, profile, node))
 
     def _pod(self, key: str) -> Obj:
         current = self.informers[informers.PODS.qualified].get(key)

@@ -1,0 +1,154 @@
+"""``berth bench schedule --live``: pods per second bound through the API of the embedded cluster.
+
+Why a live benchmark besides the simulation's: live, every placement also costs a ``pods/binding`` request, a
+``Scheduled`` Event and the pod informer's updates, all through HTTPS and the official client. The workload is
+scheduler_perf's SchedulingBasic shape: ``nodes`` nodes (4 cpu, 32Gi, 110 pods), ``pods`` pause pods
+(100m / 500Mi) created before the scheduler starts (not timed); timed is the span from the scheduler's informers
+having synced to the last successful binding.
+
+The cluster runs in its own process (as an API server would), so the scheduler's Python and the server's Python do
+not share one interpreter lock; its kubelet is off (bound pods stay as bound -- the benchmark is about binding).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from berth.kube import client as kube_client
+from berth.schedule import config as config_mod
+from berth.schedule.live import api
+from berth.schedule.live.run import LiveOptions, LiveScheduler
+from berth.schedule.plugins import registry as registry_mod
+
+PROFILE = "bench-live"
+WORKLOAD = "SchedulingBasic (live)"
+
+
+def serve_cluster(argv: list[str] | None = None) -> None:
+    """Child-process entry: ``DATA_DIR NODES``; runs the embedded cluster until SIGTERM."""
+    import signal
+    import threading
+
+    from berth.cluster import Cluster, ClusterOptions
+
+    data_dir, nodes = (argv if argv is not None else sys.argv[1:])[:2]
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    options = ClusterOptions(
+        data_dir=data_dir,
+        nodes=int(nodes),
+        node_cpu="4",
+        node_memory="32Gi",
+        node_pods="110",
+        controller_overrides={"events": False, "disabled": frozenset({"kubelet"})},
+    )
+    with Cluster(options):
+        print("ready", flush=True)
+        stop.wait()
+
+
+def _pod(i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i:06d}", "namespace": "default", "labels": {"app": "bench"}},
+        "spec": {
+            "schedulerName": PROFILE,
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}},
+                }
+            ],
+        },
+    }
+
+
+def bench_live(nodes: int = 1000, pods: int = 1000, timeout: float = 600.0) -> dict[str, Any]:
+    """Run the benchmark; returns ``{workload, nodes, pods, scheduled, seconds, podsPerSecond, ...}``."""
+    with tempfile.TemporaryDirectory(prefix="berth-bench-live-") as tmp:
+        data = Path(tmp) / "data"
+        code = "from berth.schedule.live.bench import serve_cluster; serve_cluster()"
+        server = subprocess.Popen(
+            [sys.executable, "-c", code, str(data), str(nodes)], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert server.stdout is not None
+            if server.stdout.readline().strip() != "ready":
+                raise RuntimeError("the embedded cluster did not start (see its output above)")
+            kubeconfig = data / "kubeconfig"
+            client = kube_client.api_client(kubeconfig)
+            try:
+                _wait_nodes(client, nodes)
+                with ThreadPoolExecutor(4) as pool:
+                    list(
+                        pool.map(
+                            lambda i: api.call(
+                                client, "POST", "/api/v1/namespaces/default/pods", body=_pod(i)
+                            ),
+                            range(pods),
+                        )
+                    )
+            finally:
+                client.close()
+            reg = registry_mod.default_registry()
+            cfg = config_mod.default_config(reg)
+            cfg = dataclasses.replace(
+                cfg, profiles=(dataclasses.replace(cfg.profiles[0], scheduler_name=PROFILE),)
+            )
+            sched = LiveScheduler(cfg, reg, LiveOptions(kubeconfig=str(kubeconfig), seed=1))
+            cpu0 = time.process_time()
+            sched.start()
+            try:
+                if not sched.wait_synced(300):
+                    raise RuntimeError("the scheduler's informers did not sync within 300 s")
+                t0 = time.perf_counter()
+                deadline = time.monotonic() + timeout
+                while (
+                    len(sched.binder.bound) < pods
+                    and time.monotonic() < deadline
+                    and not sched.stop_event.is_set()
+                ):
+                    time.sleep(0.01)
+                seconds = time.perf_counter() - t0
+                cpu = time.process_time() - cpu0
+                scheduled = len(sched.binder.bound)
+                conflicts, errors = sched.binder.conflicts, sched.binder.errors
+            finally:
+                sched.stop()
+        finally:
+            server.terminate()
+            try:
+                server.wait(60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    return {
+        "workload": WORKLOAD,
+        "nodes": nodes,
+        "pods": pods,
+        "scheduled": scheduled,
+        "seconds": round(seconds, 3),
+        "podsPerSecond": round(scheduled / seconds, 1) if seconds > 0 else 0.0,
+        "schedulerCpuSeconds": round(cpu, 2),
+        "bindConflicts": conflicts,
+        "bindErrors": errors,
+    }
+
+
+def _wait_nodes(client: Any, nodes: int) -> None:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        items = api.call(client, "GET", "/api/v1/nodes").get("items") or []
+        if len(items) >= nodes:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"the embedded cluster did not register {nodes} nodes within 300 s")
