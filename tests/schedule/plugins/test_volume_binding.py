@@ -324,6 +324,8 @@ def test_pod_without_claims_is_skipped_and_reserve_is_a_no_op() -> None:
     assert plugin.reserve(state, p, "n1").is_success
     assert plugin.pre_bind(state, p, "n1").is_success
     assert plugin.pre_score(state, p, NODES).is_skip
+    assert plugin.filter(state, p, NODES[0]).is_success  # even if called despite the Skip
+    assert state.read(vb.STATE_KEY).by_node == {}
 
 
 def test_handle_without_objects_reports_missing_claim() -> None:

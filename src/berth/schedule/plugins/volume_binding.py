@@ -277,6 +277,8 @@ class VolumeBinding(
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
             return fw.error(f'reading "{STATE_KEY}" from cycleState: not found')
+        if s is _NO_CLAIMS:  # a caller that ignored the PreFilter Skip: nothing to check, nothing to record
+            return fw.SUCCESS
         v = vol.Volumes(self.handle)
         try:
             pod_volumes, reasons = self._find_pod_volumes(v, s, node)
