@@ -12,7 +12,9 @@ import pytest
 from rich.console import Console
 
 from berth.demo import run
+from berth.demo.admin import Traffic, count_traffic
 from berth.demo.main import EXAMPLE, TOO_SMALL_RULES
+from berth.demo.shapes import Comparison, Down, ShapeFigures, ThirdCost, Written
 from berth.kube.errors import InputError
 from berth.schedule import config as config_mod
 from berth.schedule import rbac
@@ -107,3 +109,73 @@ def test_refuses_a_directory_in_use_by_another_demo(tmp_path: Path) -> None:
     assert err.value.where == str((tmp_path / "demo").resolve())
     assert (tmp_path / "demo" / "keep").is_file()  # nothing of the running demo was removed
     assert not (tmp_path / "r.html").exists()
+
+
+def _rec(user: str, verb: str, time: str) -> dict[str, str]:
+    return {"user": user, "verb": verb, "time": time}
+
+
+A = "system:serviceaccount:berth-system:a"
+B = "system:serviceaccount:berth-system:b"
+EARLY, UNTIL, LATE = (
+    "2026-11-29T21:00:01.000000Z",
+    "2026-11-29T21:00:05.000000Z",
+    "2026-11-29T21:00:09.000000Z",
+)
+
+
+@pytest.mark.parametrize(
+    ("records", "users", "expected"),
+    [
+        pytest.param([], [A], Traffic(0, 0, 0), id="nothing"),
+        pytest.param(
+            [_rec(A, "list", EARLY), _rec(A, "watch", LATE), _rec(A, "get", EARLY)], [A], Traffic(1, 1, 3),
+            id="watches-logged-at-close-count",
+        ),
+        pytest.param(
+            [_rec(A, "list", EARLY), _rec(A, "list", LATE), _rec(A, "create", LATE)], [A], Traffic(0, 1, 1),
+            id="after-the-window-does-not-count",
+        ),
+        pytest.param(
+            [_rec(A, "list", EARLY), _rec(B, "list", EARLY), _rec("admin", "list", EARLY)], [A, B],
+            Traffic(0, 2, 2), id="only-the-shape-users",
+        ),
+    ],
+)  # fmt: skip
+def test_traffic_counts_from_the_audit_log(
+    records: list[dict[str, str]], users: list[str], expected: Traffic
+) -> None:
+    assert count_traffic(list(records), users, UNTIL) == expected
+
+
+def _figures(processes: int, pending: dict[str, str], third_processes: int) -> ShapeFigures:
+    return ShapeFigures(
+        "x", processes, (25,), Written(5, 399, {"ServiceAccount": 1, "Deployment": 1}), Traffic(15, 15, 33),
+        (18,), Down(("the scheduler",), pending), ThirdCost(6, 0, third_processes, 0),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("figures", "row", "expected"),
+    [
+        pytest.param(_figures(1, {}, 0), 0, "5 objects (1 ServiceAccount, 1 Deployment); 399 lines of YAML", id="write"),
+        pytest.param(
+            _figures(1, {}, 0), 1, "1 process, 15 watch connections, 15 lists, 33 requests in 4s", id="seen-singular"
+        ),
+        pytest.param(_figures(2, {}, 0), 1, "2 processes, 15 watch connections, 15 lists, 33 requests in 4s",
+                     id="seen-plural"),
+        pytest.param(
+            _figures(1, {"p": "", "q": ""}, 0), 2, "stop the scheduler: 2 of 2 new pods Pending (p, q)", id="all-down"
+        ),
+        pytest.param(
+            _figures(1, {"p": "node-1", "q": ""}, 0), 2,
+            "stop the scheduler: 1 of 2 new pods Pending (q); p still placed", id="half-down",
+        ),
+        pytest.param(
+            _figures(1, {}, 1), 3, "+6 config lines, +0 objects, +1 process, +0 informer connections", id="third"
+        ),
+    ],
+)  # fmt: skip
+def test_comparison_rows_say_what_was_measured(figures: ShapeFigures, row: int, expected: str) -> None:
+    comparison = Comparison(figures, figures, window=4.0)
+    assert comparison.rows()[row][1] == expected

@@ -198,16 +198,7 @@ class Admin:
 
     def audit(self, user: str) -> list[dict[str, Any]]:
         """Every audit line of ``user`` so far (the server writes a line when a request ends)."""
-        if not self.audit_path.is_file():
-            return []
-        out = []
-        for line in self.audit_path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            rec = json.loads(line)
-            if rec.get("user") == user:
-                out.append(rec)
-        return out
+        return [rec for rec in self.audit_records() if rec.get("user") == user]
 
     def bindings_by(self, user: str) -> int:
         """Successful ``create pods/binding`` requests of ``user``."""
@@ -220,17 +211,30 @@ class Admin:
         )
 
     def traffic(self, users: list[str], until: str) -> Traffic:
-        """Requests of ``users``: watches (each logged when it closes, so all of them count), and lists and other
-        requests that ended by ``until`` (a :func:`utc_now` stamp taken at the end of the measured window)."""
-        watches = lists = others = 0
-        for user in users:
-            for rec in self.audit(user):
-                verb = rec.get("verb")
-                if verb == "watch":
-                    watches += 1
-                elif str(rec.get("time") or "") <= until:
-                    if verb == "list":
-                        lists += 1
-                    else:
-                        others += 1
-        return Traffic(watches, lists, watches + lists + others)
+        return count_traffic(self.audit_records(), users, until)
+
+    def audit_records(self) -> list[dict[str, Any]]:
+        if not self.audit_path.is_file():
+            return []
+        lines = self.audit_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def count_traffic(records: list[dict[str, Any]], users: list[str], until: str) -> Traffic:
+    """Requests of ``users`` in audit ``records``: watches (each logged when it closes, so all of them count), and
+    lists and other requests that ended by ``until`` (a :func:`utc_now` stamp taken at the end of the measured
+    window)."""
+    wanted = set(users)
+    watches = lists = others = 0
+    for rec in records:
+        if rec.get("user") not in wanted:
+            continue
+        verb = rec.get("verb")
+        if verb == "watch":
+            watches += 1
+        elif str(rec.get("time") or "") <= until:
+            if verb == "list":
+                lists += 1
+            else:
+                others += 1
+    return Traffic(watches, lists, watches + lists + others)

@@ -59,7 +59,8 @@ def sections(result: DemoResult) -> str:
             "<th>two schedulers, one profile each</th></tr></thead><tbody>"
         )
         for what, one, two in c.rows():
-            parts.append(f"<tr><td>{esc(what)}</td><td>{esc(one)}</td><td>{esc(two)}</td></tr>")
+            cells = "".join(f'<td style="text-align:left">{esc(v)}</td>' for v in (one, two))
+            parts.append(f"<tr><td>{esc(what)}</td>{cells}</tr>")
         parts.append("</tbody></table>")
         parts.append(
             f"<p>Traffic measured over {c.window:.1f} s per shape from the cluster's audit log (start, list, "
