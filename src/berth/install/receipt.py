@@ -96,9 +96,7 @@ class RunReceipt:
                 "namespace": plan.namespace,
                 "context": context,
                 "server": server,
-                "command": " ".join(shlex.quote(a) for a in ["berth", *sys.argv[1:]])
-                if sys.argv and sys.argv[0].endswith("berth")
-                else "",
+                "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv else "",
                 "user": _user(),
                 "berthVersion": __version__,
                 "planId": plan_id,
