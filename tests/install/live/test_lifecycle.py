@@ -204,3 +204,24 @@ def test_status_lists_objects_applied_earlier_but_no_longer_rendered_as_extra(
     assert res.code == 1
     assert "extra    Service edge/app (applied earlier, no longer rendered)" in res.out
     assert "drifted  ConfigMap edge/app-settings: .data.next" in res.out
+
+
+def test_upgrade_never_prunes_an_object_whose_live_copy_says_keep(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path, tmp_path: Path
+) -> None:
+    from kubernetes import client as k8s
+
+    installed(capsys, cluster, edge_work)
+    api = kube_client.api_client(cluster.kubeconfig)
+    core: Any = k8s.CoreV1Api(api)
+    core.patch_namespaced_service(
+        "app", "edge", {"metadata": {"annotations": {"helm.sh/resource-policy": "keep"}}}
+    )
+    api.close()
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--pull", changed_chart(tmp_path)]
+    res = run_live(capsys, upgrade_command, *args)
+    assert res.code == 0, res.err
+    assert "= Service edge/app kept (its live copy has helm.sh/resource-policy: keep)" in res.out
+    assert exists(cluster, "/api/v1/namespaces/edge/services/app")
+    prune = next(s for s in receipt.receipts(edge_work)[-1][1]["spec"]["steps"] if s["phase"] == "delete")
+    assert [(o["name"], o["action"]) for o in prune["objects"]] == [("app", "kept")]
