@@ -152,3 +152,13 @@ def _wait_nodes(client: Any, nodes: int) -> None:
             return
         time.sleep(0.2)
     raise RuntimeError(f"the embedded cluster did not register {nodes} nodes within 300 s")
+
+
+def format_result(result: dict[str, Any]) -> str:
+    """The one-line text form of :func:`bench_live`'s result."""
+    return (
+        f"{result['workload']}: {result['nodes']} nodes, {result['scheduled']}/{result['pods']} pods bound through "
+        f"the API in {result['seconds']:.2f}s = {result['podsPerSecond']:.0f} pods/s "
+        f"(scheduler CPU {result['schedulerCpuSeconds']:.2f}s; bind conflicts {result['bindConflicts']}, "
+        f"errors {result['bindErrors']})"
+    )

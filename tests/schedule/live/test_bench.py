@@ -1,0 +1,23 @@
+"""The live benchmark runs end to end on a small cluster and reports every pod bound (speed is not asserted)."""
+
+from __future__ import annotations
+
+from berth.schedule.live.bench import bench_live, format_result
+
+
+def test_bench_live_small() -> None:
+    result = bench_live(nodes=5, pods=20)
+    assert {
+        k: result[k] for k in ("workload", "nodes", "pods", "scheduled", "bindConflicts", "bindErrors")
+    } == {
+        "workload": "SchedulingBasic (live)",
+        "nodes": 5,
+        "pods": 20,
+        "scheduled": 20,
+        "bindConflicts": 0,
+        "bindErrors": 0,
+    }
+    assert result["seconds"] > 0 and result["podsPerSecond"] > 0
+    assert format_result(result).startswith(
+        "SchedulingBasic (live): 5 nodes, 20/20 pods bound through the API in "
+    )
