@@ -330,3 +330,52 @@ def test_eviction_respects_disruption_budgets(h: Http) -> None:
         out["details"]["causes"][0]["message"]
         == "The disruption budget keep-one needs 1 healthy pods and has 1 currently"
     )
+
+
+def test_crd_appears_in_discovery_and_openapi_at_once_and_leaves_with_its_deletion(h: Http) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.demo.io"},
+        "spec": {
+            "group": "demo.io",
+            "scope": "Cluster",
+            "names": {"plural": "things", "kind": "Thing", "categories": ["all"]},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                    "subresources": {"status": {}},
+                }
+            ],
+        },
+    }
+    assert h.json("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)[0] == 201
+    code, doc = h.json("GET", "/apis/demo.io/v1")
+    names = {r["name"]: r for r in doc["resources"]}
+    assert code == 200 and names["things"]["namespaced"] is False and "things/status" in names
+    _, root = h.json("GET", "/openapi/v3")
+    url = root["paths"]["apis/demo.io/v1"]["serverRelativeURL"]
+    _, gv = h.json("GET", url)
+    assert "fieldValidation" in {
+        p["name"] for p in gv["paths"]["/apis/demo.io/v1/things/{name}"]["patch"]["parameters"]
+    }
+    assert (
+        h.json(
+            "POST",
+            "/apis/demo.io/v1/things",
+            {"apiVersion": "demo.io/v1", "kind": "Thing", "metadata": {"name": "t"}},
+        )[0]
+        == 201
+    )
+    assert (
+        h.json("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.demo.io")[0] == 200
+    )
+    assert h.json("GET", "/apis/demo.io/v1")[0] == 404
+    assert h.json("GET", "/apis/demo.io/v1/things/t")[0] == 404
+    _, root = h.json("GET", "/openapi/v3")
+    assert "apis/demo.io/v1" not in root["paths"]
