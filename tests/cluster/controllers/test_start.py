@@ -10,7 +10,7 @@ import pytest
 from berth.cluster import controllers, errors
 from berth.cluster.api import Api
 from berth.cluster.controllers.events import EventRecorder
-from berth.cluster.controllers.informer import InformerFactory
+from berth.cluster.controllers.informer import Handler, InformerFactory
 
 from .conftest import Cluster, pod, wait_for
 
@@ -138,3 +138,61 @@ def test_disabled_recorder_writes_nothing() -> None:
         assert not api.list("events", "default")[0]
     finally:
         rec.stop()
+
+
+class _PlainWatch:
+    """Only the contract (next_event/close): no ``revision``, so the loop orders events one at a time."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def next_event(self, timeout: float | None = None) -> Any:
+        return self.inner.next_event(timeout)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _PlainApi:
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def watch(self, *a: Any, **kw: Any) -> Any:
+        return _PlainWatch(self.api.watch(*a, **kw))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["batched", "per-event"])
+def test_shared_loop_delivers_across_resources_in_write_order(plain: bool) -> None:
+    api = Api()
+    source: Any = _PlainApi(api) if plain else api
+    stop = threading.Event()
+    factory = InformerFactory(source, stop)
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def record(obj: dict[str, Any]) -> None:
+        with lock:
+            seen.append(obj["metadata"]["name"])
+
+    for resource in ("configmaps", "secrets", "pods"):
+        factory.informer(resource).add_handler(Handler(on_add=record))
+    factory.start()
+    try:
+        assert factory.wait_synced(10)
+        written = []
+        for i in range(30):
+            name = f"o{i}"
+            written.append(name)
+            if i % 3 == 0:
+                api.create("configmaps", {"metadata": {"name": name}}, "default")
+            elif i % 3 == 1:
+                api.create("secrets", {"metadata": {"name": name}}, "default")
+            else:
+                api.create("pods", pod(name), "default")
+        wait_for(lambda: len(seen) == 30, what="all events")
+        assert seen == written
+    finally:
+        factory.stop()
