@@ -140,10 +140,11 @@ def test_api_server_restart_mid_run(tmp_path: Path) -> None:
     assert env.bindings() == expected
 
 
-def test_bind_conflict_forgets_and_requeues(env: Env) -> None:
+@pytest.mark.parametrize("pipelined", [True, False], ids=["background-bind", "synchronous-bind"])
+def test_bind_conflict_forgets_and_requeues(env: Env, pipelined: bool) -> None:
     """Another scheduler binds the pod between our decision and our bind: 409, the pod is forgotten (its node's
     resources are released in the cache) and not bound again."""
-    with env.scheduler(one_profile()) as sched:
+    with env.scheduler(one_profile(), pipelined_binds=pipelined) as sched:
         assert sched.wait_synced(30)
         real_bind = sched.binder.bind
 
