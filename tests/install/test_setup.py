@@ -146,6 +146,23 @@ def test_rerun_reuses_answers_but_takes_new_defaults(run: Run, workdir_copy: Pat
     assert "Namespace: edge" in r.out  # the package's namespace
 
 
+def test_rerun_keeps_run_receipts_and_the_recorded_context(run: Run, workdir_copy: Path) -> None:
+    runs = workdir_copy / "out" / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    (runs / "target.yaml").write_text("context: berth\n")
+    r = run(
+        "install",
+        "setup",
+        "--pull",
+        workdir_copy / "package",
+        "--work-dir",
+        workdir_copy,
+        "--non-interactive",
+    )
+    assert r.code == 0, r.err
+    assert (runs / "target.yaml").read_text() == "context: berth\n"
+
+
 def test_interactive_asks_only_inputs_without_default(
     run: Run, tmp_path: Path, edge_package: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -152,6 +152,11 @@ def _swap(stage: Path, work: Path, names: tuple[str, ...]) -> None:
             if target.exists():
                 old = stage / f"{name}.old"
                 target.rename(old)
+                # Run receipts (and the context recorded at first apply) belong to the work dir's history, not
+                # to one render: carry them into the new out/ so --resume and the context guard keep working.
+                runs = old / "runs"
+                if name == "out" and runs.is_dir() and not (stage / name / "runs").exists():
+                    shutil.copytree(runs, stage / name / "runs")
             moved.append((target, old))
             (stage / name).rename(target)
     except OSError:
