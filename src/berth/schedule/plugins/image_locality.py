@@ -110,7 +110,7 @@ class ImageLocality(fw.ScorePlugin):
         if vector.enabled(self.handle):
             # Nodes that hold no image at all score 0: only the others need the per-node sum.
             arrays = vector.arrays_for(self.handle, self)
-            rows = arrays.rows(nodes)
+            rows = arrays.rows(nodes, state)
             fast = [0] * len(nodes)
             for j in np.flatnonzero(arrays.has_images[rows] | arrays.exotic[rows]).tolist():
                 fast[j] = self.score(state, pod, nodes[j])[0]

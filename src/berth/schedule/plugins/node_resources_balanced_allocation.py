@@ -114,7 +114,7 @@ class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
             for name, _, pod_req, _ in self._allocation.scored_items(requests, self.args.resources)
         ]
         arrays = vector.arrays_for(self.handle, self)
-        rows = arrays.rows(nodes)
+        rows = arrays.rows(nodes, state)
         scores, undecided = kernels.balanced_scores(arrays, rows, items)
         out: list[int] = scores.tolist()
         for j in np.flatnonzero(undecided | arrays.exotic[rows]).tolist():

@@ -443,7 +443,7 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         if not vector.enabled(self.handle) or not kernels.pod_values_fit([v for _, v in s.checks]):
             return [self.filter(state, pod, n) for n in nodes]
         arrays = vector.arrays_for(self.handle, self)
-        rows = arrays.rows(nodes)
+        rows = arrays.rows(nodes, state)
         ok = kernels.fit_mask(arrays, rows, s.checks, s.empty) & ~arrays.exotic[rows]
         out = [fw.SUCCESS] * len(nodes)
         for j in np.flatnonzero(~ok).tolist():
@@ -468,7 +468,7 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             return [self.score(state, pod, n)[0] for n in nodes], fw.SUCCESS
         items = self._allocation.scored_items(pod_requests, self.args.scoring_strategy.resources)
         arrays = vector.arrays_for(self.handle, self)
-        rows = arrays.rows(nodes)
+        rows = arrays.rows(nodes, state)
         out: list[int] = kernels.allocated_scores(arrays, rows, items, strategy == LEAST_ALLOCATED).tolist()
         for j in np.flatnonzero(arrays.exotic[rows]).tolist():
             out[j] = self.score(state, pod, nodes[j])[0]

@@ -39,7 +39,7 @@ class NodeUnschedulable(fw.FilterPlugin):
         if not vector.enabled(self.handle):
             return [self.filter(state, pod, n) for n in nodes]
         arrays = vector.arrays_for(self.handle, self)
-        rows = arrays.rows(nodes)
+        rows = arrays.rows(nodes, state)
         out = [fw.SUCCESS] * len(nodes)
         for j in np.flatnonzero(arrays.unschedulable[rows] | arrays.exotic[rows]).tolist():
             out[j] = self.filter(state, pod, nodes[j])

@@ -71,7 +71,7 @@ class TaintToleration(fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
         if not vector.enabled(self.handle):
             return [self.filter(state, pod, n) for n in nodes]
         arrays = vector.arrays_for(self.handle, self)
-        rows = arrays.rows(nodes)
+        rows = arrays.rows(nodes, state)
         sigs = arrays.taint_sig[rows]
         bad = arrays.exotic[rows].copy()
         if arrays.num_signatures > 1:
@@ -94,7 +94,7 @@ class TaintToleration(fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
         if not vector.enabled(self.handle):
             return [self.score(state, pod, n)[0] for n in nodes], fw.SUCCESS
         arrays = vector.arrays_for(self.handle, self)
-        rows = arrays.rows(nodes)
+        rows = arrays.rows(nodes, state)
         if arrays.num_signatures == 1:
             counts = np.zeros(len(nodes), np.int64)
         else:

@@ -85,8 +85,9 @@ class NodeArrays:
         # Taint signatures: id -> the taint list of the first node seen with it (0 is "no taints").
         self._sig_ids: dict[tuple[Any, ...], int] = {(): 0}
         self.sig_taints: list[Sequence[Any]] = [()]
-        # (list object, a copy of it, length, rows) of the last lookup.
-        self._memo: tuple[Sequence[NodeInfo] | None, list[NodeInfo] | None, int, IntArray] = (
+        # (cycle, list object, a copy of it, length, rows) of the last lookup.
+        self._memo: tuple[object, Sequence[NodeInfo] | None, list[NodeInfo] | None, int, IntArray] = (
+            None,
             None,
             None,
             0,
@@ -152,25 +153,27 @@ class NodeArrays:
 
     # --- rows ---------------------------------------------------------------------------------------------------
 
-    def rows(self, nodes: Sequence[NodeInfo]) -> IntArray:
+    def rows(self, nodes: Sequence[NodeInfo], cycle: object = None) -> IntArray:
         """Row numbers of ``nodes`` (same order), refreshing rows whose NodeInfo changed.
 
-        The answer for the last list is remembered: the framework hands the same nodes to each Filter (or Score)
-        plugin of one pod. A hit needs the very same NodeInfo objects in the same order; NodeInfo objects are not
-        mutated while a cycle uses them (the cache clones a changed node into the snapshot), and
-        :meth:`forget_memo` drops the memo at the start of each cycle.
+        With ``cycle`` (the pod's CycleState) the answer is remembered for that cycle: the framework hands the same
+        nodes to each Filter (or Score) plugin of one pod, and a snapshot's NodeInfo objects do not change during a
+        cycle (the cache clones a changed node into the next snapshot). A hit needs the same cycle and the very same
+        NodeInfo objects in the same order.
         """
-        memo_orig, memo_list, memo_len, memo_rows = self._memo
+        memo_cycle, memo_orig, memo_list, memo_len, memo_rows = self._memo
         n = len(nodes)
         if (
             memo_list is not None
+            and cycle is not None
+            and cycle is memo_cycle
             and n == memo_len
             and (nodes is memo_orig or all(map(is_, nodes, memo_list)))
         ):
             return memo_rows
         fast = self._contiguous(nodes, n)
         if fast is not None:
-            self._memo = (nodes, list(nodes), n, fast)
+            self._memo = (cycle, nodes, list(nodes), n, fast)
             return fast
         idx = np.fromiter(map(self._by_id.get, map(id, nodes), repeat(-1)), np.int64, n)
         if n:
@@ -180,7 +183,7 @@ class NodeArrays:
             stale[known] = self.gen[idx[known]] != gens[known]
             for j in np.flatnonzero(stale).tolist():
                 idx[j] = self._refresh(nodes[j])
-        self._memo = (nodes, list(nodes), n, idx)
+        self._memo = (cycle, nodes, list(nodes), n, idx)
         return idx
 
     def _contiguous(self, nodes: Sequence[NodeInfo], n: int) -> IntArray | None:
@@ -215,7 +218,7 @@ class NodeArrays:
         return rows
 
     def forget_memo(self) -> None:
-        self._memo = (None, None, 0, self._memo[3])
+        self._memo = (None, None, None, 0, self._memo[4])
 
     def row_of(self, node: NodeInfo) -> int:
         """One node's row (refreshed if needed)."""
