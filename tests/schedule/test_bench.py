@@ -3,6 +3,7 @@ mode really compares the vectorised path with the reference (a broken kernel is 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -76,3 +77,19 @@ def test_preemption_reports_availability_honestly() -> None:
         assert out["available"] is False
         assert "DefaultPreemption is not active" in out["reason"]
         assert "not available" in bench.format_result(out)
+
+
+def test_cli_workload_and_verify_print_the_contract() -> None:
+    from click.testing import CliRunner
+
+    from berth.schedule.cli import bench as bench_command
+
+    args = ["--workload", "topology-spreading", "--nodes", "12", "--pods", "9", "--init-pods", "3"]
+    result = CliRunner().invoke(bench_command, [*args, "--verify", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert (doc["workload"], doc["nodes"], doc["pods"], doc["mismatches"]) == ("topology-spreading", 12, 9, 0)
+    text = CliRunner().invoke(bench_command, args)
+    assert text.exit_code == 0 and text.output.startswith(
+        "topology-spreading: 12 nodes, 3 init pods, 9/9 pods"
+    )

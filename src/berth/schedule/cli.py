@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 
 from berth.kube import yamlio
+from berth.schedule import bench as bench_mod
 from berth.schedule import config as config_mod
 from berth.schedule import config_cli, deploy_cli, live_cli, report, simulate
 from berth.schedule.plugins import registry as registry_mod
@@ -101,14 +102,22 @@ group.add_command(live_cli.run_command, "run")
 
 
 @click.command("schedule")
-@click.option("--nodes", type=click.IntRange(min=1), default=5000, show_default=True)
-@click.option("--pods", type=click.IntRange(min=0), default=10000, show_default=True)
+@click.option(
+    "--workload",
+    type=click.Choice(sorted(bench_mod.WORKLOADS)),
+    help="A scheduler_perf-like workload (default: SchedulingBasic as before, timed by simulate).",
+)
+@click.option("--nodes", type=click.IntRange(min=1), help="Nodes (default: the workload's; 5000).")
+@click.option("--pods", type=click.IntRange(min=0), help="Measured pods (default: the workload's; 10000).")
 @click.option(
     "--init-pods",
     type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    help="Placed first, not timed.",
+    help="Placed first, not timed (default: the workload's; 1000).",
+)
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Re-run a sample of the measured pods on the per-node reference path and report mismatches.",
 )
 @click.option(
     "--config",
@@ -118,12 +127,42 @@ group.add_command(live_cli.run_command, "run")
 )
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def bench(nodes: int, pods: int, init_pods: int, config_path: str | None, seed: int, output: str) -> None:
-    """scheduler_perf SchedulingBasic in simulation: N nodes (110 pods, 4 cpu, 32Gi), pause pods (100m/500Mi)."""
+def bench(
+    workload: str | None,
+    nodes: int | None,
+    pods: int | None,
+    init_pods: int | None,
+    verify: bool,
+    config_path: str | None,
+    seed: int,
+    output: str,
+) -> None:
+    """scheduler_perf-like workloads in simulation: N nodes (110 pods, 4 cpu, 32Gi), pause pods (100m/500Mi).
+
+    Workloads: scheduling-basic, topology-spreading, pod-anti-affinity, preemption (see docs/performance.md).
+    """
     reg = registry_mod.default_registry()
     cfg = config_mod.load(config_path, reg) if config_path else config_mod.default_config(reg)
+    if workload is not None or verify:
+        doc = bench_mod.run_benchmark(
+            workload or "scheduling-basic",
+            nodes,
+            pods,
+            verify,
+            seed,
+            init_pods=init_pods,
+            config=cfg,
+            registry=reg,
+        )
+        click.echo(json.dumps(doc) if output == "json" else bench_mod.format_result(doc))
+        return
     result = simulate.scheduling_basic(
-        cfg, nodes=nodes, pods=pods, init_pods=init_pods, seed=seed, registry=reg
+        cfg,
+        nodes=5000 if nodes is None else nodes,
+        pods=10000 if pods is None else pods,
+        init_pods=1000 if init_pods is None else init_pods,
+        seed=seed,
+        registry=reg,
     )
     if output == "json":
         click.echo(json.dumps(result.to_dict()))
