@@ -33,6 +33,7 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     )
     text = out.getvalue()
 
+    assert result.install_error == "", text
     # every step ran, in order
     positions = [text.index(f"Step {n}/6") for n in range(1, 7)]
     assert positions == sorted(positions)

@@ -38,7 +38,7 @@ from berth.install import apply as install_apply
 from berth.install import plan as install_plan
 from berth.install import setup as install_setup
 from berth.kube import yamlio
-from berth.kube.errors import InputError
+from berth.kube.errors import BerthError, InputError
 from berth.schedule import Placement, rbac, report, run_live_scheduler
 from berth.schedule import config as schedule_config
 from berth.schedule.plugins import registry as registry_mod
@@ -65,6 +65,7 @@ class DemoResult:
     url: str = ""
     report: Path | None = None
     install_lines: list[str] = field(default_factory=list)
+    install_error: str = ""
     forbidden: list[str] = field(default_factory=list)
     bound_while_forbidden: int = -1
     rules_too_small: int = len(TOO_SMALL_RULES)
@@ -171,7 +172,9 @@ def run(
                 "berth demo needs the repository's examples and chart; run it from a source checkout",
                 str(needed),
             )
-    console = console or Console(file=sys.stdout, width=120)
+    if console is None:
+        # A terminal's own width; 120 columns when the output goes to a file or a pipe.
+        console = Console(file=sys.stdout) if sys.stdout.isatty() else Console(file=sys.stdout, width=120)
     base = Path(base_dir if base_dir is not None else DEFAULT_BASE).resolve()
     report_file = Path(report_path if report_path is not None else DEFAULT_REPORT).resolve()
     _fresh_base(base)
@@ -277,7 +280,7 @@ def _install(steps: _Steps, base: Path, cluster: Cluster, result: DemoResult) ->
     )
     for line in setup.lines:
         steps.say(f"  {line}", "dim")
-    options = install_apply.ApplyOptions(work, kubeconfig=str(cluster.kubeconfig), timeout=30)
+    options = install_apply.ApplyOptions(work, kubeconfig=str(cluster.kubeconfig), timeout=60)
     _, plan = install_apply.load_plan(options, install_plan.Action.INSTALL)
     steps.say("")
     steps.say("berth install plan:", "bold")
@@ -285,7 +288,16 @@ def _install(steps: _Steps, base: Path, cluster: Cluster, result: DemoResult) ->
         steps.say(f"  {line}")
     steps.say("")
     steps.say("berth install apply:", "bold")
-    outcome = install_apply.run(options, install_apply.Reporter(stream=steps.console.file))
+    try:
+        outcome = install_apply.run(options, install_apply.Reporter(stream=steps.console.file))
+    except BerthError as exc:
+        # The rest of the demo does not need the installed objects (only the namespace, ensured below), so a
+        # failed apply is shown and recorded, not fatal.
+        result.install_error = str(exc)
+        result.install_lines = [f"install apply failed: {exc}"]
+        steps.say(f"  install apply failed: {exc}", "red")
+        steps.say("  (receipt and resume command above; continuing with the scheduler steps)", "red")
+        return
     result.install_lines = list(outcome.lines)
     for line in outcome.lines:
         steps.say(f"  {line}", "dim")
