@@ -647,10 +647,10 @@ class Scheduler:
             fw.has_score_plugins,
         )
         start = self.next_start_node_index % n
-        ordered = list(nodes[start:]) + list(nodes[:start]) if start else nodes
         if not fw.has_filter_plugins:
-            return list(ordered[:to_find]), None
+            return _rotated_slice(nodes, start, 0, to_find), None
         if self._nominated_for(pod):
+            ordered = list(nodes[start:]) + list(nodes[:start]) if start else nodes
             return self._find_feasible_with_nominated(fw, state, pod, ordered, to_find, diagnosis)
         filters = fw.filters_for(state)
         batch_filters = fw.batch_filters
@@ -666,7 +666,7 @@ class Scheduler:
         try:
             while pos < n and len(feasible) < to_find:
                 want = to_find - len(feasible)
-                chunk = ordered[pos : pos + want]
+                chunk = _rotated_slice(nodes, start, pos, want)  # no copy of the whole rotated list
                 pos += len(chunk)
                 for name, fn in filters:
                     batch = batch_filters.get(name)
@@ -888,6 +888,20 @@ class Scheduler:
             out.setdefault(p.node, {})
             out[p.node][p.scheduler_name] = out[p.node].get(p.scheduler_name, 0) + 1
         return out
+
+
+def _rotated_slice(nodes: Sequence[NodeInfo], start: int, pos: int, count: int) -> list[NodeInfo]:
+    """``(nodes[start:] + nodes[:start])[pos:pos + count]`` without building the rotated list."""
+    n = len(nodes)
+    pos = min(pos, n)
+    count = max(0, min(count, n - pos))
+    i = start + pos
+    if i >= n:
+        i -= n
+    end = i + count
+    if end <= n:
+        return list(nodes[i:end])
+    return list(nodes[i:]) + list(nodes[: end - n])
 
 
 def _diagnosis_for(status: Status) -> Diagnosis:

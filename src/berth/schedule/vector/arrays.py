@@ -170,6 +170,8 @@ class NodeArrays:
             and n == memo_len
             and (nodes is memo_orig or all(map(is_, nodes, memo_list)))
         ):
+            if nodes is not memo_orig:  # same nodes in another list (the feasible list): remember that list
+                self._memo = (cycle, nodes, memo_list, n, memo_rows)
             return memo_rows
         fast = self._contiguous(nodes, n)
         if fast is not None:
