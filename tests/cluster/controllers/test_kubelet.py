@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from berth.cluster.controllers import kubelet
+from berth.cluster.controllers import client, kubelet
 
 from .conftest import Cluster, condition, pod, wait_for
 
@@ -193,3 +193,32 @@ def test_image_id_normalises_repository(image: str, repo: str) -> None:
     ident = kubelet.image_id(image)
     assert ident.startswith(repo + "@sha256:")
     assert ident == kubelet.image_id(image)
+
+
+@pytest.mark.parametrize("graceful", [True, False], ids=["api-with-grace-option", "api-without"])
+def test_final_delete_asks_for_grace_period_zero_when_supported(graceful: bool) -> None:
+    calls: list[dict[str, Any]] = []
+
+    class WithGrace:
+        def delete(
+            self,
+            resource: str,
+            name: str,
+            namespace: str | None = None,
+            *,
+            user: str = "",
+            grace_period_seconds: int | None = None,
+        ) -> dict[str, Any]:
+            calls.append({"grace": grace_period_seconds})
+            return {}
+
+    class Without:
+        def delete(
+            self, resource: str, name: str, namespace: str | None = None, *, user: str = ""
+        ) -> dict[str, Any]:
+            calls.append({})
+            return {}
+
+    api: Any = WithGrace() if graceful else Without()
+    client.delete_now(api, "pods", "p", "default", user="u")
+    assert calls == ([{"grace": 0}] if graceful else [{}])

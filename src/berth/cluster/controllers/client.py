@@ -99,11 +99,21 @@ def is_gone(exc: BaseException) -> bool:
 
 
 def delete_now(api: ApiLike, resource: str, name: str, namespace: str | None, *, user: str) -> Obj:
-    """The kubelet's final delete of a terminating pod.
+    """The kubelet's final delete of a terminating pod (grace period 0).
 
     The embedded Api removes pods at once (no grace period is simulated), so a plain delete is the final one; a
-    delete of an object that is already terminating only re-checks its finalizers.
+    delete of an object that is already terminating only re-checks its finalizers. Should the Api grow a
+    ``grace_period_seconds`` option (graceful pod deletion), it is passed as 0.
     """
+    import inspect
+
+    try:
+        params = inspect.signature(api.delete).parameters
+    except (TypeError, ValueError):
+        params = {}  # type: ignore[assignment]
+    if "grace_period_seconds" in params:
+        fn: Any = api.delete
+        return fn(resource, name, namespace, user=user, grace_period_seconds=0)  # type: ignore[no-any-return]
     return api.delete(resource, name, namespace, user=user)
 
 
