@@ -81,8 +81,7 @@ class EventRecorder:
     """
 
     def __init__(self, api_client: Any, permissions: api.PermissionLog, capacity: int = 10_000) -> None:
-        self._events_api = k8s.EventsV1Api(api_client)
-        self._core = k8s.CoreV1Api(api_client)
+        self._api_client = api_client
         self._permissions = permissions
         self._queue: queue.Queue[PodEvent | None] = queue.Queue(capacity)
         self._instance_suffix = socket.gethostname()
@@ -158,7 +157,11 @@ class EventRecorder:
                 "type": event.type,
             }
             try:
-                api.typed(self._events_api.create_namespaced_event, ns, body)
+                # The generic request path of the official client: the typed method would first validate the body
+                # into its pydantic model, which costs as much as the request itself on this hot path.
+                api.call(
+                    self._api_client, "POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", body=body
+                )
                 return
             except api.ApiError as exc:
                 if exc.status != 404 or exc.body.get("details"):
@@ -183,7 +186,7 @@ class EventRecorder:
             "reportingComponent": event.reporting_controller,
             "reportingInstance": instance,
         }
-        api.typed(self._core.create_namespaced_event, ns, core_body)
+        api.call(self._api_client, "POST", f"/api/v1/namespaces/{ns}/events", body=core_body)
 
 
 def scheduled_event(pod: Obj, scheduler_name: str, node: str) -> PodEvent:
