@@ -616,3 +616,33 @@ def test_remembered_counts_follow_node_changes() -> None:
     assert counts() == ({(HOST, "a"): 1, (HOST, "b"): 1}, {(ZONE, "z2"): 1})
     nodes[0] = node("a", labels={ZONE: "z1", HOST: "a"})  # a new object without the db pod
     assert counts() == ({(HOST, "b"): 1}, {(ZONE, "z2"): 1})
+
+
+def test_remembered_existing_anti_affinity_follows_node_changes() -> None:
+    guard = pod("guard", affinity=affinity(anti=[term(ZONE, app="web")]))
+    nodes = [node("a", labels={ZONE: "z1"}, pods=[guard]), node("b", labels={ZONE: "z2"})]
+    pl = plugin()
+
+    def existing(p: PodInfo) -> dict[tuple[str, str], int]:
+        state = fw.CycleState()
+        _, status = pl.pre_filter(state, p, nodes)
+        return {} if status.is_skip else dict(state.read(ipa.PRE_FILTER_STATE_KEY).existing_anti)
+
+    web = pod("w", labels={"app": "web"})
+    assert existing(web) == {(ZONE, "z1"): 1}
+    assert existing(pod("d", labels={"app": "db"})) == {}  # other labels, other answer
+    nodes[1].add_pod(pod("guard2", affinity=affinity(anti=[term(ZONE, app="web")])).with_node("b"))
+    assert existing(web) == {(ZONE, "z1"): 1, (ZONE, "z2"): 1}
+    nodes[0] = node("a", labels={ZONE: "z1"})
+    assert existing(web) == {(ZONE, "z2"): 1}
+
+
+def test_score_skips_nodes_whose_pods_do_not_score_others() -> None:
+    guard = pod("guard", affinity=affinity(anti=[term(HOST, app="web")]))
+    a = node("a", labels={HOST: "a"}, pods=[guard])
+    b = node("b", labels={HOST: "b"})
+    p = pod("p", labels={"app": "web"})
+    pl = plugin(nodes=[a, b])
+    assert pl.pre_score(fw.CycleState(), p, [a, b]).is_skip  # anti-affinity pods score nobody
+    a.add_pod(pod("likes", affinity=affinity(preferred=[(4, term(HOST, app="web"))])).with_node("a"))
+    assert run_score(pl, p, [a, b]) == [100, 0]

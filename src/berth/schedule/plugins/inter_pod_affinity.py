@@ -343,9 +343,9 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
     def __init__(self, args: InterPodAffinityArgs | None, handle: fw.Handle) -> None:
         super().__init__(args or InterPodAffinityArgs(), handle)
         self._parsed: dict[int, tuple[Mapping[str, Any], str, PodTerms]] = {}
-        self._tables: dict[tuple[Any, ...], dict[str, tuple[NodeInfo, int, int]]] = {}
+        self._tables: dict[tuple[Any, ...], dict[str, tuple[NodeInfo, int, Any]]] = {}
 
-    def _table(self, key: tuple[Any, ...]) -> dict[str, tuple[NodeInfo, int, int]]:
+    def _table(self, key: tuple[Any, ...]) -> dict[str, tuple[NodeInfo, int, Any]]:
         """Remembered per-node counts of pods matching a term (or all of a term tuple), bounded in number."""
         table = self._tables.get(key)
         if table is None:
@@ -386,6 +386,33 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             return ()
         return [n for n in nodes if any(map(_AFFINITY_OF, n.pods))]
 
+    def _existing_anti_pairs(
+        self, pod: PodInfo, node: NodeInfo, ns_labels: NamespaceLabels
+    ) -> tuple[tuple[TopologyPair, ...], bool]:
+        """The node's (key, value) pair once per existing required anti-affinity term matching ``pod``, and
+        whether the answer may be remembered (no term consulted Namespace labels)."""
+        labels = node.labels
+        pairs: list[TopologyPair] = []
+        reusable = True
+        for existing in node.pods:
+            if not existing.affinity:
+                continue
+            for t in self.terms_of(existing).required_anti:
+                if t.ns_selector is not None and t.ns_selector.requirements:
+                    reusable = False
+                if t.matches(pod, ns_labels):
+                    value = labels.get(t.topology_key)
+                    if value is not None:
+                        pairs.append((t.topology_key, value))
+        return tuple(pairs), reusable
+
+    def _scores_others(self, existing: PodInfo) -> bool:
+        """Whether ``existing`` has terms that score other pods (required affinity or preferred terms)."""
+        if not existing.affinity:
+            return False
+        t = self.terms_of(existing)
+        return bool(t.required_affinity or t.preferred_affinity or t.preferred_anti)
+
     # --- PreFilter / Filter ------------------------------------------------------------------------------------
 
     def pre_filter(
@@ -399,14 +426,20 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         affinity: dict[TopologyPair, int] = {}
         anti: dict[TopologyPair, int] = {}
         req_aff, req_anti = terms.required_affinity, terms.required_anti
-        # (a) existing pods whose required anti-affinity matches the pod: only nodes hosting such pods.
+        # (a) existing pods whose required anti-affinity matches the pod: only nodes hosting such pods. A node's
+        # matched pairs depend on its pods and on the pod's namespace and labels: remembered per node object and
+        # generation for pods that look alike (replicas), unless a term reads Namespace labels.
+        seen = self._table(("existing-anti", pod.namespace, frozenset(pod.labels.items())))
         for node in self._nodes_hosting(HAVE_REQUIRED_ANTI_AFFINITY, nodes):
-            labels = node.labels
-            for existing in node.pods:
-                if existing.affinity:
-                    for t in self.terms_of(existing).required_anti:
-                        if t.matches(pod, ns_labels):
-                            _bump(existing_anti, labels, t.topology_key, 1)
+            hit = seen.get(node.name)
+            if hit is not None and hit[0] is node and hit[1] == node.generation:
+                pairs = hit[2]
+            else:
+                pairs, reusable = self._existing_anti_pairs(pod, node, ns_labels)
+                if reusable:
+                    seen[node.name] = (node, node.generation, pairs)
+            for pair in pairs:
+                existing_anti[pair] = existing_anti.get(pair, 0) + 1
         # (b), (c): existing pods matching the pod's own required terms, on every node. Per node the number of
         # matching pods is remembered per term (node object + generation), so a cycle recounts changed nodes only.
         if req_aff or req_anti:
@@ -567,10 +600,20 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
                 scores[value] = scores.get(value, 0) + amount
 
         pref_aff, pref_anti = terms.preferred_affinity, terms.preferred_anti
+        # Without preferences of its own, the pod is scored only by existing pods' required affinity and
+        # preferred terms; nodes hosting none (e.g. only anti-affinity pods) are remembered and skipped.
+        relevant = None if has_constraints else self._table(("score-relevant",))
         for node in all_nodes:
             labels = node.labels
             if not labels:
                 continue
+            if relevant is not None:
+                hit = relevant.get(node.name)
+                if hit is None or hit[0] is not node or hit[1] != node.generation:
+                    hit = (node, node.generation, any(map(self._scores_others, node.pods)))
+                    relevant[node.name] = hit
+                if not hit[2]:
+                    continue
             for existing in node.pods:
                 if not existing.affinity and not has_constraints:
                     continue
