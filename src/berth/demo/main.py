@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from berth.cluster import Cluster, ClusterOptions
@@ -148,13 +149,13 @@ class _Steps:
     def begin(self, title: str) -> None:
         self.n += 1
         self.console.print()
-        self.console.rule(f"[bold]Step {self.n}/{STEPS}[/bold]  {title}", align="left")
+        self.console.rule(f"[bold]Step {self.n}/{STEPS}[/bold]  {escape(title)}", align="left")
 
     def say(self, text: str, style: str = "") -> None:
         self.console.print(text, style=style or None, markup=False, highlight=False)
 
     def ok(self, text: str) -> None:
-        self.console.print(f"[green]✓[/green] {text}", highlight=False)
+        self.console.print(f"[green]✓[/green] {escape(text)}", highlight=False)
 
 
 def run(
@@ -185,8 +186,8 @@ def run(
     result.seconds = time.monotonic() - steps.started
     console.print()
     console.print(
-        f"[bold green]Demo done[/bold green] in {result.seconds:.0f}s. Report: {result.report}  "
-        f"(data and logs: {base})",
+        f"[bold green]Demo done[/bold green] in {result.seconds:.0f}s. "
+        + escape(f"Report: {result.report}  (data and logs: {base})"),
         highlight=False,
     )
     return result
@@ -235,7 +236,7 @@ def _run(
         steps.begin("compare the two deployment shapes (measured)")
         window, settle = (1.5, 1.0) if fast else (4.0, 2.0)
         steps.say(
-            f"  running each shape on the cluster for {window:.0f}s, then stopping (part of) it and creating one pod "
+            f"  running each shape on the cluster for {window:g}s, then stopping (part of) it and creating one pod "
             "per profile ...",
             "dim",
         )
@@ -246,7 +247,7 @@ def _run(
         table.add_column("one scheduler, two profiles (--shape profiles)")
         table.add_column("two schedulers, one profile each (--shape separate)")
         for row in comparison.rows():
-            table.add_row(*row)
+            table.add_row(*(escape(cell) for cell in row))
         steps.console.print(table)
         p, s = comparison.profiles, comparison.separate
         steps.say(

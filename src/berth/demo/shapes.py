@@ -100,7 +100,7 @@ class Comparison:
             return (
                 f"{f.processes} process{'es' if f.processes != 1 else ''}, {t.watches} watch connections, "
                 f"{t.lists} lists, "
-                f"{t.requests} requests in {self.window:.0f}s"
+                f"{t.requests} requests in {self.window:g}s"
             )
 
         def down(f: ShapeFigures) -> str:
