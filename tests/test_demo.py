@@ -72,6 +72,7 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert c.profiles.down.pending == ["academy-concentrate", "academy-default"]
     assert c.separate.down.pending == ["academy-concentrate"]
     assert c.separate.down.placement["academy-default"].startswith("node-")
+    assert c.profiles.down.resumed > 0 and c.separate.down.resumed > 0  # placement resumed after the restart
     assert (c.profiles.third.objects, c.profiles.third.processes) == (0, 0)
     assert (c.separate.third.objects, c.separate.third.processes) == (5, 1)
     assert c.separate.third.informers > c.profiles.third.informers
@@ -149,10 +150,12 @@ def test_traffic_counts_from_the_audit_log(
     assert count_traffic(list(records), users, UNTIL) == expected
 
 
-def _figures(processes: int, pending: dict[str, str], third_processes: int) -> ShapeFigures:
+def _figures(
+    processes: int, pending: dict[str, str], third_processes: int, resumed: float = 0.0
+) -> ShapeFigures:
     return ShapeFigures(
         "x", processes, (25,), Written(5, 399, {"ServiceAccount": 1, "Deployment": 1}), Traffic(15, 15, 33),
-        (18,), Down(("the scheduler",), pending), ThirdCost(6, 0, third_processes, 0),
+        (18,), Down(("the scheduler",), pending, resumed), ThirdCost(6, 0, third_processes, 0),
     )  # fmt: skip
 
 
@@ -171,6 +174,10 @@ def _figures(processes: int, pending: dict[str, str], third_processes: int) -> S
         pytest.param(
             _figures(1, {"p": "node-1", "q": ""}, 0), 2,
             "stop the scheduler: 1 of 2 new pods Pending (q); p still placed", id="half-down",
+        ),
+        pytest.param(
+            _figures(1, {"p": ""}, 0, 2.345), 2,
+            "stop the scheduler: 1 of 1 new pods Pending (p); bound 2.3s after the restart", id="resumed",
         ),
         pytest.param(
             _figures(1, {}, 1), 3, "+6 config lines, +0 objects, +1 process, +0 informer connections", id="third"

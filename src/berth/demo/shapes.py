@@ -53,6 +53,8 @@ class Down:
 
     stopped: tuple[str, ...]
     placement: dict[str, str]
+    resumed: float = 0.0
+    """Seconds from restarting what was stopped until its Pending pods were bound."""
 
     @property
     def pending(self) -> list[str]:
@@ -111,6 +113,8 @@ class Comparison:
                 text += f" ({', '.join(pending)})"
             if placed:
                 text += f"; {', '.join(placed)} still placed"
+            if f.down.resumed:
+                text += f"; bound {f.down.resumed:.1f}s after the restart"
             return text
 
         def third(f: ShapeFigures) -> str:
@@ -210,6 +214,29 @@ class Fleet:
             self.stop(self.running[-1])
 
 
+def _resume(
+    admin: Admin,
+    fleet: Fleet,
+    cfg: config_mod.SchedulerConfiguration,
+    registry: Any,
+    identity: Identity,
+    seed: int,
+    namespace: str,
+    pods: list[str],
+) -> float:
+    """Start the stopped scheduler again; seconds until ``pods`` (Pending while it was away) are bound."""
+    started = time.monotonic()
+    sched = fleet.add(start_scheduler(cfg, registry, identity, seed))
+    wait_for(
+        lambda: all(admin.node_of(namespace, name) for name in pods),
+        30,
+        f"the restarted scheduler to bind {', '.join(pods)}",
+    )
+    took = time.monotonic() - started
+    fleet.stop(sched)
+    return took
+
+
 def settled_traffic(admin: Admin, users: list[str], until: str) -> Traffic:
     """:meth:`Admin.traffic` once every closed watch has been logged (the server notices a client that went
     away within about a second of idling, and only then writes the watch's audit line)."""
@@ -269,6 +296,9 @@ def measure(
     fleet.stop(sched)
     traffic_p = settled_traffic(admin, [ident.user], until)
     down_p = _down_pods(admin, namespace, "down-one", profiles, settle)
+    resumed_p = _resume(
+        admin, fleet, cfg, registry, ident, seed, namespace, [f"down-one-{p}" for p in profiles]
+    )
     for p in profiles:
         admin.delete_pod(namespace, f"down-one-{p}")
 
@@ -304,6 +334,10 @@ def measure(
     down_s = {p: admin.node_of(namespace, n) for p, n in names.items()}
     fleet.stop(kept)
     traffic_s = settled_traffic(admin, [i.user for i in idents], until)
+    stopped_cfg = config_mod.load(separate_files[-1], registry)
+    resumed_s = _resume(
+        admin, fleet, stopped_cfg, registry, idents[-1], seed, namespace, [names[profiles[-1]]]
+    )
     for n in names.values():
         admin.delete_pod(namespace, n)
 
@@ -313,11 +347,11 @@ def measure(
     return Comparison(
         ShapeFigures(
             "profiles", 1, (len(role),), written(rendered[shapes[0]]), traffic_p, informers_p,
-            Down(("the scheduler",), down_p), third[shapes[0]],
+            Down(("the scheduler",), down_p, resumed_p), third[shapes[0]],
         ),
         ShapeFigures(
             "separate", len(scheds), tuple(rules_s), written(rendered[shapes[1]]), traffic_s, informers_s,
-            Down((profiles[-1],), down_s), third[shapes[1]],
+            Down((profiles[-1],), down_s, resumed_s), third[shapes[1]],
         ),
         window,
     )  # fmt: skip
