@@ -61,6 +61,12 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert sorted(concentrate) == [0, 0, 0, 6]
     assert sum(default) == 6 and max(default) <= 2
 
+    # the separate shape places the same workload the same way (step 5)
+    separate = result.separate_placement
+    assert sorted(separate[n].get("academy-concentrate", 0) for n in result.nodes) == [0, 0, 0, 6]
+    assert sum(separate[n].get("academy-default", 0) for n in result.nodes) == 6
+    assert text.count("12/12 pods placed") == 2
+
     # the measured comparison
     c = result.comparison
     assert c is not None

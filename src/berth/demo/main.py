@@ -77,6 +77,8 @@ class DemoResult:
     nodes: list[str] = field(default_factory=list)
     profiles: list[str] = field(default_factory=list)
     place_seconds: float = 0.0
+    separate_placement: dict[str, dict[str, int]] = field(default_factory=dict)
+    """The same workload placed by the separate shape (step 5)."""
     comparison: Comparison | None = None
     cluster_stopped: bool = False
     seconds: float = 0.0
@@ -240,7 +242,18 @@ def _run(
             "per profile ...",
             "dim",
         )
-        comparison = measure(admin, registry, EXAMPLE, NAMESPACE, fleet, seed, window, settle)
+
+        def place_separately() -> None:
+            _clear_workload(admin)
+            steps.say(
+                "  the same two Deployments again, now placed by two schedulers with one profile each "
+                "(the first ones deleted):"
+            )
+            result.separate_placement = _place(steps, admin, result).counts()
+
+        comparison = measure(
+            admin, registry, EXAMPLE, NAMESPACE, fleet, seed, window, settle, while_separate=place_separately
+        )
         result.comparison = comparison
         table = Table(title="One scheduler with two profiles vs two schedulers with one profile each")
         table.add_column("", style="bold")
@@ -402,19 +415,32 @@ def _rbac_phases(
 
 def _deploy(steps: _Steps, admin: Admin, result: DemoResult) -> None:
     steps.begin("two Deployments of 6 pause pods, one per profile")
+    t0 = time.monotonic()
+    sim = _place(steps, admin, result)
+    result.place_seconds = time.monotonic() - t0
+    result.placements = list(sim.placements)
+    result.placement = sim.counts()
+
+
+def _workload() -> list[dict[str, Any]]:
+    """The two Deployments of examples/two-profiles/workload.yaml, each named after its profile."""
     docs = [d.body for d in yamlio.load_file(EXAMPLE / "workload.yaml") if isinstance(d.body, dict)]
-    apps: dict[str, str] = {}
+    for doc in docs:
+        doc["metadata"]["name"] = str(doc["spec"]["template"]["spec"].get("schedulerName") or "")
+        doc["metadata"]["namespace"] = NAMESPACE
+    return docs
+
+
+def _place(steps: _Steps, admin: Admin, result: DemoResult) -> Any:
+    """Create the workload, wait until every pod is bound, print and check the placement; returns it as a
+    ``SimulationResult``."""
+    docs = _workload()
+    apps = {str(d["spec"]["template"]["metadata"]["labels"]["app"]) for d in docs}
     t0 = time.monotonic()
     for doc in docs:
-        spec = doc["spec"]["template"]["spec"]
-        profile = str(spec.get("schedulerName") or "")
-        doc["metadata"]["name"] = profile
-        doc["metadata"]["namespace"] = NAMESPACE
-        apps[str(doc["spec"]["template"]["metadata"]["labels"]["app"])] = profile
         admin.create(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments", doc)
-        steps.say(
-            f"  Deployment {NAMESPACE}/{profile}: {doc['spec']['replicas']} pods, schedulerName {profile}"
-        )
+        name = doc["metadata"]["name"]
+        steps.say(f"  Deployment {NAMESPACE}/{name}: {doc['spec']['replicas']} pods, schedulerName {name}")
     expected = sum(int(d["spec"]["replicas"]) for d in docs)
 
     def placed() -> list[Placement]:
@@ -428,12 +454,12 @@ def _deploy(steps: _Steps, admin: Admin, result: DemoResult) -> None:
         return out if len(out) >= expected else []
 
     placements = wait_for(placed, 60, f"all {expected} pods to be bound")
-    result.place_seconds = time.monotonic() - t0
-    result.placements = placements
-    sim = page.live_result(placements, result.nodes, result.profiles, result.place_seconds)
-    result.placement = sim.counts()
+    sim = page.live_result(placements, result.nodes, result.profiles, time.monotonic() - t0)
     report.print_table(sim, steps.console)
-    concentrate, default = result.per_profile(result.profiles[-1]), result.per_profile(result.profiles[0])
+    counts = sim.counts()
+    concentrate, default = (
+        [counts[n].get(p, 0) for n in result.nodes] for p in (result.profiles[-1], result.profiles[0])
+    )
     if max(concentrate) == sum(concentrate) and max(default) <= 2:
         steps.ok(
             f"{result.profiles[-1]}: all {sum(concentrate)} pods on one node; "
@@ -444,3 +470,20 @@ def _deploy(steps: _Steps, admin: Admin, result: DemoResult) -> None:
             f"  unexpected placement: {result.profiles[-1]} {concentrate}, {result.profiles[0]} {default}",
             "yellow",
         )
+    return sim
+
+
+def _clear_workload(admin: Admin) -> None:
+    """Delete the workload's Deployments and wait until their pods are gone (the GC deletes them)."""
+    docs = _workload()
+    apps = {str(d["spec"]["template"]["metadata"]["labels"]["app"]) for d in docs}
+    for doc in docs:
+        admin.call("DELETE", f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/{doc['metadata']['name']}")
+
+    def gone() -> bool:
+        return not any(
+            str(((p.get("metadata") or {}).get("labels") or {}).get("app") or "") in apps
+            for p in admin.pods(NAMESPACE)
+        )
+
+    wait_for(gone, 30, "the first Deployments' pods to be deleted")
