@@ -64,6 +64,12 @@ def strip(obj: Obj) -> Obj:
     return obj
 
 
+def _has_revision(watch: object) -> bool:
+    """Does the watch say which store revision it has scanned up to (the in-process Api's ``Watch.revision``)?"""
+    value = getattr(watch, "revision", None)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _rv(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion", ""))
 
@@ -481,7 +487,7 @@ class InformerFactory:
                     ev = inf.fetch(self.BLOCK)  # any write wakes it; the event waits to be ordered
                     if ev is not None:
                         item = (int(_rv(ev[1]) or 0), ev[0], ev[1])
-                        if isinstance(getattr(inf._watch, "revision", None), int):
+                        if inf._watch is not None and _has_revision(inf._watch):
                             self._buffers.setdefault(resource, []).append(item)
                         else:
                             self._heads[resource] = item
@@ -495,6 +501,10 @@ class InformerFactory:
         """Drain every watch, then deliver, in resourceVersion order, all events at or below the revision every
         watch has scanned up to (``Watch.revision`` of the in-process Api). One pass over the informers per batch
         instead of per event. None when a watch does not expose its revision (the per-event path is used)."""
+        if any(
+            inf._watch is not None and not _has_revision(inf._watch) for _, inf in informers
+        ):  # decide before draining anything: the per-event path must see every event itself
+            return None if not any(self._buffers.values()) else self._flush_all()
         safe: int | None = None
         for resource, inf in informers:
             w = inf._watch
@@ -507,9 +517,7 @@ class InformerFactory:
             except Exception as exc:
                 self._fail(resource, exc)
                 continue
-            seen = getattr(w, "revision", None)
-            if not isinstance(seen, int) or isinstance(seen, bool):
-                return None if not any(self._buffers.values()) else self._flush_all()
+            seen = int(getattr(w, "revision", 0))
             safe = seen if safe is None else min(safe, seen)
         if safe is None:
             return False
@@ -547,13 +555,20 @@ class InformerFactory:
         return bool(ready)
 
     def _fill_heads(self, informers: builtins.list[tuple[str, Informer]]) -> None:
-        for resource, inf in informers:
-            if resource in self._heads or inf._watch is None:
-                continue
-            try:
-                ev = inf.fetch(0)
-            except Exception as exc:
-                self._fail(resource, exc)
-                continue
-            if ev is not None:
-                self._heads[resource] = (int(_rv(ev[1]) or 0), ev[0], ev[1])
+        """Poll every informer without a head until a whole pass finds nothing new: then each informer still
+        empty was polled after every head was fetched, so no unseen event can be older than the oldest head."""
+        while True:
+            found = False
+            for resource, inf in informers:
+                if resource in self._heads or inf._watch is None:
+                    continue
+                try:
+                    ev = inf.fetch(0)
+                except Exception as exc:
+                    self._fail(resource, exc)
+                    continue
+                if ev is not None:
+                    self._heads[resource] = (int(_rv(ev[1]) or 0), ev[0], ev[1])
+                    found = True
+            if not found:
+                return
