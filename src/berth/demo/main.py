@@ -10,7 +10,8 @@ What it shows, in six numbered steps (each wait has a deadline, so the demo alwa
    computes (a probe pod gets bound);
 4. two Deployments of 6 pause pods, one per profile: placement per node and profile (6 concentrated on one node,
    6 spread at most 2 per node);
-5. the two deployment shapes compared with measured values (:mod:`berth.demo.shapes`);
+5. the two deployment shapes compared with measured values (:mod:`berth.demo.shapes`); meanwhile the same
+   workload is placed again by the separate shape (same outcome);
 6. an HTML report, and the cluster stopped (also on error or Ctrl-C).
 """
 
