@@ -326,3 +326,91 @@ def test_without_eviction_the_plugin_refuses() -> None:
     assert status.code is fw.Code.ERROR
     assert "not active yet" in status.message()
     assert not dp.SPEC.active
+
+
+# --- end to end through the Scheduler (the spec activated in a private registry) ------------------------------------
+
+
+def _active_registry() -> Any:
+    import dataclasses
+
+    from berth.schedule.plugins.registry import Registry, in_tree_specs
+
+    return Registry(dataclasses.replace(s, active=True) if s.name == dp.NAME else s for s in in_tree_specs())
+
+
+def _obj(name: str, cpu: str, priority: int, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {}},
+        "spec": {
+            "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}],
+            "priority": priority,
+            **spec,
+        },
+    }
+
+
+def _scheduler(*cpus: str) -> Any:
+    from berth.schedule.config import PluginRef, Profile, SchedulerConfiguration
+    from berth.schedule.scheduler import Scheduler
+
+    points: dict[str, tuple[PluginRef, ...]] = {p: () for p in fw.POINT_NAMES}
+    points.update(
+        queueSort=(PluginRef("PrioritySort"),),
+        preFilter=(PluginRef("NodeResourcesFit"),),
+        filter=(PluginRef("NodeResourcesFit"),),
+        postFilter=(PluginRef(dp.NAME),),
+        bind=(PluginRef("DefaultBinder"),),
+    )
+    cfg = SchedulerConfiguration(profiles=(Profile("default-scheduler", points, {}, None),))
+    s = Scheduler(cfg, _active_registry(), seed=1)
+    for i, cpu in enumerate(cpus):
+        s.add_node(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+                "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+            }
+        )
+    return s
+
+
+def test_scheduler_preempts_and_places_the_preemptor() -> None:
+    s = _scheduler("1", "1")
+    s.add_pod(_obj("low", "800m", 1))
+    s.add_pod(_obj("mid", "800m", 50))
+    s.run_until_idle()
+    low_node = {p.pod: p.node for p in s.placements}["default/low"]
+    s.add_pod(_obj("high", "800m", 100))
+    s.run_until_idle()
+    assert {p.pod: p.node for p in s.placements}["default/high"] == low_node
+    assert [(p.victim, p.preemptor, p.node) for p in s.preempted] == [
+        ("default/low", "default/high", low_node)
+    ]
+    assert [(f.pod, f.message) for f in s.unschedulable()] == [
+        (
+            "default/low",
+            "0/2 nodes are available: 2 Insufficient cpu. "
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+        )
+    ]
+
+
+def test_scheduler_messages_when_preemption_cannot_help() -> None:
+    s = _scheduler("1")
+    s.add_pod(_obj("low", "800m", 1))
+    s.run_until_idle()
+    s.add_pod(_obj("big", "2", 100))
+    s.add_pod(_obj("never", "800m", 100, preemptionPolicy="Never"))
+    s.run_until_idle()
+    messages = {f.pod: f.message for f in s.unschedulable()}
+    assert messages == {
+        "default/big": "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        "default/never": "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: not eligible due to preemptionPolicy=Never.",
+    }
+    assert s.preempted == []

@@ -27,9 +27,11 @@ What the scheduler must offer through the handle (looked up with ``getattr``; se
 ``snapshot()``, ``run_filter(state, pod, node)`` (all Filter plugins on one node), the PreFilter plugins'
 extensions (``run_pre_filter_extension_add_pod/remove_pod``, else the Framework's ``pre_filter`` list), an object
 lister for PodDisruptionBudgets (``handle.objects`` / ``list_objects``), optionally ``rng`` (a seeded
-``random.Random`` for the offset), and ``evict(victim, preemptor, node_name) -> Status`` to delete a victim. Until
-the scheduler provides ``evict`` and honours the nominated node, ``SPEC.active`` stays False and ``post_filter``
-refuses (Error) rather than pretend.
+``random.Random`` for the offset), and ``evict(victim, preemptor, node_name) -> Status`` to delete a victim. The
+Scheduler's Framework offers all of them and honours the nominated node; ``SPEC.active`` stays False only until
+the FailedScheduling expectations elsewhere gain the preemption part upstream appends (``... 4 Insufficient cpu.
+preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.``). A handle without ``evict``
+makes ``post_filter`` refuse (Error) rather than pretend.
 """
 
 from __future__ import annotations
