@@ -129,7 +129,7 @@ def group() -> None:
     "--controllers/--no-controllers",
     default=True,
     show_default=True,
-    help="Run the simulated nodes and controllers (off: a bare API server, like envtest).",
+    help="Run the simulated nodes, controllers and the built-in default-scheduler (off: a bare API server).",
 )
 @click.option("--detach", is_flag=True, help="Run in the background; output goes to DIR/server.log.")
 def up(
@@ -170,6 +170,7 @@ def up(
         node_pods=node_pods,
         node_labels=labels,
         run_controllers=controllers,
+        default_scheduler=controllers,
     )
     cluster = Cluster(opts).start()
     stop = threading.Event()

@@ -19,6 +19,7 @@ import importlib
 import json
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,8 +59,10 @@ class ClusterOptions:
     retain: int = 10_000
     audit: bool = True
     services: list[Callable[[Api], Any]] = field(default_factory=list)
-    """Extra in-process components started after the controllers, each ``factory(api) -> obj with .stop()``
-    (how the built-in ``default-scheduler`` joins the cluster without this package importing it)."""
+    """Extra in-process components started after the controllers, each ``factory(api) -> obj with .stop()``."""
+    default_scheduler: bool = False
+    """Run berth's own scheduler (default profile) as ``default-scheduler``, a client of this cluster's API.
+    ``berth cluster up`` turns it on with the controllers; library users (tests) opt in."""
 
 
 class Cluster:
@@ -132,6 +135,16 @@ class Cluster:
             self.controllers = _start_controllers(self.api, opts)
         for factory in opts.services:
             self._services.append(factory(self.api))
+        if opts.default_scheduler:
+            from berth.cluster import default_scheduler
+
+            if self.data_dir is not None:
+                scheduler_kubeconfig = self.data_dir / "kubeconfig"
+            else:
+                scheduler_kubeconfig = self.write_kubeconfig(
+                    Path(tempfile.mkdtemp(prefix="berth-cluster-")) / "kubeconfig"
+                )
+            self._services.append(default_scheduler.start(scheduler_kubeconfig))
         self.server.ready.set()
 
     def stop(self) -> None:
