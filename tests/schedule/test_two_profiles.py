@@ -40,12 +40,3 @@ def test_concentrate_packs_and_default_spreads(shape: str, seed: int) -> None:
 
 def test_both_shapes_serve_the_same_profiles() -> None:
     assert sorted(run("one-process", 1).profiles) == sorted(run("separate-binaries", 1).profiles)
-
-
-def test_berth_demo_runs_the_exercise_in_both_shapes(capsys: pytest.CaptureFixture[str]) -> None:
-    from berth.cli import main
-
-    assert main(["demo", "--seed", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "one scheduler, two profiles" in out and "two schedulers, one profile each" in out
-    assert out.count("12/12 pods placed") == 2
