@@ -45,11 +45,24 @@ def allocated_scores(
     Least: ``(a - r) * 100 // a`` when ``r <= a`` else 0; Most: ``min(r, a) * 100 // a``; node ``sum // weights``.
     """
     n = len(rows)
+    columns = [
+        (arrays.allocatable(name)[rows], _used(arrays, rows, name, non_zero) + pod_req, weight)
+        for name, non_zero, pod_req, weight in items
+    ]
+    if columns and all(bool(a.all()) for a, _, _ in columns):
+        # Every node has every resource (the common case): no masking needed.
+        acc: IntArray | None = None
+        for a, r, weight in columns:
+            if least:
+                term = np.where(r <= a, (a - r) * 100 // a, 0)
+            else:
+                term = np.minimum(r, a) * 100 // a
+            acc = term * weight if acc is None else acc + term * weight
+        assert acc is not None
+        return acc // sum(w for _, _, w in columns)
     total = np.zeros(n, np.int64)
     weights = np.zeros(n, np.int64)
-    for name, non_zero, pod_req, weight in items:
-        a = arrays.allocatable(name)[rows]
-        r = _used(arrays, rows, name, non_zero) + pod_req
+    for a, r, weight in columns:
         has = a != 0
         safe_a = np.where(has, a, 1)
         if least:
@@ -72,6 +85,16 @@ def balanced_scores(
     left-to-right sums as the reference; score ``int((1 - std) * 100)``.
     """
     n = len(rows)
+    if len(items) == 2:
+        (n0, p0), (n1, p1) = items
+        a0, a1 = arrays.allocatable(n0)[rows], arrays.allocatable(n1)[rows]
+        if a0.all() and a1.all():  # the common case: both resources on every node
+            r0 = arrays.requested(n0)[rows] + p0
+            r1 = arrays.requested(n1)[rows] + p1
+            f0 = np.minimum(r0 / a0, 1.0)
+            f1 = np.minimum(r1 / a1, 1.0)
+            two: IntArray = ((1 - np.abs((f0 - f1) / 2)) * 100).astype(np.int64)
+            return two, np.zeros(n, np.bool_)
     fractions: list[np.ndarray] = []
     present = np.zeros(n, np.int64)
     for name, pod_req in items:
