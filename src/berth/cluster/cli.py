@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -159,6 +160,12 @@ def up(
     if detach:
         _detach(data_dir, port, nodes, node_cpu, node_memory, node_pods, node_labels, controllers)
         return
+    if controllers:
+        # The built-in default-scheduler logs start-up notes (plugins berth does not run, DRA resources this
+        # server does not serve) that are noise for `up`; keep only its errors on stderr.
+        only_errors = logging.StreamHandler()
+        only_errors.setLevel(logging.ERROR)
+        logging.getLogger("berth.schedule").addHandler(only_errors)
     chosen = port if port is not None else _remembered_port(data_dir)
     t0 = time.monotonic()
     opts = ClusterOptions(
