@@ -127,6 +127,11 @@ group.add_command(live_cli.run_command, "run")
 )
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Instead: pods/s bound through the API of an embedded cluster by `schedule run` (default 1,000 nodes/pods).",
+)
 def bench(
     workload: str | None,
     nodes: int | None,
@@ -136,11 +141,18 @@ def bench(
     config_path: str | None,
     seed: int,
     output: str,
+    live: bool,
 ) -> None:
     """scheduler_perf-like workloads in simulation: N nodes (110 pods, 4 cpu, 32Gi), pause pods (100m/500Mi).
 
     Workloads: scheduling-basic, topology-spreading, pod-anti-affinity, preemption (see docs/performance.md).
     """
+    if live:
+        from berth.schedule.live import bench as live_bench
+
+        live_doc = live_bench.bench_live(nodes=nodes or 1000, pods=1000 if pods is None else pods)
+        click.echo(json.dumps(live_doc) if output == "json" else live_bench.format_result(live_doc))
+        return
     reg = registry_mod.default_registry()
     cfg = config_mod.load(config_path, reg) if config_path else config_mod.default_config(reg)
     if workload is not None or verify:
