@@ -123,3 +123,14 @@ def test_deleting_a_node_deletes_its_pods(cluster: Cluster) -> None:
     )
     cluster.api.delete("nodes", "node-2")
     wait_for(lambda: [p["metadata"]["name"] for p in cluster.pods()] == ["on-1"], what="orphaned pod deleted")
+
+
+def test_pod_cidrs_stay_valid_and_distinct_past_255_nodes() -> None:
+    import ipaddress
+
+    from berth.cluster.controllers.nodes import pod_cidr_for
+
+    cidrs = [pod_cidr_for(i) for i in range(1, 5001)]
+    assert len(set(cidrs)) == len(cidrs)
+    assert all(ipaddress.ip_network(c).prefixlen == 24 for c in cidrs)
+    assert pod_cidr_for(7) == "10.244.7.0/24"  # small clusters look like kubeadm ones

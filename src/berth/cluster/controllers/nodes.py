@@ -73,6 +73,15 @@ def _ready_conditions() -> list[dict[str, Any]]:
     ]
 
 
+def pod_cidr_for(index: int) -> str:
+    """A valid /24 pod CIDR per node index: ``10.244.<index>.0/24`` for the first 256 nodes (as kubeadm clusters
+    look), then ``10.<k // 256>.<k % 256>.0/24`` below 10.244 for larger simulated clusters (up to ~62,000 nodes)."""
+    if index < 256:
+        return f"10.244.{index}.0/24"
+    k = index - 256
+    return f"10.{(k // 256) % 244}.{k % 256}.0/24"
+
+
 class NodeController(base.Controller):
     """Creates the configured nodes, initialises node status, assigns pod CIDRs and renews node Leases."""
 
@@ -106,7 +115,7 @@ class NodeController(base.Controller):
             "kubernetes.io/os": "linux",
         }
         labels.update(self.options.node_labels)
-        cidr = f"10.244.{index}.0/24"
+        cidr = pod_cidr_for(index)
         return {
             "apiVersion": "v1",
             "kind": "Node",
@@ -160,15 +169,15 @@ class NodeController(base.Controller):
         if spec.get("podCIDR"):
             return None
         used = {
-            str((n.get("spec") or {}).get("podCIDR", "")).split(".")[2]
+            str((n.get("spec") or {}).get("podCIDR", ""))
             for n in self.nodes.list()
             if (n.get("spec") or {}).get("podCIDR")
         }
         i = self._index_of(node)
-        if i and str(i) not in used and i < 256:
-            return f"10.244.{i}.0/24"
+        if i and pod_cidr_for(i) not in used:
+            return pod_cidr_for(i)
         for k in range(100, 256):
-            if str(k) not in used:
+            if f"10.244.{k}.0/24" not in used:
                 return f"10.244.{k}.0/24"
         return None
 
