@@ -1145,9 +1145,7 @@ class Api:
             "managedFields"
         ):
             return self.present(rt, cur, version)
-        if _strip_volatile(new) == _strip_volatile(cur):
-            # only managedFields bookkeeping changed (e.g. a no-op apply by a new manager): still a write upstream
-            pass
+        # Past this point, even a change to managedFields alone (a no-op apply by a new manager) is a write, as upstream.
         ns = str(nm.get("namespace") or "")
         name = str(nm.get("name"))
         if dry_run:

@@ -647,9 +647,7 @@ class Handler(BaseHTTPRequestHandler):
             limit = int(query.get("limit") or 0)
         except ValueError as exc:
             raise E.bad_request(f"invalid limit {query.get('limit')!r}") from exc
-        rv = query.get("resourceVersion") or ""
-        if rv and rv != "0" and query.get("resourceVersionMatch") == "Exact":
-            pass
+        # resourceVersion / resourceVersionMatch on a list are served from the current state (no history reads).
         res = api.do_list(
             rt,
             namespace or None,
