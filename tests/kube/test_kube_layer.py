@@ -120,3 +120,18 @@ def test_write_atomic(tmp_path: Path) -> None:
     target = tmp_path / "d" / "f.yaml"
     yamlio.write_atomic(target, "a: 1\n")
     assert target.read_text() == "a: 1\n"
+
+
+@pytest.mark.parametrize(
+    "text", ["line one\nline two\n", "no final newline\nsecond", "  indented\nx\n", "tail \nspace\n", "\n"]
+)
+def test_dump_writes_multiline_strings_as_blocks_and_round_trips(text: str) -> None:
+    out = yamlio.dump({"config.yaml": text})
+    assert yamlio.load_one(out) == {"config.yaml": text}
+    if not any(line.endswith(" ") for line in text.split("\n")) and text.strip():
+        assert out.startswith("config.yaml: |")  # readable: an embedded config stays one line per line
+
+
+def test_dump_all_keeps_one_line_strings_plain() -> None:
+    out = yamlio.dump_all([{"kind": "ConfigMap", "data": {"a": "b"}}, {"kind": "Secret"}])
+    assert out == "kind: ConfigMap\ndata:\n  a: b\n---\nkind: Secret\n"

@@ -19,7 +19,19 @@ import yaml
 from berth.kube.errors import InputError
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc]
+    """The safe dumper, writing multi-line strings (embedded configs, scripts) as readable ``|`` blocks."""
+
+
+def _represent_str(dumper: Any, value: str) -> Any:
+    style = "|" if "\n" in value else None  # PyYAML falls back to quotes where a block cannot hold the text
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 @dataclass(frozen=True)
