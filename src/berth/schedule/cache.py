@@ -44,6 +44,7 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 LEGACY_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"
 LEGACY_REGION_LABEL = "failure-domain.beta.kubernetes.io/region"
+CHANGES_LIMIT = 65_536  # Snapshot.changes entries kept before the log restarts (readers then resync)
 
 
 def zone_key(labels: dict[str, str]) -> str:
@@ -132,6 +133,7 @@ class Snapshot:
         "_list",
         "_with_affinity",
         "_with_required_anti",
+        "changes",
         "generation",
     )
 
@@ -143,6 +145,10 @@ class Snapshot:
         self._with_required_anti: set[str] = set()
         self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
         self.generation = -1
+        # Names re-cloned or dropped by in-place updates, oldest first, so derived per-node columns
+        # (berth.schedule.vector.topology) refresh only those. Readers keep a position; when the list object is
+        # replaced (it is, when it grows past CHANGES_LIMIT) or node_infos() returns a new list, they resync all.
+        self.changes: list[str] = []
 
     def node_infos(self) -> Sequence[NodeInfo]:
         return self._list
@@ -455,8 +461,10 @@ class Cache:
                 if info is None or name in self._removed_nodes:
                     snap._by_name.pop(name, None)
                     snap._note_affinity(name, None)
+                    snap.changes.append(name)
                     continue
                 clone = info.clone()
+                snap.changes.append(name)
                 snap._by_name[name] = clone
                 snap._note_affinity(name, clone)
                 idx = snap._index.get(name)
@@ -469,6 +477,8 @@ class Cache:
                 snap._affinity_lists = None
                 self._order_changed = False
             self._dirty.clear()
+            if len(snap.changes) > CHANGES_LIMIT:
+                snap.changes = []
             snap.generation = self._generation
             return snap
 
