@@ -111,9 +111,7 @@ def test_profiles_shape_role_is_the_union(tmp_path: Path) -> None:
     resources = {(r["apiGroups"][0], r["resources"][0]) for r in role["rules"]}
     # academy-default keeps the volume plugins, so the one process needs their reads.
     assert ("storage.k8s.io", "csinodes") in resources
-    assert role["metadata"]["annotations"][rbac.WHY_ANNOTATION].startswith(
-        "core/events [create,patch,update]"
-    )
+    assert role["metadata"]["annotations"][rbac.WHY_ANNOTATION].startswith("core/namespaces [list,watch]")
 
 
 def test_separate_shape_one_scheduler_per_profile(tmp_path: Path) -> None:
@@ -260,7 +258,7 @@ def test_cli_plugin_flag_reaches_the_container(
     assert {
         "apiGroups": ["example.com"],
         "resources": ["widgets"],
-        "verbs": ["get", "list", "watch"],
+        "verbs": ["list", "watch"],
     } in role["rules"]
 
 
@@ -291,3 +289,43 @@ def test_cli_bad_input_exits_2(
     assert code == 2
     assert out == ""
     assert message in err
+
+
+def test_lease_namespace_other_than_the_schedulers_is_noted(tmp_path: Path) -> None:
+    text = TWO_PROFILES.replace(
+        "  resourceName: berth-scheduler\n", "  resourceName: b\n  resourceNamespace: ops\n"
+    )
+    notes = render(text, tmp_path, namespace="sched").notes
+    assert any("resourceNamespace is ops, the scheduler runs in sched" in n for n in notes)
+    same = TWO_PROFILES.replace(
+        "  resourceName: berth-scheduler\n", "  resourceName: b\n  resourceNamespace: s\n"
+    )
+    assert not any("resourceNamespace" in n for n in render(same, tmp_path, namespace="s").notes)
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "two-profiles" / "config.yaml"
+CHART_VALUES = Path(__file__).resolve().parents[2] / "charts" / "berth-scheduler" / "values.yaml"
+
+
+def test_example_config_uses_berths_own_lease_and_the_chart_agrees(tmp_path: Path) -> None:
+    """kube-system/kube-scheduler is the cluster's own scheduler's lease; the example, the manifests rendered for it
+    and the chart's default configuration all use berth's lease in the scheduler's namespace instead."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    rendered = render(text, tmp_path)
+    assert not any("lease" in n.lower() for n in rendered.notes), rendered.notes
+    cfg = config_mod.load(EXAMPLE, default_registry())
+    le = cfg.leader_election
+    assert (le.leader_elect, le.resource_namespace, le.resource_name) == (
+        True,
+        manifests.DEFAULT_NAMESPACE,
+        "berth-scheduler",
+    )
+    (role,) = by_kind(rendered, "ClusterRole")
+    assert {
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+        "resourceNames": ["berth-scheduler"],
+        "verbs": ["get", "update"],
+    } in role["rules"]
+    chart_config = yamlio.load_one(yamlio.load_one(CHART_VALUES.read_text(encoding="utf-8"))["config"])
+    assert chart_config["leaderElection"] == yamlio.load_one(text)["leaderElection"]

@@ -40,7 +40,7 @@ DEFAULT_PLUGINS = (
     "DefaultBinder",
 )
 VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
-READ = ["get", "list", "watch"]
+READ = ["list", "watch"]
 
 
 class _Stub(fw.Plugin):
@@ -84,11 +84,10 @@ def rule_table(result: rbac.RoleResult) -> list[tuple[str, str, str, str]]:
 
 
 CORE_RULES = [
-    ("", "events", "create,patch,update", ""),
-    ("", "nodes", "get,list,watch", ""),
-    ("", "pods", "get,list,watch", ""),
-    ("", "pods/status", "patch,update", ""),
-    ("events.k8s.io", "events", "create,patch,update", ""),
+    ("", "nodes", "list,watch", ""),
+    ("", "pods", "list,watch", ""),
+    ("", "pods/status", "patch", ""),
+    ("events.k8s.io", "events", "create", ""),
 ]
 LEASE_RULES = [
     ("coordination.k8s.io", "leases", "create", ""),
@@ -103,32 +102,43 @@ def sort_rules(rows: list[tuple[str, str, str, str]]) -> list[tuple[str, str, st
 def test_default_profile_role_is_pinned_whole() -> None:
     result = rbac.compute(configuration(profile("default-scheduler", DEFAULT_PLUGINS)), registry())
     assert rule_table(result) == [
-        ("", "events", "create,patch,update", ""),
-        ("", "namespaces", "get,list,watch", ""),
-        ("", "nodes", "get,list,watch", ""),
-        ("", "persistentvolumeclaims", "get,list,patch,update,watch", ""),
-        ("", "persistentvolumes", "get,list,patch,update,watch", ""),
-        ("", "pods", "delete,get,list,watch", ""),
+        ("", "namespaces", "list,watch", ""),
+        ("", "nodes", "list,watch", ""),
+        ("", "persistentvolumeclaims", "list,update,watch", ""),
+        ("", "persistentvolumes", "list,update,watch", ""),
+        ("", "pods", "delete,list,watch", ""),
         ("", "pods/binding", "create", ""),
-        ("", "pods/status", "patch,update", ""),
-        ("", "replicationcontrollers", "get,list,watch", ""),
-        ("", "services", "get,list,watch", ""),
-        ("apps", "replicasets", "get,list,watch", ""),
-        ("apps", "statefulsets", "get,list,watch", ""),
+        ("", "pods/status", "patch", ""),
+        ("", "replicationcontrollers", "list,watch", ""),
+        ("", "services", "list,watch", ""),
+        ("apps", "replicasets", "list,watch", ""),
+        ("apps", "statefulsets", "list,watch", ""),
         ("coordination.k8s.io", "leases", "create", ""),
         ("coordination.k8s.io", "leases", "get,update", "berth-scheduler"),
-        ("events.k8s.io", "events", "create,patch,update", ""),
-        ("policy", "poddisruptionbudgets", "get,list,watch", ""),
-        ("resource.k8s.io", "deviceclasses", "get,list,watch", ""),
-        ("resource.k8s.io", "resourceclaims", "get,list,watch", ""),
-        ("resource.k8s.io", "resourceclaims/status", "patch,update", ""),
-        ("resource.k8s.io", "resourceslices", "get,list,watch", ""),
-        ("storage.k8s.io", "csidrivers", "get,list,watch", ""),
-        ("storage.k8s.io", "csinodes", "get,list,watch", ""),
-        ("storage.k8s.io", "csistoragecapacities", "get,list,watch", ""),
-        ("storage.k8s.io", "storageclasses", "get,list,watch", ""),
-        ("storage.k8s.io", "volumeattachments", "get,list,watch", ""),
+        ("events.k8s.io", "events", "create", ""),
+        ("policy", "poddisruptionbudgets", "list,watch", ""),
+        ("resource.k8s.io", "deviceclasses", "list,watch", ""),
+        ("resource.k8s.io", "resourceclaims", "list,watch", ""),
+        ("resource.k8s.io", "resourceslices", "list,watch", ""),
+        ("storage.k8s.io", "csidrivers", "list,watch", ""),
+        ("storage.k8s.io", "csinodes", "list,watch", ""),
+        ("storage.k8s.io", "csistoragecapacities", "list,watch", ""),
+        ("storage.k8s.io", "storageclasses", "list,watch", ""),
+        ("storage.k8s.io", "volumeattachments", "list,watch", ""),
     ]
+
+
+def test_inactive_plugins_add_nothing_and_are_noted() -> None:
+    """A plugin berth accepts but does not run is never called, so the scheduler never reads what it would."""
+    table = dict(rbac.FALLBACK_NEEDS)
+    reg = Registry(
+        fw.PluginSpec(name=name, plugin_class=_Stub, reads=entries, active=name != "DynamicResources")
+        for name, entries in table.items()
+    )
+    result = rbac.compute(configuration(profile("p", DEFAULT_PLUGINS)), reg)
+    assert not any(r.group == "resource.k8s.io" for r in result.rules)
+    assert not any("DynamicResources" in r.why for r in result.rules)
+    assert any("not active yet in berth: DynamicResources" in n for n in result.notes)
 
 
 CASES: list[Any] = [
@@ -147,9 +157,7 @@ CASES: list[Any] = [
     pytest.param(
         ("PrioritySort", "NodeResourcesFit", "InterPodAffinity", "DefaultBinder"),
         False,
-        sort_rules(
-            [*CORE_RULES, ("", "pods/binding", "create", ""), ("", "namespaces", "get,list,watch", "")]
-        ),
+        sort_rules([*CORE_RULES, ("", "pods/binding", "create", ""), ("", "namespaces", "list,watch", "")]),
         id="inter-pod-affinity-adds-namespaces",
     ),
     pytest.param(
@@ -158,9 +166,9 @@ CASES: list[Any] = [
         sort_rules(
             [
                 *[r for r in CORE_RULES if r[1] != "pods"],
-                ("", "pods", "delete,get,list,watch", ""),
+                ("", "pods", "delete,list,watch", ""),
                 ("", "pods/binding", "create", ""),
-                ("policy", "poddisruptionbudgets", "get,list,watch", ""),
+                ("policy", "poddisruptionbudgets", "list,watch", ""),
             ]
         ),
         id="preemption-deletes-pods-and-reads-pdbs",
@@ -258,7 +266,7 @@ def test_unknown_plugin_without_reads_is_noted_not_guessed() -> None:
         pytest.param("pods", ("", "pods", READ), id="bare-core"),
         pytest.param("replicasets", ("apps", "replicasets", READ), id="bare-apps"),
         pytest.param("pods/binding", ("", "pods/binding", ["create"]), id="binding-is-create"),
-        pytest.param("pods/status", ("", "pods/status", ["patch", "update"]), id="status-is-patch-update"),
+        pytest.param("pods/status", ("", "pods/status", ["patch"]), id="status-is-patch"),
         pytest.param("widgets.example.com", ("example.com", "widgets", READ), id="qualified"),
         pytest.param("delete:pods", ("", "pods", ["delete"]), id="verbs"),
         pytest.param(
@@ -433,12 +441,11 @@ def test_cli_concentrate_only_config_needs_only_core_and_binding(
     role = yamlio.load_one(out)
     assert role["metadata"]["name"] == "packer"
     assert [(r["apiGroups"][0], r["resources"][0], ",".join(r["verbs"])) for r in role["rules"]] == [
-        ("", "events", "create,patch,update"),
-        ("", "nodes", "get,list,watch"),
-        ("", "pods", "get,list,watch"),
+        ("", "nodes", "list,watch"),
+        ("", "pods", "list,watch"),
         ("", "pods/binding", "create"),
-        ("", "pods/status", "patch,update"),
-        ("events.k8s.io", "events", "create,patch,update"),
+        ("", "pods/status", "patch"),
+        ("events.k8s.io", "events", "create"),
     ]
     assert "# why: core (pod informer: queue and cache), Concentrate, PrioritySort" in out
     assert "# why: DefaultBinder" in out

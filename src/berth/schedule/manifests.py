@@ -240,15 +240,25 @@ def deployment(unit: Unit, options: DeployOptions) -> dict[str, Any]:
     }
 
 
-def lease_notes(cfg: config_mod.SchedulerConfiguration, shape: Shape) -> list[str]:
+def lease_notes(cfg: config_mod.SchedulerConfiguration, options: DeployOptions) -> list[str]:
+    """Remarks about the lease: kube-scheduler's own name (berth would wait forever), and a lease namespace other
+    than the scheduler's (it must exist, or acquiring the lease fails with 404 and nothing is scheduled)."""
     leader = cfg.leader_election
-    if shape is Shape.PROFILES and leader.leader_elect and leader.resource_name == "kube-scheduler":
-        return [
+    if not leader.leader_elect:
+        return []
+    notes: list[str] = []
+    if options.shape is Shape.PROFILES and leader.resource_name == "kube-scheduler":
+        notes.append(
             f"leaderElection uses the lease {leader.resource_namespace}/kube-scheduler, which the cluster's own "
             "kube-scheduler holds: berth would wait forever as a standby. Set leaderElection.resourceName "
             "(e.g. berth-scheduler) in the configuration"
-        ]
-    return []
+        )
+    if leader.resource_namespace != options.namespace:
+        notes.append(
+            f"leaderElection.resourceNamespace is {leader.resource_namespace}, the scheduler runs in "
+            f"{options.namespace}: the lease's namespace must exist (or set resourceNamespace: {options.namespace})"
+        )
+    return notes
 
 
 def render(
@@ -266,7 +276,7 @@ def render(
     objects += [cluster_role_binding(u, options) for u in us]
     objects += [config_map(u, options) for u in us]
     objects += [deployment(u, options) for u in us]
-    notes: dict[str, None] = dict.fromkeys(lease_notes(cfg, options.shape))
+    notes: dict[str, None] = dict.fromkeys(lease_notes(cfg, options))
     for u in us:
         notes.update(dict.fromkeys(u.role.notes))
     return Rendered(tuple(objects), tuple(notes))

@@ -3,20 +3,25 @@
 Why this exists: the usual way to run a second scheduler is to bind it to ``system:kube-scheduler`` (or copy that
 role), which grants everything every default plugin could ever read -- PVs, CSI objects, DRA objects, PDBs --
 whether or not the configured profiles enable those plugins, and which must be patched by hand for the scheduler's
-own lease name. berth computes the role instead, from three sources:
+own lease name. berth computes the role instead, from three sources, each verb being one that ``berth schedule
+run`` actually sends (``tests/schedule/live/test_rbac_live.py`` runs the scheduler with exactly this role, then
+removes each verb of each rule in turn and watches it fail):
 
-1. **The scheduler core**, which every configuration needs: pod and node informers (``get/list/watch``),
-   ``pods/status`` ``patch/update`` (the ``PodScheduled`` condition and ``status.nominatedNodeName``), and Events
-   (``create/patch/update`` in both the core group and ``events.k8s.io``, as client-go's recorder may use either).
+1. **The scheduler core**, which every configuration needs: pod and node informers (``list/watch``: informers
+   list, then watch; nothing GETs single objects), ``pods/status`` ``patch`` (the ``PodScheduled`` condition and
+   ``status.nominatedNodeName``, :class:`berth.schedule.live.events.StatusWriter`), and ``create`` Events in
+   ``events.k8s.io`` (the group :class:`berth.schedule.live.events.EventRecorder` posts to; Events are never
+   patched, as berth does not aggregate them into series).
 2. **Leader election**, only when ``leaderElection.leaderElect`` is true: ``create`` on leases (``create`` cannot be
    restricted by name) and ``get/update`` restricted by ``resourceNames`` to the configured lease.
-3. **Each enabled plugin** (union over all profiles and extension points): what its module declares in
-   ``PluginSpec.reads``; when a module declares nothing, the fallback table :data:`FALLBACK_NEEDS` below (spec
-   section 5, "Default plugin | Reads"); plus the writes in :data:`PLUGIN_WRITES` (preemption deletes victims,
-   volume binding writes PV/PVC, DRA writes claim status), which a read list cannot express.
+3. **Each enabled, active plugin** (union over all profiles and extension points): what its module declares in
+   ``PluginSpec.reads`` (writes included, with their verbs, e.g. VolumeBinding's ``update:persistentvolumes``);
+   when an in-tree module declares nothing, the fallback table :data:`FALLBACK_NEEDS` below. Plugins berth accepts
+   in configuration but does not run (``PluginSpec.active`` False) add nothing: the scheduler never touches what
+   they would read, and a ``note:`` names them.
 
-A ``reads`` entry is ``[VERB[,VERB...]:]RESOURCE[.GROUP][/SUBRESOURCE]``. Without verbs, a resource is read
-(``get, list, watch``), ``*/binding`` is ``create`` and ``*/status`` is ``patch, update``. A bare resource name
+A ``reads`` entry is ``[VERB[,VERB...]:]RESOURCE[.GROUP][/SUBRESOURCE]``. Without verbs, a resource is read through
+an informer (``list, watch``), ``*/binding`` is ``create`` and ``*/status`` is ``patch``. A bare resource name
 must be one of :data:`KNOWN_RESOURCES` (which knows its API group); anything else needs its group spelled out, e.g.
 ``widgets.example.com``.
 
@@ -38,9 +43,10 @@ from berth.schedule import config as config_mod
 from berth.schedule.framework.interface import PluginSpec
 from berth.schedule.plugins.registry import Registry
 
-READ: tuple[str, ...] = ("get", "list", "watch")
-WRITE_STATUS: tuple[str, ...] = ("patch", "update")
-RECORD_EVENTS: tuple[str, ...] = ("create", "patch", "update")
+READ: tuple[str, ...] = ("list", "watch")  # what an informer sends
+WRITE_STATUS: tuple[str, ...] = ("patch",)  # berth writes status subresources with merge patches
+RECORD_EVENTS: tuple[str, ...] = ("create",)  # one Event per outcome, never patched (no series)
+EVENTS_GROUP = "events.k8s.io"  # the group berth.schedule.live.events posts to
 VERBS: frozenset[str] = frozenset(
     ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 )
@@ -112,19 +118,13 @@ FALLBACK_NEEDS: dict[str, tuple[str, ...]] = {
         "csinodes",
         "csidrivers",
         "csistoragecapacities",
+        "update:persistentvolumes",
+        "update:persistentvolumeclaims",
     ),
     "DynamicResources": ("resourceclaims", "resourceslices", "deviceclasses"),
-    "DefaultPreemption": ("pods", "nodes", "poddisruptionbudgets"),
+    "DefaultPreemption": ("pods", "nodes", "poddisruptionbudgets", "delete:pods"),
     "DefaultBinder": ("pods/binding",),
     "Concentrate": ("pods", "nodes"),
-}
-
-# Writes of in-tree plugins, always added (a read list cannot say them). Upstream: preemption deletes victims;
-# VolumeBinding binds PVs to PVCs (system:volume-scheduler); DynamicResources records allocations in claim status.
-PLUGIN_WRITES: dict[str, tuple[str, ...]] = {
-    "DefaultPreemption": ("delete:pods",),
-    "VolumeBinding": ("patch,update:persistentvolumes", "patch,update:persistentvolumeclaims"),
-    "DynamicResources": ("patch,update:resourceclaims/status",),
 }
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -227,17 +227,14 @@ def parse_entry(entry: str, who: str, where: str) -> Need:
 
 
 def core_needs(cfg: config_mod.SchedulerConfiguration) -> list[Need]:
-    """What the scheduler itself needs, whatever the plugins: informers, status writes, events, the lease."""
+    """What the scheduler itself needs, whatever the plugins: informers, status patches, events, the lease."""
     needs = [
         Need("", "pods", frozenset(READ), f"{CORE} (pod informer: queue and cache)"),
         Need("", "nodes", frozenset(READ), f"{CORE} (node informer: cache)"),
         Need(
             "", "pods/status", frozenset(WRITE_STATUS), f"{CORE} (PodScheduled condition, nominatedNodeName)"
         ),
-        Need("", "events", frozenset(RECORD_EVENTS), f"{CORE} (Scheduled/FailedScheduling events)"),
-        Need(
-            "events.k8s.io", "events", frozenset(RECORD_EVENTS), f"{CORE} (Scheduled/FailedScheduling events)"
-        ),
+        Need(EVENTS_GROUP, "events", frozenset(RECORD_EVENTS), f"{CORE} (Scheduled/FailedScheduling events)"),
     ]
     le = cfg.leader_election
     if le.leader_elect:
@@ -285,9 +282,6 @@ def plugin_needs(name: str, spec: PluginSpec | None) -> tuple[list[Need], list[s
                 "what the scheduler core already has (pods, nodes); declare PluginSpec.reads if it reads more"
             )
     needs = [parse_entry(entry, name, where) for entry in entries]
-    needs += [
-        parse_entry(entry, name, f"rbac.PLUGIN_WRITES[{name!r}]") for entry in PLUGIN_WRITES.get(name, ())
-    ]
     return needs, notes
 
 
@@ -325,15 +319,16 @@ def compute(cfg: config_mod.SchedulerConfiguration, registry: Registry) -> RoleR
     inactive: list[str] = []
     for name in enabled_plugins(cfg):
         spec = registry.get(name)
+        if spec is not None and not spec.active:
+            inactive.append(name)  # never run, so the scheduler never touches what it would read
+            continue
         plugin, plugin_notes = plugin_needs(name, spec)
         needs += plugin
         notes += plugin_notes
-        if spec is not None and not spec.active:
-            inactive.append(name)
     if inactive:
         notes.append(
-            f"enabled but not active yet in berth: {', '.join(sorted(inactive))}; their permissions are included "
-            "so the role matches the configuration (disable them in the profile to drop them)"
+            f"enabled but not active yet in berth: {', '.join(sorted(inactive))}; the scheduler skips them, so "
+            "the role grants nothing for them (regenerate it when berth activates them)"
         )
     return RoleResult(merge(needs), tuple(notes))
 

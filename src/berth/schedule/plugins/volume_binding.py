@@ -596,6 +596,10 @@ SPEC = fw.PluginSpec(
         "persistentvolumeclaims",
         "storageclasses",
         "csinodes",
+        "csidrivers",  # storageCapacity: true opts a driver into capacity checks (upstream's csiDriverLister)
         "csistoragecapacities",
+        # PreBind, live: the PV's claimRef and the claim's selected-node annotation (upstream bindAPIUpdate PUTs).
+        "update:persistentvolumes",
+        "update:persistentvolumeclaims",
     ),
 )
