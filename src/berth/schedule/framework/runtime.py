@@ -125,6 +125,8 @@ class Framework:
         self._profile_name: str = profile.scheduler_name
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
         self.objects = objects
+        # Live only: VolumeBinding's PreBind writes PV/claim bindings through it (set by berth.schedule.live.run).
+        self.volume_writer: Any = None
         # The scheduler's seeded RNG (preemption's random start) and its eviction service (None: cannot evict).
         self.rng = rng if rng is not None else random.Random()
         self._evict = evict
