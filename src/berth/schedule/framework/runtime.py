@@ -121,6 +121,7 @@ class Framework:
         objects: Any = None,
         rng: random.Random | None = None,
         evict: Evict | None = None,
+        nominated: Callable[[str], Sequence[PodInfo]] | None = None,
     ) -> None:
         self._profile_name: str = profile.scheduler_name
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
@@ -130,6 +131,8 @@ class Framework:
         # The scheduler's seeded RNG (preemption's random start) and its eviction service (None: cannot evict).
         self.rng = rng if rng is not None else random.Random()
         self._evict = evict
+        # The scheduler's nominator: the pods preemption promised room on a node (None: no nominator).
+        self._nominated = nominated
         self.percentage_of_nodes_to_score: int | None = profile.percentage_of_nodes_to_score
         self._snapshot_fn = snapshot
         self._binder = binder
@@ -397,6 +400,27 @@ class Framework:
                     return Status(Code.ERROR, (f'running "{name}" filter plugin: {status.message()}',), name)
                 return status.with_plugin(name)
         return SUCCESS
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Upstream ``RunFilterPluginsWithNominatedPods``: where pods of equal or higher priority are nominated to
+        ``node`` (preemption promised them the room), the pod must pass with them added and without them."""
+        promised = (
+            [p for p in self._nominated(node.name) if p.key != pod.key and p.priority >= pod.priority]
+            if self._nominated is not None
+            else []
+        )
+        if promised:
+            state_with, node_with = state.clone(), node.clone()
+            for other in promised:
+                placed = other.with_node(node.name)
+                node_with.add_pod(placed)
+                status = self.run_pre_filter_extension_add_pod(state_with, pod, placed, node_with)
+                if not status.is_success:
+                    return status
+            status = self.run_filter(state_with, pod, node_with)
+            if not status.is_success:
+                return status
+        return self.run_filter(state, pod, node)
 
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]
