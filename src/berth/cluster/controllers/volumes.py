@@ -93,16 +93,18 @@ class VolumeBinder(base.Controller):
             if pv is not None and self._free_for(pv, pvc):
                 self._bind(pvc, pv)
             return
+        sc = self._class_of(pvc)
+        node: str | None = None
+        if sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer":
+            # Upstream shouldDelayBinding: no static match either until a consumer has a node -- the scheduler
+            # chooses the PV (its claimRef) or the node (selected-node annotation) first.
+            node = self._consumer_node(pvc)
+            if node is None:
+                return
         pv = self._find_static(pvc)
         if pv is not None:
             self._bind(pvc, pv)
             return
-        sc = self._class_of(pvc)
-        node: str | None = None
-        if sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer":
-            node = self._consumer_node(pvc)
-            if node is None:
-                return
         self._bind(pvc, self._provision(pvc, sc, node))
 
     def _get_pv(self, name: str) -> Obj | None:
@@ -138,8 +140,17 @@ class VolumeBinder(base.Controller):
         modes = set(spec.get("accessModes") or [])
         klass = spec.get("storageClassName") or ""
         best: tuple[int, Obj] | None = None
+        m = base.meta(pvc)
         for pv in self.volumes.list():
             pspec = pv.get("spec") or {}
+            ref = pspec.get("claimRef") or {}
+            if (
+                ref.get("name") == m.get("name")
+                and ref.get("namespace") == m.get("namespace")
+                and ref.get("uid") in (None, "", m.get("uid"))
+                and (pv.get("status") or {}).get("phase") in (None, "Available")
+            ):
+                return pv  # pre-bound to this claim (by the scheduler's VolumeBinding): upstream prefers it
             if (pv.get("status") or {}).get("phase") not in (None, "Available") or pspec.get("claimRef"):
                 continue
             if (pspec.get("storageClassName") or "") != klass or not modes <= set(
