@@ -53,6 +53,7 @@ from berth.schedule.live.binder import ApiBinder, BindDone, PipelinedBinder, bin
 from berth.schedule.live.informers import Delta, EventType, Informer, ListWatch, Resource
 from berth.schedule.live.leader import LeaderElector, default_identity
 from berth.schedule.live.metrics import HealthServer, Metrics
+from berth.schedule.live.volumes import ApiVolumeWriter
 from berth.schedule.scheduler import ASSIGNED_POD_DELETE, CycleOutcome, FailureReason, Result, Scheduler
 
 log = logging.getLogger("berth.schedule.live")
@@ -217,6 +218,10 @@ class LiveScheduler:
         self.scheduler = Scheduler(
             config, registry, self.binder, opts.seed, clock=time.monotonic, on_outcome=self._on_outcome
         )
+        # VolumeBinding's PreBind writes PV claimRefs / selected-node annotations through the API, as upstream.
+        self.volume_writer = ApiVolumeWriter(self.writer, self.permissions)
+        for framework in self.scheduler.frameworks.values():
+            framework.volume_writer = self.volume_writer
         resources = informer_resources(config, registry, self.writer)
         self.reader = api_client_from(client_configuration, len(resources) + 2)
         source: ListWatch = informers.ApiListWatch(self.reader)
