@@ -220,10 +220,11 @@ class LeaderElector:
         return True
 
     def release(self) -> None:
-        """Give the lease up (only if we still hold it)."""
+        """Give the lease up (only if we still hold it). A 403 is reported like any other missing permission."""
         if not self.is_leader.is_set():
             return
         self.is_leader.clear()
+        verb = "get"
         try:
             lease = api.typed(self._api.read_namespaced_lease, self.name, self.namespace)
             spec = lease.get("spec") or {}
@@ -239,7 +240,12 @@ class LeaderElector:
                 "metadata": lease.get("metadata") or {},
                 "spec": spec,
             }
+            verb = "update"
             api.typed(self._api.replace_namespaced_lease, self.name, self.namespace, body)
             log.info("leader election: released lease %s/%s", self.namespace, self.name)
-        except (api.ApiError, api.Unreachable) as exc:
+        except api.ApiError as exc:
+            if exc.status == 403:
+                self._report(exc, verb)
+            log.warning("leader election: could not release lease %s/%s: %s", self.namespace, self.name, exc)
+        except api.Unreachable as exc:
             log.warning("leader election: could not release lease %s/%s: %s", self.namespace, self.name, exc)
