@@ -85,7 +85,12 @@ def test_unschedulable_and_ignored_pods_are_reported_with_exit_zero(
     assert code == 0
     doc = json.loads(out)
     assert [(u["pod"], u["schedulerName"], u["message"]) for u in doc["unschedulable"]] == [
-        ("default/huge", "academy-default", "0/4 nodes are available: 4 Insufficient cpu.")
+        (
+            "default/huge",
+            "academy-default",
+            "0/4 nodes are available: 4 Insufficient cpu. "
+            "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+        )
     ]
     assert doc["ignored"] == [{"pod": "x/stray", "schedulerName": "nobody"}]
     assert doc["stats"]["pods"] == 2 and doc["stats"]["scheduled"] == 0

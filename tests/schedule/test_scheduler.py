@@ -85,7 +85,11 @@ def test_pods_bound_by_another_scheduler_still_take_room() -> None:
     s.add_pod(pod("theirs", cpu="800m", scheduler="another", node_name="n0"))
     s.add_pod(pod("mine", cpu="500m"))
     s.run_until_idle()
-    assert only_failure(s) == "0/1 nodes are available: 1 Insufficient cpu."
+    # "theirs" has the same priority as "mine": nothing to preempt.
+    assert only_failure(s) == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
 
 
 def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
@@ -104,13 +108,16 @@ def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
         pytest.param(
             [node(f"n{i}", cpu="1") for i in range(4)],
             pod("p", cpu="2"),
-            "0/4 nodes are available: 4 Insufficient cpu.",
+            # A request above a node's allocatable is UnschedulableAndUnresolvable: no preemption candidate.
+            "0/4 nodes are available: 4 Insufficient cpu."
+            " preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
             id="all-short-of-cpu",
         ),
         pytest.param(
             [node("n0", cpu="1", memory="1Gi"), node("n1", cpu="1")],
             pod("p", cpu="2", memory="2Gi"),
-            "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.",
+            "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
+            " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
             id="one-node-two-reasons",
         ),
         pytest.param(
@@ -122,20 +129,23 @@ def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
             ],
             pod("p", cpu="2"),
             "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, "
-            "2 Insufficient cpu.",
+            "2 Insufficient cpu. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
             id="mixed-sorted",
         ),
         pytest.param(
             [node(f"n{i}", cpu="1") for i in range(10)]
             + [node("t0", taints=[{"key": "k", "effect": "NoSchedule"}])],
             pod("p", cpu="2"),
-            "0/11 nodes are available: 1 node(s) had untolerated taint(s), 10 Insufficient cpu.",
+            "0/11 nodes are available: 1 node(s) had untolerated taint(s), 10 Insufficient cpu."
+            " preemption: 0/11 nodes are available: 11 Preemption is not helpful for scheduling.",
             id="sorted-as-strings",
         ),
         pytest.param(
             [node("n0", pods="0")],
             pod("p"),
-            "0/1 nodes are available: 1 Too many pods.",
+            # Too many pods is Unschedulable (preemption could help), but the node has no pod to evict.
+            "0/1 nodes are available: 1 Too many pods."
+            " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
             id="too-many-pods",
         ),
         pytest.param(
@@ -156,13 +166,15 @@ def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
                     }
                 },
             ),
-            "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+            "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+            " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
             id="prefilter-result-excludes-all",
         ),
         pytest.param(
             [node("n0"), node("n1", labels={"disk": "ssd"})],
             pod("p", nodeSelector={"disk": "hdd"}),
-            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",
+            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."
+            " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
             id="node-selector",
         ),
         pytest.param([], pod("p"), "no nodes available to schedule pods", id="no-nodes"),
@@ -181,8 +193,9 @@ def test_failed_scheduling_message(
 
 def test_fit_error_message_with_prefilter_and_postfilter_messages() -> None:
     d = Diagnosis(pre_filter_msg="pod affinity terms conflict", post_filter_msg="preemption: nothing to do")
+    # 1.33+ appends the PostFilter message as the plugins wrote it (DefaultPreemption's ends in a period).
     assert fit_error_message(3, d) == (
-        "0/3 nodes are available: pod affinity terms conflict. preemption: nothing to do."
+        "0/3 nodes are available: pod affinity terms conflict. preemption: nothing to do"
     )
 
 
@@ -419,7 +432,16 @@ def test_plugins_read_cluster_objects_through_the_handle() -> None:
     assert objects.list("Service") == []
 
 
-def test_postfilter_eviction_nominates_and_requeues_the_victim() -> None:
+OWNED = {
+    "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}
+    ]
+}
+
+
+@pytest.mark.parametrize("owned", [True, False], ids=["controller-owned-victim", "bare-victim"])
+def test_postfilter_eviction_nominates_and_requeues_the_victim(owned: bool) -> None:
+    """A controller-owned victim comes back pending (its controller re-creates it); a bare pod is simply gone."""
     c = SchedulerConfiguration(
         profiles=(
             profile(
@@ -430,18 +452,23 @@ def test_postfilter_eviction_nominates_and_requeues_the_victim() -> None:
     seen: list[CycleOutcome] = []
     s = Scheduler(c, registry(), seed=1, on_outcome=seen.append)
     s.add_node(node("n0", cpu="1"))
-    s.add_pod(pod("low", cpu="800m", scheduler="p", priority=1))
+    low = pod("low", cpu="800m", scheduler="p", priority=1)
+    if owned:
+        low["metadata"].update(OWNED)
+    s.add_pod(low)
     s.run_until_idle()
     s.add_pod(pod("high", cpu="800m", scheduler="p", priority=100))
     s.run_until_idle()
-    assert placed(s) == {"default/high": "n0"}
+    assert [(p.pod, p.node) for p in s.placements] == [("default/low", "n0"), ("default/high", "n0")]
+    assert {p.pod: p.node for p in s.standing_placements()} == {"default/high": "n0"}
     assert [(p.victim, p.preemptor, p.node) for p in s.preempted] == [("default/low", "default/high", "n0")]
     assert [
         o.nominated_node for o in seen if o.pod == "default/high" and o.result is Result.UNSCHEDULABLE
     ] == ["n0"]
-    assert [(f.pod, f.message) for f in s.unschedulable()] == [
-        ("default/low", "0/1 nodes are available: 1 Insufficient cpu. preemption: no victims.")
-    ]
+    # The custom PostFilter's message is appended as it is.
+    expected = [("default/low", "0/1 nodes are available: 1 Insufficient cpu. preemption: no victims")]
+    assert [(f.pod, f.message) for f in s.unschedulable()] == (expected if owned else [])
+    assert s.cache.get_pod("default/low") is None
 
 
 def test_the_handle_offers_eviction_only_when_the_binder_can_evict() -> None:

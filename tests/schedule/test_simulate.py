@@ -291,7 +291,11 @@ def test_bound_pods_in_the_cluster_file_take_room(tmp_path: Path) -> None:
     big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3950m"
     workload = write(tmp_path, "w.yaml", big)
     result = simulate([schedconfig.default_config()], cluster, workload)
-    assert [f.message for f in result.unschedulable] == ["0/1 nodes are available: 1 Insufficient cpu."]
+    # The bound pod has the same priority (0): preemption finds nothing to evict.
+    assert [f.message for f in result.unschedulable] == [
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    ]
     assert result.pods == 1 and result.scheduled == 0
 
 

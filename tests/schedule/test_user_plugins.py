@@ -59,7 +59,9 @@ def test_the_plugins_reason_reaches_the_failed_scheduling_message(
     code, doc, _ = simulate(capsys, config, *PLUGINS)
     assert code == 0
     assert {u["message"] for u in doc["unschedulable"]} == {
-        "0/3 nodes are available: 3 node(s) didn't have label pool=gpu."
+        # The plugin rejects with UnschedulableAndUnresolvable: no node is a preemption candidate.
+        "0/3 nodes are available: 3 node(s) didn't have label pool=gpu. "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     }
 
 

@@ -92,11 +92,13 @@ class Failure:
 
 @dataclass(frozen=True, slots=True)
 class Preemption:
-    """A pod evicted so that ``preemptor`` can run on ``node``."""
+    """A pod evicted so that ``preemptor`` can run on ``node``. ``after_placements``: how many placements the
+    scheduler's log held when the victim was evicted (placements of the victim before that index are undone)."""
 
     victim: str
     preemptor: str
     node: str
+    after_placements: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +149,39 @@ class SimulationBinder:
         return SUCCESS
 
     def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
-        """Preemption in simulation: the victim's binding is dropped (the scheduler requeues it)."""
+        """Preemption in simulation: the victim's binding is dropped (the scheduler removes it from its cache and
+        queues its controller's replacement)."""
         self.bound.pop(victim.key, None)
         return SUCCESS
+
+
+def replacement_pod(victim: PodInfo) -> Obj | None:
+    """The pod a preemption victim's controller creates in its place, pending; None for a pod no controller owns
+    (a bare pod is simply gone, as on a cluster).
+
+    The replacement keeps the victim's name and uid so a simulation report can follow it (a ReplicaSet or Job
+    would pick a new random suffix; a StatefulSet re-creates the same name); it is unbound, with a fresh status.
+    """
+    meta = victim.pod.get("metadata") or {}
+    owners = meta.get("ownerReferences") or ()
+    if not any(isinstance(o, Mapping) and o.get("controller") is True for o in owners):
+        return None
+    pod = dict(victim.pod)
+    dropped = ("resourceVersion", "deletionTimestamp", "creationTimestamp")
+    pod["metadata"] = {k: v for k, v in meta.items() if k not in dropped}
+    pod["spec"] = {k: v for k, v in (victim.pod.get("spec") or {}).items() if k != "nodeName"}
+    pod["status"] = {"phase": "Pending"}
+    return pod
+
+
+def standing_placements(placements: Sequence[Placement], preempted: Sequence[Preemption]) -> list[Placement]:
+    """The placements still in force, in placement order: each pod's last placement, unless preemption evicted the
+    pod after it (``Preemption.after_placements``). ``placements`` is the append-only log a Scheduler keeps."""
+    evicted_at: dict[str, int] = {}
+    for p in preempted:
+        evicted_at[p.victim] = max(evicted_at.get(p.victim, 0), p.after_placements)
+    last = {p.pod: i for i, p in enumerate(placements)}
+    return [p for i, p in enumerate(placements) if last[p.pod] == i and i >= evicted_at.get(p.pod, 0)]
 
 
 @dataclass
@@ -163,6 +195,8 @@ class Diagnosis:
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     nominated_node: str = ""  # set by a PostFilter (preemption) that made room on a node
+    # A PostFilter found no room (upstream's empty nomination): a nomination the pod had is dropped.
+    clear_nomination: bool = False
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:
@@ -174,7 +208,9 @@ class Diagnosis:
 
 
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
-    """kube-scheduler's FitError text: ``0/N nodes are available: <PreFilterMsg | histogram>.[ <PostFilterMsg>]``.
+    """kube-scheduler's FitError text: ``0/N nodes are available: <PreFilterMsg | histogram>.[ <PostFilterMsg>]``
+    (the PostFilter part as the plugins wrote it, e.g. ``preemption: 0/4 nodes are available: 4 Preemption is not
+    helpful for scheduling.``).
 
     The histogram counts reasons, not nodes; nodes excluded by a PreFilterResult count with the absent-node
     reason; entries ``"<count> <reason>"`` are sorted as plain strings and joined by ``", "``.
@@ -195,8 +231,7 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
         if entries:
             msg += f" {', '.join(entries)}."
     if diagnosis.post_filter_msg:
-        post = diagnosis.post_filter_msg
-        msg += f" {post}" if post.endswith(".") else f" {post}."
+        msg += f" {diagnosis.post_filter_msg}"  # as is: 1.33+ adds no period of its own
     return msg
 
 
@@ -307,6 +342,7 @@ class Scheduler:
                 objects=self.objects,
                 rng=self.rng,
                 evict=self._evict if callable(getattr(self.binder, "evict", None)) else None,
+                nominated=self._nominated_on,
             )
             if first is None:
                 first = framework
@@ -337,6 +373,7 @@ class Scheduler:
             plugin_events={n: f.events_to_register() for n, f in self.frameworks.items()},
         )
         self.next_start_node_index = 0
+        # Every placement made, in order: a log (preemption victims stay in it; see standing_placements).
         self.placements: list[Placement] = []
         self.preempted: list[Preemption] = []
         self._nominated: dict[str, dict[str, PodInfo]] = {}  # node -> pods nominated to it by preemption
@@ -358,22 +395,21 @@ class Scheduler:
         return self.binder.bind(pod, node_name)
 
     def _evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
-        """Preemption: delete ``victim`` through the binder; in simulation the victim also leaves the cache and, as
-        its controller would recreate it, comes back as a pending pod (and is reported in ``preempted``)."""
+        """Preemption: delete ``victim`` through the binder and report it in ``preempted``. When nobody else reports
+        the deletion (the simulation's binder echoes), the victim leaves the cache here and the replacement its
+        controller would create is queued (:func:`replacement_pod`); live, the pod informer reports both."""
         evict = getattr(self.binder, "evict", None)
         if not callable(evict):
             return Status(Code.ERROR, ("this scheduler's binder cannot evict pods",))
         status: Status = evict(victim, preemptor, node_name)
         if not status.is_success:
             return status
-        self.preempted.append(Preemption(victim.key, preemptor.key, node_name))
+        self.preempted.append(Preemption(victim.key, preemptor.key, node_name, len(self.placements)))
         if self.binder.echoes_bindings:
             self.remove_pod(victim.key)
-            self.placements = [p for p in self.placements if p.pod != victim.key]
-            if victim.scheduler_name in self.frameworks:
-                pending = dict(victim.pod)
-                pending["spec"] = {k: v for k, v in (victim.pod.get("spec") or {}).items() if k != "nodeName"}
-                self.add_pod(pending)
+            replacement = replacement_pod(victim)
+            if replacement is not None:
+                self.add_pod(replacement)
         return SUCCESS
 
     def _pre_enqueue(self, pod: PodInfo) -> Status:
@@ -710,6 +746,13 @@ class Scheduler:
             if not self._nominated[node_name]:
                 del self._nominated[node_name]
 
+    def _unnominate_lower(self, pod: PodInfo, node_name: str) -> None:
+        """Upstream ``prepareCandidate``: pods of lower priority nominated to the node preemption chose may no
+        longer fit there; their nomination is dropped so they look for room elsewhere."""
+        for key, other in list(self._nominated.get(node_name, {}).items()):
+            if key != pod.key and other.priority < pod.priority:
+                self._unnominate(key)
+
     def _nominated_for(self, pod: PodInfo) -> bool:
         """Is any other pod of equal or higher priority nominated somewhere (so Filter must account for it)?"""
         return any(
@@ -717,6 +760,11 @@ class Scheduler:
             for pods in self._nominated.values()
             for other in pods.values()
         )
+
+    def _nominated_on(self, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name`` (the frameworks' ``run_filter_with_nominated_pods`` reads them)."""
+        pods = self._nominated.get(node_name)
+        return list(pods.values()) if pods else []
 
     def _find_feasible_with_nominated(
         self,
@@ -727,29 +775,10 @@ class Scheduler:
         to_find: int,
         diagnosis: Diagnosis,
     ) -> tuple[list[NodeInfo], Status | None]:
-        """Upstream ``RunFilterPluginsWithNominatedPods``: on a node with nominated pods of equal or higher priority
-        the pod must fit with them added (they were promised the room) and without them."""
+        """Filter with nominated pods counted in (``Framework.run_filter_with_nominated_pods``), node by node."""
         feasible: list[NodeInfo] = []
         for node in ordered:
-            status = SUCCESS
-            promised = [
-                p
-                for p in self._nominated.get(node.name, {}).values()
-                if p.key != pod.key and p.priority >= pod.priority
-            ]
-            if promised:
-                state_with = state.clone()
-                node_with = node.clone()
-                for other in promised:
-                    placed = other.with_node(node.name)
-                    node_with.add_pod(placed)
-                    status = fw.run_pre_filter_extension_add_pod(state_with, pod, placed, node_with)
-                    if not status.is_success:
-                        break
-                if status.is_success:
-                    status = fw.run_filter(state_with, pod, node_with)
-            if status.is_success:
-                status = fw.run_filter(state, pod, node)
+            status = fw.run_filter_with_nominated_pods(state, pod, node)
             if status.code is Code.ERROR:
                 return feasible, status
             if status.is_success:
@@ -789,6 +818,9 @@ class Scheduler:
             diagnosis.post_filter_msg = status.message() if not status.is_success else ""
             if result is not None and result.nominated_node_name:
                 diagnosis.nominated_node = result.nominated_node_name
+                self._unnominate_lower(pod, result.nominated_node_name)
+            elif result is not None:
+                diagnosis.clear_nomination = True
         return Status(Code.UNSCHEDULABLE, (fit_error_message(num_all, diagnosis),))
 
     def _fail(self, qp: QueuedPodInfo, status: Status, diagnosis: Diagnosis, cycle: int) -> CycleOutcome:
@@ -803,16 +835,19 @@ class Scheduler:
             qp.pending_plugins = set(diagnosis.pending_plugins)
         message = status.message()
         reason = FailureReason.SCHEDULER_ERROR if is_error else FailureReason.UNSCHEDULABLE
-        if diagnosis.nominated_node:
-            # Remember the nomination on the pending pod: its next attempt tries that node first.
-            nominated = dict(pod.pod)
-            nominated["status"] = {
-                **(pod.pod.get("status") or {}),
-                "nominatedNodeName": diagnosis.nominated_node,
-            }
-            qp.pod_info = PodInfo(nominated)
-            self._pending_pods[pod.key] = qp.pod_info
-            self._nominate(qp.pod_info, diagnosis.nominated_node)
+        had = str((pod.pod.get("status") or {}).get("nominatedNodeName") or "")
+        if diagnosis.nominated_node or (diagnosis.clear_nomination and had):
+            # Remember the nomination on the pending pod (its next attempt tries that node first), or forget it.
+            pod_status = {k: v for k, v in (pod.pod.get("status") or {}).items() if k != "nominatedNodeName"}
+            if diagnosis.nominated_node:
+                pod_status["nominatedNodeName"] = diagnosis.nominated_node
+            qp.pod_info = PodInfo({**pod.pod, "status": pod_status})
+            if pod.key in self._pending_pods:
+                self._pending_pods[pod.key] = qp.pod_info
+            if diagnosis.nominated_node:
+                self._nominate(qp.pod_info, diagnosis.nominated_node)
+            else:
+                self._unnominate(pod.key)
         # A failure no plugin claims goes to backoff and is retried forever upstream; a simulation gives up.
         retried_blindly = is_error or not (qp.unschedulable_plugins or qp.pending_plugins)
         give_up = (
@@ -881,10 +916,14 @@ class Scheduler:
         out += [f for key, f in self.failures.items() if key not in gated]
         return out
 
+    def standing_placements(self) -> list[Placement]:
+        """This run's placements still in force (victims of preemption left out)."""
+        return standing_placements(self.placements, self.preempted)
+
     def placement_counts(self) -> Mapping[str, Mapping[str, int]]:
-        """node -> scheduler name -> pods placed there by this run."""
+        """node -> scheduler name -> pods placed there by this run (and still there)."""
         out: dict[str, dict[str, int]] = {}
-        for p in self.placements:
+        for p in self.standing_placements():
             out.setdefault(p.node, {})
             out[p.node][p.scheduler_name] = out[p.node].get(p.scheduler_name, 0) + 1
         return out

@@ -42,7 +42,15 @@ from berth.schedule.framework.interface import SUCCESS, Status
 from berth.schedule.framework.types import PodInfo
 from berth.schedule.plugins.registry import Registry
 from berth.schedule.queue import VirtualClock
-from berth.schedule.scheduler import Failure, Ignored, Placement, Preemption, Scheduler
+from berth.schedule.scheduler import (
+    Failure,
+    Ignored,
+    Placement,
+    Preemption,
+    Scheduler,
+    replacement_pod,
+    standing_placements,
+)
 
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # upstream k8s.io/apimachinery/pkg/util/rand
 
@@ -672,6 +680,16 @@ class _SharedClusterBinder:
             s.update_pod(before, after)
         return SUCCESS
 
+    def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
+        """Preemption: every scheduler sees the victim deleted and its controller's replacement (if any) appear."""
+        replacement = replacement_pod(victim)
+        for s in self.schedulers:
+            s.remove_pod(victim.key)
+        if replacement is not None:
+            for s in self.schedulers:
+                s.add_pod(replacement)
+        return SUCCESS
+
 
 def simulate(
     configs: Sequence[SchedulerConfiguration],
@@ -702,6 +720,7 @@ def simulate(
             "--config",
         )
     order: list[Placement] = []
+    preempted: list[Preemption] = []
 
     for s in schedulers:
         for obj in (*cluster.objects, *workload.objects):
@@ -716,10 +735,13 @@ def simulate(
     started = time.perf_counter()
     if len(schedulers) == 1:
         schedulers[0].run_until_idle(max_error_attempts)
-        order = list(schedulers[0].placements)
+        order, preempted = list(schedulers[0].placements), list(schedulers[0].preempted)
     else:
-        order = _run_separately(schedulers, clock, max_error_attempts)
+        order, preempted = _run_separately(schedulers, clock, max_error_attempts)
     seconds = time.perf_counter() - started
+    order = standing_placements(
+        order, preempted
+    )  # victims of preemption are no longer where they were placed
 
     index = {f"{p.obj['metadata']['namespace']}/{p.obj['metadata']['name']}": i for i, p in enumerate(pods)}
     placed = {p.pod for p in order}
@@ -747,7 +769,7 @@ def simulate(
         warnings=tuple(warnings),
         nodes=tuple(str(n.obj["metadata"]["name"]) for n in cluster.nodes),
         profiles=tuple(names),
-        preempted=tuple(p for s in schedulers for p in s.preempted),
+        preempted=tuple(preempted),
     )
 
 
@@ -766,23 +788,29 @@ def _feed(add: Callable[[Obj, str], None], item: Sourced) -> None:
 
 def _run_separately(
     schedulers: Sequence[Scheduler], clock: VirtualClock, max_error_attempts: int
-) -> list[Placement]:
-    """Separate binaries: one cycle each in turn; virtual time moves only when none of them has work."""
+) -> tuple[list[Placement], list[Preemption]]:
+    """Separate binaries: one cycle each in turn; virtual time moves only when none of them has work. Returns the
+    merged placement log and the evictions, each indexed into that merged log."""
     order: list[Placement] = []
+    preempted: list[Preemption] = []
     for s in schedulers:
         s.max_error_attempts = max_error_attempts
     while True:
         progressed = False
         for s in schedulers:
-            before = len(s.placements)
+            before, evicted = len(s.placements), len(s.preempted)
             if s.schedule_one() is not None:
                 progressed = True
+                # A cycle either places its pod or fails (evicting, perhaps): never both.
+                preempted.extend(
+                    Preemption(p.victim, p.preemptor, p.node, len(order)) for p in s.preempted[evicted:]
+                )
                 order.extend(s.placements[before:])
         if progressed:
             continue
         expiries = [e for s in schedulers if (e := s.queue.next_backoff_expiry()) is not None]
         if not expiries:
-            return order
+            return order, preempted
         clock.advance_to(min(expiries))
         for s in schedulers:
             s.queue.tick()

@@ -1,6 +1,7 @@
 """DefaultPreemption: args, and the algorithm on a fake handle (real NodeResourcesFit, InterPodAffinity and
 PodTopologySpread as Filter plugins): eligibility, victim selection with reprieve and PDBs, candidate choice,
-upstream's messages. The plugin stays inactive until the scheduler can evict and nominate (handle.evict)."""
+upstream's messages; then end to end through the Scheduler (eviction, re-queueing by controller, nomination,
+binding on the nominated node) and the simulation."""
 
 from __future__ import annotations
 
@@ -324,26 +325,28 @@ def test_without_eviction_the_plugin_refuses() -> None:
     plugin = dp.SPEC.new(dp.DefaultPreemptionArgs(), FakeHandle())
     _, status = plugin.post_filter(fw.CycleState(), pod(), {})  # type: ignore[attr-defined]
     assert status.code is fw.Code.ERROR
-    assert "not active yet" in status.message()
-    assert not dp.SPEC.active
+    assert status.message() == dp.MSG_NO_EVICTION
+    assert dp.SPEC.active
 
 
-# --- end to end through the Scheduler (the spec activated in a private registry) ------------------------------------
+def test_spec_declares_what_live_preemption_sends() -> None:
+    """berth schedule rbac computes the role from these: victims deleted, DisruptionTarget patched, PDBs watched."""
+    assert set(dp.SPEC.reads) == {"pods", "nodes", "poddisruptionbudgets", "pods/status", "delete:pods"}
 
 
-def _active_registry() -> Any:
-    import dataclasses
+# --- end to end through the Scheduler --------------------------------------------------------------------------------
 
-    from berth.schedule.plugins.registry import Registry, in_tree_specs
-
-    return Registry(dataclasses.replace(s, active=True) if s.name == dp.NAME else s for s in in_tree_specs())
+OWNER = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs-uid", "controller": True}
 
 
-def _obj(name: str, cpu: str, priority: int, **spec: Any) -> dict[str, Any]:
+def _obj(name: str, cpu: str, priority: int, owned: bool = False, **spec: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": {}}
+    if owned:
+        meta["ownerReferences"] = [dict(OWNER)]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {}},
+        "metadata": meta,
         "spec": {
             "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}],
             "priority": priority,
@@ -352,44 +355,83 @@ def _obj(name: str, cpu: str, priority: int, **spec: Any) -> dict[str, Any]:
     }
 
 
-def _scheduler(*cpus: str) -> Any:
-    from berth.schedule.config import PluginRef, Profile, SchedulerConfiguration
+def _node(i: int, cpu: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def _scheduler(*cpus: str, default: bool = False, on_outcome: Any = None) -> Any:
+    from berth.schedule.config import PluginRef, Profile, SchedulerConfiguration, default_config
+    from berth.schedule.plugins.registry import default_registry
     from berth.schedule.scheduler import Scheduler
 
-    points: dict[str, tuple[PluginRef, ...]] = {p: () for p in fw.POINT_NAMES}
-    points.update(
-        queueSort=(PluginRef("PrioritySort"),),
-        preFilter=(PluginRef("NodeResourcesFit"),),
-        filter=(PluginRef("NodeResourcesFit"),),
-        postFilter=(PluginRef(dp.NAME),),
-        bind=(PluginRef("DefaultBinder"),),
-    )
-    cfg = SchedulerConfiguration(profiles=(Profile("default-scheduler", points, {}, None),))
-    s = Scheduler(cfg, _active_registry(), seed=1)
-    for i, cpu in enumerate(cpus):
-        s.add_node(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
-                "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
-            }
+    reg = default_registry()
+    if default:
+        cfg = default_config(reg)
+    else:
+        points: dict[str, tuple[PluginRef, ...]] = {p: () for p in fw.POINT_NAMES}
+        points.update(
+            queueSort=(PluginRef("PrioritySort"),),
+            preFilter=(PluginRef("NodeResourcesFit"),),
+            filter=(PluginRef("NodeResourcesFit"),),
+            postFilter=(PluginRef(dp.NAME),),
+            bind=(PluginRef("DefaultBinder"),),
         )
+        cfg = SchedulerConfiguration(profiles=(Profile("default-scheduler", points, {}, None),))
+    s = Scheduler(cfg, reg, seed=1, on_outcome=on_outcome)
+    for i, cpu in enumerate(cpus):
+        s.add_node(_node(i, cpu))
     return s
 
 
-def test_scheduler_preempts_and_places_the_preemptor() -> None:
-    s = _scheduler("1", "1")
+def test_default_profile_runs_default_preemption() -> None:
+    s = _scheduler(default=True)
+    assert [name for name, _ in s.frameworks["default-scheduler"].post_filter] == [dp.NAME]
+
+
+@pytest.mark.parametrize("default", [False, True], ids=["minimal-profile", "default-profile"])
+def test_scheduler_preempts_nominates_and_binds_on_the_nominated_node(default: bool) -> None:
+    from berth.schedule.scheduler import Result
+
+    seen: list[Any] = []
+    s = _scheduler("1", "1", default=default, on_outcome=seen.append)
     s.add_pod(_obj("low", "800m", 1))
     s.add_pod(_obj("mid", "800m", 50))
     s.run_until_idle()
     low_node = {p.pod: p.node for p in s.placements}["default/low"]
     s.add_pod(_obj("high", "800m", 100))
     s.run_until_idle()
-    assert {p.pod: p.node for p in s.placements}["default/high"] == low_node
+    high = [o for o in seen if o.pod == "default/high"]
+    # First cycle: no node fits, preemption succeeds -> the plain FitError (no preemption part), nominated node.
+    assert [(o.result, o.message, o.nominated_node) for o in high] == [
+        (Result.UNSCHEDULABLE, "0/2 nodes are available: 2 Insufficient cpu.", low_node),
+        (Result.SCHEDULED, "", ""),
+    ]
+    assert high[1].node == low_node
     assert [(p.victim, p.preemptor, p.node) for p in s.preempted] == [
         ("default/low", "default/high", low_node)
     ]
+    assert {p.pod: p.node for p in s.standing_placements()} == {
+        "default/mid": ({"n0", "n1"} - {low_node}).pop(),
+        "default/high": low_node,
+    }
+    assert s.unschedulable() == []  # a bare victim is gone: nothing re-creates it
+    assert s.cache.get_pod("default/low") is None
+    assert not s._nominated  # the nomination ends when the pod is bound
+
+
+def test_a_controller_owned_victim_is_requeued_and_reports_why_it_waits() -> None:
+    s = _scheduler("1", "1")
+    s.add_pod(_obj("low", "800m", 1, owned=True))
+    s.add_pod(_obj("mid", "800m", 50))
+    s.run_until_idle()
+    s.add_pod(_obj("high", "800m", 100))
+    s.run_until_idle()
+    assert [p.victim for p in s.preempted] == ["default/low"]
     assert [(f.pod, f.message) for f in s.unschedulable()] == [
         (
             "default/low",
@@ -414,3 +456,56 @@ def test_scheduler_messages_when_preemption_cannot_help() -> None:
         "preemption: not eligible due to preemptionPolicy=Never.",
     }
     assert s.preempted == []
+
+
+def test_room_promised_to_a_nominated_pod_is_not_taken_by_an_equal_priority_pod() -> None:
+    """Upstream RunFilterPluginsWithNominatedPods: a pod nominated to n0 holds its room there until it binds."""
+    s = _scheduler("1")
+    s.add_pod(_obj("low", "800m", 1))
+    s.run_until_idle()
+    s.add_pod(_obj("high", "800m", 100))
+    popped = s.schedule_one()  # fails, evicts "low", nominates n0
+    assert popped is not None and popped.nominated_node == "n0"
+    s.add_pod(_obj("rival", "800m", 100))  # same priority, queued after: must not take the promised room
+    s.run_until_idle()
+    assert {p.pod: p.node for p in s.standing_placements()} == {"default/high": "n0"}
+    assert [f.pod for f in s.unschedulable()] == ["default/rival"]
+
+
+def test_preemption_in_the_dry_run_counts_nominated_pods() -> None:
+    """A second preemptor does not count on room already promised to the first one's nomination."""
+    s = _scheduler("2")
+    for name in ("l1", "l2"):
+        s.add_pod(_obj(name, "1", 1))
+    s.run_until_idle()
+    s.add_pod(_obj("a", "1", 100))
+    first = s.schedule_one()
+    assert first is not None and first.nominated_node == "n0"
+    assert len(s.preempted) == 1  # one low pod makes room for "a"
+    s.add_pod(_obj("b", "1", 100))
+    second = s.schedule_one()
+    # With "a" promised 1 cpu on n0, "b" needs the other low pod gone too: a second victim, the same node.
+    assert second is not None and second.pod == "default/b" and second.nominated_node == "n0"
+    assert len(s.preempted) == 2
+    s.run_until_idle()
+    assert sorted(p.pod for p in s.standing_placements()) == ["default/a", "default/b"]
+
+
+def test_simulation_reports_victims_and_standing_placements(tmp_path: Any) -> None:
+    from berth.kube import yamlio
+    from berth.schedule.config import default_config
+    from berth.schedule.simulate import simulate
+
+    cluster = tmp_path / "cluster.yaml"
+    workload = tmp_path / "workload.yaml"
+    old = _obj("old", "800m", 1)
+    old["spec"]["nodeName"] = "n0"
+    cluster.write_text(yamlio.dump_all([_node(0, "1"), old]))
+    workload.write_text(yamlio.dump_all([_obj("vip", "800m", 1000)]))
+    result = simulate([default_config()], str(cluster), str(workload))
+    assert [(p.pod, p.node) for p in result.placements] == [("default/vip", "n0")]
+    assert [(p.victim, p.preemptor, p.node) for p in result.preempted] == [
+        ("default/old", "default/vip", "n0")
+    ]
+    assert result.to_dict()["preempted"] == [{"pod": "default/old", "preemptor": "default/vip", "node": "n0"}]
+    assert result.unschedulable == ()

@@ -32,10 +32,7 @@ EXPECTED_POINTS: dict[str, set[str]] = {
     "DefaultBinder": {"bind"},
     "Concentrate": {"preScore", "score"},
 }
-INACTIVE = {
-    "DefaultPreemption",
-    "DynamicResources",
-}
+INACTIVE = {"DynamicResources"}
 WITH_ARGS = {
     "NodeResourcesFit",
     "NodeResourcesBalancedAllocation",

@@ -23,15 +23,19 @@ The algorithm, as kube-scheduler 1.35 runs it:
    start among the highest-priority victims, then the first in candidate order (upstream: map order).
 5. Evict the victims and nominate the node (``PostFilterResult.nominated_node_name``).
 
-What the scheduler must offer through the handle (looked up with ``getattr``; see the module's report):
-``snapshot()``, ``run_filter(state, pod, node)`` (all Filter plugins on one node), the PreFilter plugins'
-extensions (``run_pre_filter_extension_add_pod/remove_pod``, else the Framework's ``pre_filter`` list), an object
-lister for PodDisruptionBudgets (``handle.objects`` / ``list_objects``), optionally ``rng`` (a seeded
-``random.Random`` for the offset), and ``evict(victim, preemptor, node_name) -> Status`` to delete a victim. The
-Scheduler's Framework offers all of them and honours the nominated node; ``SPEC.active`` stays False only until
-the FailedScheduling expectations elsewhere gain the preemption part upstream appends (``... 4 Insufficient cpu.
-preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.``). A handle without ``evict``
-makes ``post_filter`` refuse (Error) rather than pretend.
+What the scheduler offers through the handle (looked up with ``getattr``): ``snapshot()``,
+``run_filter_with_nominated_pods(state, pod, node)`` (upstream ``RunFilterPluginsWithNominatedPods``: the Filter
+plugins with the pods nominated to that node of equal or higher priority counted in; ``run_filter`` when the
+handle has no nominator), the PreFilter plugins' extensions (``run_pre_filter_extension_add_pod/remove_pod``, else
+the Framework's ``pre_filter`` list), an object lister for PodDisruptionBudgets (``handle.objects`` /
+``list_objects``), ``rng`` (a seeded ``random.Random`` for the offset), and ``evict(victim, preemptor, node_name)
+-> Status`` to delete a victim -- in simulation the victim leaves the cache (and its controller's replacement is
+queued); live, the binder adds the ``DisruptionTarget`` condition, deletes the pod and records a ``Preempted``
+event. A handle without ``evict`` makes ``post_filter`` fail with an Error rather than pretend.
+
+Eviction is synchronous (upstream's ``SchedulerAsyncPreemption`` sends the same API calls from a goroutine): the
+preemptor fails this cycle with the plain FitError message (no preemption part -- preemption succeeded), is
+nominated to the node, and is retried once the victims' deletions arrive, trying its nominated node first.
 """
 
 from __future__ import annotations
@@ -55,6 +59,10 @@ REASON_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
 MSG_NO_CANDIDATE = "no candidate node for preemption"
+MSG_NO_EVICTION = (
+    "DefaultPreemption cannot run: this scheduler's binder cannot evict pods (handle.evict is missing); "
+    "give the binder an evict method or disable DefaultPreemption in the profile"
+)
 MAX_INT32 = 2**31 - 1
 
 
@@ -256,7 +264,9 @@ class DefaultPreemption(fw.PostFilterPlugin):
         return rng if isinstance(rng, random.Random) else self._fallback_rng
 
     def _run_filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
-        run: Any = getattr(self.handle, "run_filter", None)
+        run: Any = getattr(self.handle, "run_filter_with_nominated_pods", None)
+        if not callable(run):
+            run = getattr(self.handle, "run_filter", None)
         if not callable(run):
             return fw.error("the scheduler offers no run_filter to preemption")
         status: fw.Status = run(state, pod, node)
@@ -408,9 +418,7 @@ class DefaultPreemption(fw.PostFilterPlugin):
         self, state: fw.CycleState, pod: PodInfo, statuses: Mapping[str, fw.Status]
     ) -> tuple[fw.PostFilterResult | None, fw.Status]:
         if not callable(getattr(self.handle, "evict", None)):
-            return None, fw.error(
-                f"{helper.not_active(NAME)} (the scheduler offers no eviction: handle.evict)"
-            )
+            return None, fw.error(MSG_NO_EVICTION)
         result, status = self.preempt(state, pod, statuses)
         if status.reasons:
             status = fw.Status(status.code, ("preemption: " + status.message(),), status.plugin)
@@ -421,6 +429,7 @@ SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=DefaultPreemption,
     args_type=DefaultPreemptionArgs,
-    active=False,
-    reads=("pods", "nodes", "poddisruptionbudgets", "priorityclasses"),
+    # Live mode: victims are listed from the pod informer, PDBs from their own; eviction patches the victim's
+    # DisruptionTarget condition (pods/status) and deletes it. Priorities come resolved in spec.priority.
+    reads=("pods", "nodes", "poddisruptionbudgets", "pods/status", "delete:pods"),
 )
