@@ -8,7 +8,7 @@ import re
 from rich.console import Console
 
 from berth.schedule.report import print_table, render_html, table_rows
-from berth.schedule.scheduler import Failure, Ignored, Placement
+from berth.schedule.scheduler import Failure, Ignored, Placement, Preemption
 from berth.schedule.simulate import SimulationResult
 
 
@@ -27,6 +27,7 @@ def result() -> SimulationResult:
         warnings=('profile "spread": plugin X is accepted but not active yet in berth (it is skipped)',),
         nodes=("n1", "n2", "n3"),
         profiles=("spread", "pack"),
+        preempted=(Preemption("ns/low", "ns/a", "n1"),),
     )
 
 
@@ -42,12 +43,13 @@ def test_table_rows_count_pods_per_node_and_profile() -> None:
     ]
 
 
-def test_printed_table_lists_unschedulable_and_ignored_pods() -> None:
+def test_printed_table_lists_unschedulable_preempted_and_ignored_pods() -> None:
     buf = io.StringIO()
     print_table(result(), Console(file=buf, width=120))
     text = buf.getvalue()
     assert "unschedulable ns/e (pack): 0/2 nodes are available: 2 Insufficient cpu." in text
     assert "ignored ns/<f>: no profile named 'other' (left Pending)" in text
+    assert "preempted ns/low on n1: made room for ns/a" in text
     assert "4/6 pods placed" in text
 
 

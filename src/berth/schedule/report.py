@@ -36,7 +36,8 @@ def table_rows(result: SimulationResult) -> tuple[list[str], list[list[str]]]:
 
 
 def print_table(result: SimulationResult, console: Console | None = None) -> None:
-    """The placement matrix, then unschedulable pods with their FailedScheduling messages, then ignored pods."""
+    """The placement matrix, then unschedulable pods with their FailedScheduling messages, pods evicted by
+    preemption, then ignored pods."""
     console = console or Console()
     header, rows = table_rows(result)
     table = Table(title="Placement (pods per node and profile)")
@@ -48,6 +49,10 @@ def print_table(result: SimulationResult, console: Console | None = None) -> Non
     for f in result.unschedulable:
         console.print(
             f"unschedulable {f.pod} ({f.scheduler_name}): {f.message}", markup=False, highlight=False
+        )
+    for p in result.preempted:
+        console.print(
+            f"preempted {p.victim} on {p.node}: made room for {p.preemptor}", markup=False, highlight=False
         )
     for ig in result.ignored:
         console.print(
