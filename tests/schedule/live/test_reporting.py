@@ -48,7 +48,11 @@ def test_unschedulable_pod_gets_failed_scheduling_event_and_condition(env: Env) 
             "bind",
         )
         assert sched.status.patches == patches
-    message = "0/4 nodes are available: 4 Insufficient cpu."
+    # 100 cpu exceeds every node's allocatable (UnschedulableAndUnresolvable): no node is a preemption candidate.
+    message = (
+        "0/4 nodes are available: 4 Insufficient cpu. "
+        "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+    )
     assert event["note"] == message
     assert (event["type"], event["action"], event["reportingController"]) == (
         "Warning",

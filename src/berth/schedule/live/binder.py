@@ -13,6 +13,12 @@ bound twice. The framework calls :meth:`ApiBinder.bind` synchronously inside the
 - 403: logged once as a missing permission, then as 409.
 - no answer (API server restarting): same as 409 -- if the bind did land, the informer will show it.
 
+Preemption (:meth:`ApiBinder.evict`, upstream ``Evaluator.PreemptPod``): a ``pods/status`` strategic-merge patch
+adding ``DisruptionTarget=True`` (reason ``PreemptionByScheduler``, message ``<scheduler>: preempting to
+accommodate a higher priority pod``), then ``DELETE`` of the victim, then a ``Preempted`` event on it (``Preempted
+by pod <preemptor uid> on node <node>``). A 404 at either step means the victim is already gone: success, no
+event. A victim already being deleted (``deletionTimestamp``) is left alone, as upstream does.
+
 The body is a ``v1.Binding`` with the pod's uid (so a pod deleted and re-created under the same name is not bound
 by mistake). ``_preload_content=False``: the server answers with a ``Status`` the client cannot turn into a
 ``V1Binding`` (kubernetes-client/python #547).
@@ -31,7 +37,13 @@ from kubernetes import client as k8s
 from berth.schedule import Placement
 from berth.schedule.framework.interface import SUCCESS, Code, Status
 from berth.schedule.framework.types import PodInfo
-from berth.schedule.live import api
+from berth.schedule.live import api, events
+
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+PREEMPTED = "Preempted"
+ACTION_PREEMPTING = "Preempting"
+STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 
 
 class ApiBinder:
@@ -40,12 +52,17 @@ class ApiBinder:
     echoes_bindings = False  # the pod informer reports the bound pod back
 
     def __init__(self, api_client: Any, permissions: api.PermissionLog) -> None:
+        self._api_client = api_client
         self._core = k8s.CoreV1Api(api_client)
         self._permissions = permissions
         self._lock = threading.Lock()
         self.bound: list[Placement] = []
+        self.evicted: list[str] = []  # ns/name of preemption victims deleted
         self.conflicts = 0
         self.errors = 0
+        self.recorder: events.EventRecorder | None = (
+            None  # where Preempted events go (set by the live scheduler)
+        )
 
     def bind(self, pod: PodInfo, node_name: str) -> Status:
         meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}
@@ -76,6 +93,59 @@ class ApiBinder:
         with self._lock:
             self.bound.append(Placement(pod.key, pod.scheduler_name, node_name))
         return SUCCESS
+
+    def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
+        """Preempt ``victim`` for ``preemptor`` (see the module docstring); an Error status names the failed step."""
+        meta = victim.pod.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            return SUCCESS
+        path = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
+        condition = {
+            "type": DISRUPTION_TARGET,
+            "status": "True",
+            "reason": PREEMPTION_BY_SCHEDULER,
+            "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
+        }
+        calls: list[tuple[str, str, str, Any, str]] = []
+        if not _has_condition(victim.pod, condition):
+            body = {"status": {"conditions": [{**condition, "lastTransitionTime": events.rfc3339()}]}}
+            calls.append(("PATCH", "pods/status", f"{path}/status", body, STRATEGIC_MERGE))
+        calls.append(("DELETE", "pods", path, None, api.JSON))
+        for method, resource, url, body, content_type in calls:
+            verb = method.lower()
+            try:
+                api.call(self._api_client, method, url, body=body, content_type=content_type)
+            except api.ApiError as exc:
+                if exc.status == 404:
+                    return SUCCESS  # already gone
+                if exc.status == 403:
+                    self._permissions.forbidden(verb, resource, "", victim.namespace, exc)
+                return Status(
+                    Code.ERROR, (f"preemption: {verb} {resource} {victim.key}: {exc.message or exc}",)
+                )
+            except api.Unreachable as exc:
+                return Status(
+                    Code.ERROR, (f"preemption: {verb} {resource} {victim.key}: unreachable: {exc}",)
+                )
+        with self._lock:
+            self.evicted.append(victim.key)
+        if self.recorder is not None:
+            uid = str((preemptor.pod.get("metadata") or {}).get("uid") or "")
+            note = f"Preempted by pod {uid} on node {node_name}"
+            self.recorder.record(
+                events.PodEvent(
+                    victim.pod, preemptor.scheduler_name, events.NORMAL, PREEMPTED, ACTION_PREEMPTING, note
+                )
+            )
+        return SUCCESS
+
+
+def _has_condition(pod: Any, want: dict[str, str]) -> bool:
+    """Upstream ``UpdatePodCondition`` writes only a change: is this condition already there, as it would be set?"""
+    for cond in (pod.get("status") or {}).get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == want["type"]:
+            return all(cond.get(k) == v for k, v in want.items())
+    return False
 
 
 @dataclass(frozen=True)
@@ -142,6 +212,10 @@ class PipelinedBinder:
     @property
     def errors(self) -> int:
         return self.sync.errors
+
+    def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
+        """Preemption's API calls go out synchronously (the preemptor is retried only after they answered)."""
+        return self.sync.evict(victim, preemptor, node_name)
 
     def bind(self, pod: PodInfo, node_name: str) -> Status:
         if not self._eligible(pod):

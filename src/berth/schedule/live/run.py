@@ -243,6 +243,7 @@ class LiveScheduler:
         self._last_drop = 0.0
         self._drop_lock = threading.Lock()
         self.recorder = events.EventRecorder(self.writer, self.permissions) if opts.events else None
+        self.api_binder.recorder = self.recorder  # Preempted events on preemption victims
         self.status = events.StatusWriter(self.writer, self.permissions)
         self.metrics = Metrics(self._queue_counts, self._relists)
         self.health: HealthServer | None = None

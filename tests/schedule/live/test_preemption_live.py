@@ -1,0 +1,93 @@
+"""DefaultPreemption against the embedded cluster: low-priority pods fill every node, a high-priority pod arrives;
+the scheduler marks the victims ``DisruptionTarget`` and deletes them, records ``Preempted`` on them, patches the
+preemptor's ``status.nominatedNodeName``, and binds it on that node once the victims are gone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conftest import Env, eventually, pod
+from .test_faults import PROFILE, one_profile
+
+
+def priority_class(name: str, value: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+
+
+def classed(name: str, cls: str, cpu: str) -> dict[str, Any]:
+    p = pod(name, scheduler=PROFILE, cpu=cpu)
+    p["spec"]["priorityClassName"] = cls
+    return p
+
+
+def _get(env: Env, name: str) -> dict[str, Any] | None:
+    items = env.pods("default")
+    return next((p for p in items if p["metadata"]["name"] == name), None)
+
+
+def _events(env: Env, reason: str) -> list[dict[str, Any]]:
+    items = env.call("GET", "/apis/events.k8s.io/v1/namespaces/default/events").get("items") or []
+    return [e for e in items if e.get("reason") == reason]
+
+
+def test_high_priority_pod_preempts_is_nominated_and_bound(env: Env) -> None:
+    for pc in (priority_class("low", 10), priority_class("high", 1000)):
+        env.call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc)
+    lows = [f"low-{i}" for i in range(8)]
+    with env.scheduler(one_profile()) as sched:
+        assert sched.wait_synced(30)
+        for name in lows:  # 4 nodes x 4 cpu: two 1.9-cpu pods per node leave 200m free on each
+            env.create(classed(name, "low", "1900m"))
+        placed = eventually(
+            lambda: (
+                {p["metadata"]["name"]: p["spec"].get("nodeName") for p in env.pods("default")}
+                if all(p["spec"].get("nodeName") for p in env.pods("default"))
+                and len(env.pods("default")) == 8
+                else None
+            ),
+            30,
+            "the low-priority pods bound",
+        )
+        vip = env.create(classed("vip", "high", "3"))
+        bound = eventually(
+            lambda: ((_get(env, "vip") or {}).get("spec") or {}).get("nodeName"), 60, "vip bound"
+        )
+        final = _get(env, "vip")
+        failed = eventually(lambda: _events(env, "FailedScheduling"), 30, "FailedScheduling event")
+        preempted = eventually(
+            lambda: len(_events(env, "Preempted")) == 2 and _events(env, "Preempted"), 30, "events"
+        )
+        evicted = list(sched.api_binder.evicted)
+    assert final is not None
+    # Both pods on the chosen node had to go (3 cpu does not fit beside one 1.9-cpu pod); nothing else was touched.
+    victims = sorted(n for n, node in placed.items() if node == bound)
+    assert sorted(k.split("/")[1] for k in evicted) == victims and len(victims) == 2
+    remaining = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in env.pods("default")}
+    assert remaining == {**{n: node for n, node in placed.items() if n not in victims}, "vip": bound}
+    # The preemptor's status carries the nomination it was bound by.
+    assert final["status"].get("nominatedNodeName") == bound
+    # Its first attempt failed with the plain FitError: preemption succeeded, so no "preemption:" part.
+    assert [(e["regarding"]["name"], e["note"]) for e in failed] == [
+        ("vip", "0/4 nodes are available: 4 Insufficient cpu.")
+    ]
+    # Each victim got a Preempted event naming the preemptor's uid and the node.
+    uid = vip["metadata"]["uid"]
+    assert sorted((e["regarding"]["name"], e["note"], e["type"], e["action"]) for e in preempted) == [
+        (v, f"Preempted by pod {uid} on node {bound}", "Normal", "Preempting") for v in victims
+    ]
+    # The API calls, in upstream's order for each victim: DisruptionTarget condition, then delete.
+    calls = [
+        (rec.get("verb"), rec.get("subresource") or "", rec.get("name"))
+        for rec in env.audit()
+        if rec.get("resource") == "pods"
+        and rec.get("name") in victims
+        and rec.get("verb") in ("patch", "delete")
+    ]
+    for v in victims:
+        assert [c[:2] for c in calls if c[2] == v] == [("patch", "status"), ("delete", "")]
+    assert env.bindings()["default/vip"] == 1
