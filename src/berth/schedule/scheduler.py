@@ -33,7 +33,7 @@ import numpy as np
 
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
-from berth.schedule import percentage
+from berth.schedule import percentage, vector
 from berth.schedule.cache import Cache, ObjectCache, Snapshot
 from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import (
@@ -373,6 +373,8 @@ class Scheduler:
             plugin_events={n: f.events_to_register() for n, f in self.frameworks.items()},
         )
         self.next_start_node_index = 0
+        # The vectorised filter's (feasible list, node columns, their rows) for this cycle's Score.
+        self._fused_rows: tuple[list[NodeInfo], vector.NodeArrays, vector.Rows] | None = None
         # Every placement made, in order: a log (preemption victims stay in it; see standing_placements).
         self.placements: list[Placement] = []
         self.preempted: list[Preemption] = []
@@ -662,7 +664,12 @@ class Scheduler:
             status = fw.run_pre_score(state, pod, feasible)
             if not status.is_success:
                 return "", status, diagnosis
-            totals, status = fw.run_score(state, pod, feasible)
+            totals: Sequence[int] | np.ndarray[Any, np.dtype[np.int64]]
+            fused = self._fused_rows
+            if fused is not None and fused[0] is feasible:  # rows left by the vectorised filter
+                totals, status = fw.run_score_rows(state, pod, feasible, fused[1], fused[2])
+            else:
+                totals, status = fw.run_score(state, pod, feasible)
             if not status.is_success:
                 return "", status, diagnosis
         else:
@@ -688,6 +695,19 @@ class Scheduler:
         if self._nominated_for(pod):
             ordered = list(nodes[start:]) + list(nodes[:start]) if start else nodes
             return self._find_feasible_with_nominated(fw, state, pod, ordered, to_find, diagnosis)
+        self._fused_rows = None
+        if vector.enabled(fw) and nodes is self._snapshot.node_infos():
+            # The vectorised path: masks over rows of the node columns (same nodes examined, same verdicts).
+            arrays = fw.node_arrays()
+            arrays.sync(self._snapshot)
+            found = fw.find_feasible_rows(state, pod, nodes, arrays, start, to_find)
+            if found is not None:
+                passed, rows, rejected = found
+                for node_name, rejection in rejected:
+                    diagnosis.node_to_status[node_name] = rejection
+                    diagnosis.add_plugin_status(rejection)
+                self._fused_rows = (passed, arrays, rows)
+                return passed, None
         filters = fw.filters_for(state)
         batch_filters = fw.batch_filters
         feasible: list[NodeInfo] = []
@@ -790,7 +810,9 @@ class Scheduler:
             diagnosis.add_plugin_status(status)
         return feasible, None
 
-    def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int]) -> str:
+    def _select_host(
+        self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray[Any, np.dtype[np.int64]]
+    ) -> str:
         """Highest total wins; ties are broken uniformly at random with the seeded RNG.
 
         kube-scheduler 1.34 walks the ties with reservoir sampling (the k-th tie replaces the pick with probability

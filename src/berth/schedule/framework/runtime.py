@@ -52,6 +52,7 @@ from berth.schedule.framework.interface import (
     Status,
 )
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from berth.schedule.vector import arrays as vector_arrays
 
 if TYPE_CHECKING:
     from berth.schedule.config import Profile
@@ -64,6 +65,11 @@ Binder = Callable[[PodInfo, str], Status]
 Evict = Callable[[PodInfo, PodInfo, str], Status]
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], Status]
 BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], Sequence[Status]]
+MaskFn = Callable[
+    [CycleState, PodInfo, vector_arrays.NodeArrays, vector_arrays.Rows],
+    "vector_arrays.BoolArray | bool | None",
+]
+IntArray = vector_arrays.IntArray
 
 
 class FrameworkError(InputError):
@@ -86,6 +92,23 @@ def _int_array(raw: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int64]] | None
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         return None
     return arr.astype(np.int64, copy=False)
+
+
+def _hook(plugin: Any, name: str) -> Any:
+    """A plugin's optional speed hook, or None."""
+    fn = getattr(plugin, name, None)
+    return fn if callable(fn) else None
+
+
+def _invalid_score(name: str, bad: Any) -> Status:
+    return Status(
+        Code.ERROR,
+        (
+            f'applying score defaultWeights on Score plugins: plugin "{name}" returns an invalid '
+            f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+        ),
+        name,
+    )
 
 
 def inactive_warning(profile: str, plugin: str) -> str:
@@ -236,6 +259,15 @@ class Framework:
         self.batch_filters: dict[str, BatchFilterFn] = {
             n: f for n, p in self.filter if callable(f := getattr(p, "filter_nodes", None))
         }
+        # Fused forms (berth-only, vectorised path; see the module docstring): per Filter plugin its
+        # ``filter_mask``, per Score plugin its ``score_array`` and ``normalize_array`` (None where absent).
+        self._filter_entries: list[tuple[str, FilterFn, MaskFn | None, BatchFilterFn | None]] = [
+            (n, p.filter, _hook(p, "filter_mask"), self.batch_filters.get(n)) for n, p in self.filter
+        ]
+        self._score_arrays: list[tuple[str, fw.ScorePlugin, int, Any, Any, Any]] = [
+            (n, p, w, b, _hook(p, "score_array"), _hook(p, "normalize_array"))
+            for n, p, w, b in self._score_batch
+        ]
         self._score_pool: list[NodeScore] = []
         # Score plugins whose normalize_score is the base no-op can skip building NodeScore lists.
         # Optional list form of NormalizeScore (berth-only): ``normalize_scores(state, pod, raw) -> (list[int],
@@ -401,6 +433,115 @@ class Framework:
                 return status.with_plugin(name)
         return SUCCESS
 
+    # --- the fused vectorised path (berth-only) ---------------------------------------------------------------
+
+    def node_arrays(self) -> vector_arrays.NodeArrays:
+        """The node columns this profile's plugins share on the vectorised path."""
+        return vector_arrays.arrays_for(self, self)
+
+    def find_feasible_rows(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        arrays: vector_arrays.NodeArrays,
+        start: int,
+        to_find: int,
+    ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
+        """Filter on the vectorised path: the scheduler's rotating scan over the snapshot's node list ``nodes``
+        (just passed to ``arrays.sync``) from position ``start`` until ``to_find`` nodes pass.
+
+        Chunks are exactly as long as the nodes still needed, so the nodes examined are the plain scan's. Per chunk
+        every Filter plugin with a ``filter_mask`` answers for all its rows at once and the masks are ANDed (exotic
+        rows count as failing); a node some mask fails gets the per-node :meth:`run_filter` (all plugins in order,
+        so its status -- reason, code, plugin -- is the reference's, and a node a mask only *may* fail can still
+        pass); the nodes every mask passes then meet the plugins without a mask answer, plugin by plugin, as in the
+        plain scan. Filter plugins are side-effect free, so the evaluation order does not change any verdict.
+
+        Returns (feasible nodes in rotation order, their rows, (node name, status) of the rejected nodes), or
+        None when a plugin errors or raises: the caller then runs the plain scan, which reports it exactly.
+        """
+        try:
+            return self._find_feasible_rows(state, pod, nodes, arrays, start, to_find)
+        except Exception:
+            return None
+
+    def _find_feasible_rows(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        arrays: vector_arrays.NodeArrays,
+        start: int,
+        to_find: int,
+    ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
+        n = len(nodes)
+        skip = state.skip_filter
+        entries = [e for e in self._filter_entries if e[0] not in skip] if skip else self._filter_entries
+        ok_code = Code.SUCCESS
+        feasible: list[NodeInfo] = []
+        runs: list[vector_arrays.Rows] = []
+        rejected: list[tuple[str, Status]] = []
+        pos = 0
+        while pos < n and len(feasible) < to_find:
+            want = min(to_find - len(feasible), n - pos)
+            i = start + pos
+            if i >= n:
+                i -= n
+            rows = arrays.run(i, want, n)
+            chunk = nodes[i : i + want] if i + want <= n else [*nodes[i:], *nodes[: i + want - n]]
+            pos += want
+            mask: vector_arrays.BoolArray | bool = True
+            others: list[tuple[str, FilterFn, BatchFilterFn | None]] = []
+            for name, fn, mask_fn, batch in entries:
+                m = mask_fn(state, pod, arrays, rows) if mask_fn is not None else None
+                if m is None:
+                    others.append((name, fn, batch))
+                elif m is not True:
+                    mask = m if mask is True else mask & m
+            exotic = arrays.exotic[rows]
+            if exotic.any():
+                mask = ~exotic if mask is True else mask & ~exotic
+            if not others and (not isinstance(mask, np.ndarray) or bool(mask.all())):
+                feasible.extend(chunk)
+                runs.append(rows)
+                continue
+            ok = mask.copy() if isinstance(mask, np.ndarray) else np.ones(want, np.bool_)
+            if isinstance(mask, np.ndarray):
+                for j in np.flatnonzero(~mask).tolist():
+                    status = self.run_filter(state, pod, chunk[j])
+                    if status.code is ok_code:
+                        ok[j] = True
+                    elif not status.is_rejected:
+                        return None
+                    else:
+                        rejected.append((chunk[j].name, status))
+            candidates = np.flatnonzero(mask).tolist() if isinstance(mask, np.ndarray) else list(range(want))
+            for name, fn, batch in others:
+                if not candidates:
+                    break
+                subset = [chunk[j] for j in candidates]
+                results = (
+                    batch(state, pod, subset) if batch is not None else [fn(state, pod, x) for x in subset]
+                )
+                keep = []
+                for j, status in zip(candidates, results, strict=True):
+                    if status.code is ok_code:
+                        keep.append(j)
+                    elif not status.is_rejected:
+                        return None
+                    else:
+                        ok[j] = False
+                        rejected.append((chunk[j].name, status.with_plugin(name)))
+                candidates = keep
+            passed = np.flatnonzero(ok)
+            feasible.extend([chunk[j] for j in passed.tolist()])
+            runs.append((np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows)[passed])
+        if len(runs) == 1:
+            return feasible, runs[0], rejected
+        flat = [np.arange(r.start, r.stop) if isinstance(r, slice) else r for r in runs]
+        return feasible, (np.concatenate(flat) if flat else np.zeros(0, np.int64)), rejected
+
     def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Upstream ``RunFilterPluginsWithNominatedPods``: where pods of equal or higher priority are nominated to
         ``node`` (preemption promised them the room), the pod must pass with them added and without them."""
@@ -470,45 +611,9 @@ class Framework:
         for name, plugin, weight, batch in self._score_batch:
             if name in skip:
                 continue
-            try:
-                if batch is not None:
-                    raw, status = batch(state, pod, nodes)
-                    if not status.is_success:
-                        return totals, self._score_failed(name, status)
-                else:
-                    score = plugin.score
-                    results = [score(state, pod, node) for node in nodes]
-                    raw_t, codes = zip(*results, strict=True) if results else ((), ())
-                    raw = list(raw_t)
-                    if codes.count(SUCCESS) != len(codes):
-                        for status in codes:
-                            if not status.is_success:
-                                return totals, self._score_failed(name, status)
-                normalize_list = self._normalize_lists.get(name)
-                if normalize_list is not None:
-                    raw, status = normalize_list(state, pod, raw)
-                    if not status.is_success:
-                        return totals, Status(
-                            Code.ERROR,
-                            (
-                                f'running Normalize on Score plugins: plugin "{name}" failed with: {status.message()}',
-                            ),
-                            name,
-                        )
-                elif self._normalizes[name]:
-                    scores = self._node_scores(nodes, raw)
-                    status = plugin.normalize_score(state, pod, scores)
-                    if not status.is_success:
-                        return totals, Status(
-                            Code.ERROR,
-                            (
-                                f'running Normalize on Score plugins: plugin "{name}" failed with: {status.message()}',
-                            ),
-                            name,
-                        )
-                    raw = [ns.score for ns in scores]
-            except Exception as exc:
-                return totals, _crash(name, "Score", exc)
+            raw, failed = self._plugin_scores(name, plugin, batch, state, pod, nodes)
+            if failed is not None:
+                return totals, failed
             arr = _int_array(raw)
             if arr is not None:  # integer scores: range check, weight and sum as int64 array operations
                 if arr.size and (arr.max() > MAX_NODE_SCORE or arr.min() < MIN_NODE_SCORE):
@@ -521,21 +626,123 @@ class Framework:
                 acc = None
             if raw and (max(raw) > MAX_NODE_SCORE or min(raw) < MIN_NODE_SCORE):
                 bad = next(s for s in raw if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
-                return totals, Status(
-                    Code.ERROR,
-                    (
-                        f'applying score defaultWeights on Score plugins: plugin "{name}" returns an invalid '
-                        f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
-                        "normalizing",
-                    ),
-                    name,
-                )
+                return totals, _invalid_score(name, bad)
             if weight != 1:
                 raw = list(map(operator.mul, raw, repeat(weight, len(raw))))
             totals = list(map(operator.add, totals, raw))
         if acc is not None:
             totals = acc.tolist() if not any(totals) else list(map(operator.add, totals, acc.tolist()))
         return totals, SUCCESS
+
+    def run_score_rows(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        arrays: vector_arrays.NodeArrays,
+        rows: vector_arrays.Rows,
+    ) -> tuple[IntArray | list[int], Status]:
+        """:meth:`run_score` on the vectorised path, for ``nodes`` that are ``rows`` of ``arrays`` (none exotic):
+        plugins with ``score_array``/``normalize_array`` answer as int64 arrays, the others through their list or
+        per-node forms; totals are one int64 array. Same results and the same error statuses as :meth:`run_score`.
+        A plugin whose scores are not integers sends the whole call to :meth:`run_score` (Score is side-effect
+        free, so asking again is safe)."""
+        if arrays.exotic[rows].any():  # amounts the kernels cannot hold: the per-node forms decide
+            return self.run_score(state, pod, nodes)
+        acc: IntArray | None = None
+        skip = state.skip_score
+        for name, plugin, weight, batch, score_array, normalize_array in self._score_arrays:
+            if name in skip:
+                continue
+            values: list[Any] | None = None  # set when the plugin answers (or normalises) as a list
+            try:
+                raw = score_array(state, pod, nodes, arrays, rows) if score_array is not None else None
+                if raw is not None and normalize_array is not None:
+                    normalised = normalize_array(state, pod, raw)
+                    if normalised is None:  # beyond the array form: the list form of NormalizeScore
+                        values, failed = self._normalized(name, plugin, state, pod, nodes, raw.tolist())
+                    raw = normalised
+                elif raw is not None and (name in self._normalize_lists or self._normalizes[name]):
+                    values, failed = self._normalized(name, plugin, state, pod, nodes, raw.tolist())
+                elif raw is None:
+                    values, failed = self._plugin_scores(name, plugin, batch, state, pod, nodes)
+            except Exception as exc:
+                return [], _crash(name, "Score", exc)
+            if values is not None:
+                if failed is not None:
+                    return [], failed
+                raw = _int_array(values)
+                if raw is None:
+                    return self.run_score(state, pod, nodes)
+            assert raw is not None
+            if raw.size and (int(raw.max()) > MAX_NODE_SCORE or int(raw.min()) < MIN_NODE_SCORE):
+                bad = raw[np.flatnonzero((raw > MAX_NODE_SCORE) | (raw < MIN_NODE_SCORE))[0]]
+                return [], _invalid_score(name, int(bad))
+            if weight != 1:
+                raw = raw * weight
+            acc = raw if acc is None else acc + raw
+        if acc is None:
+            return np.zeros(len(nodes), np.int64), SUCCESS
+        return acc, SUCCESS
+
+    def _plugin_scores(
+        self,
+        name: str,
+        plugin: fw.ScorePlugin,
+        batch: Any,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+    ) -> tuple[list[Any], Status | None]:
+        """One plugin's normalised scores for ``nodes`` (its batch hook or per-node Score, then NormalizeScore);
+        or the error status :meth:`run_score` reports."""
+        try:
+            if batch is not None:
+                raw, status = batch(state, pod, nodes)
+                if not status.is_success:
+                    return [], self._score_failed(name, status)
+            else:
+                score = plugin.score
+                results = [score(state, pod, node) for node in nodes]
+                raw_t, codes = zip(*results, strict=True) if results else ((), ())
+                raw = list(raw_t)
+                if codes.count(SUCCESS) != len(codes):
+                    for status in codes:
+                        if not status.is_success:
+                            return [], self._score_failed(name, status)
+        except Exception as exc:
+            return [], _crash(name, "Score", exc)
+        return self._normalized(name, plugin, state, pod, nodes, raw)
+
+    def _normalized(
+        self,
+        name: str,
+        plugin: fw.ScorePlugin,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        raw: list[Any],
+    ) -> tuple[list[Any], Status | None]:
+        """NormalizeScore of one plugin on a list (its list hook, or NodeScore objects; as is when it has none)."""
+        try:
+            normalize_list = self._normalize_lists.get(name)
+            if normalize_list is not None:
+                raw, status = normalize_list(state, pod, raw)
+            elif self._normalizes[name]:
+                scores = self._node_scores(nodes, raw)
+                status = plugin.normalize_score(state, pod, scores)
+                raw = [ns.score for ns in scores]
+            else:
+                return raw, None
+        except Exception as exc:
+            return [], _crash(name, "Score", exc)
+        if not status.is_success:
+            return [], Status(
+                Code.ERROR,
+                (f'running Normalize on Score plugins: plugin "{name}" failed with: {status.message()}',),
+                name,
+            )
+        return raw, None
 
     def _node_scores(self, nodes: Sequence[NodeInfo], raw: Sequence[int]) -> list[NodeScore]:
         """The NormalizeScore list, reusing NodeScore objects across calls (creating hundreds per plugin per pod

@@ -24,6 +24,7 @@ from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.vector import kernels
+from berth.schedule.vector.arrays import IntArray
 
 NAME = "Concentrate"
 ARGS_KIND = "ConcentrateArgs"
@@ -93,6 +94,10 @@ class Concentrate(fw.PreScorePlugin, fw.ScorePlugin):
     def normalize_score(self, state: fw.CycleState, pod: PodInfo, scores: list[fw.NodeScore]) -> fw.Status:
         helper.default_normalize_score(scores, reverse=False)
         return fw.SUCCESS
+
+    def normalize_array(self, state: fw.CycleState, pod: PodInfo, raw: IntArray) -> IntArray | None:
+        """NormalizeScore on an int64 array (the framework's fused hook); equal to :meth:`normalize_score`."""
+        return kernels.default_normalize_array(raw, reverse=False)
 
     def normalize_scores(
         self, state: fw.CycleState, pod: PodInfo, raw: list[int]

@@ -21,6 +21,7 @@ from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import ImageState, NodeInfo, PodInfo, normalized_image_name
 from berth.schedule.plugins import helper
+from berth.schedule.vector.arrays import IntArray, NodeArrays, Rows, count
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -100,6 +101,16 @@ class ImageLocality(fw.ScorePlugin):
         if total < MIN_THRESHOLD:  # clamps to the minimum: score 0 whatever the container count
             return 0, fw.SUCCESS
         return calculate_priority(total, _num_containers(pod)), fw.SUCCESS
+
+    def score_array(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: NodeArrays, rows: Rows
+    ) -> IntArray:
+        """The framework's fused Score hook: nodes holding no image score 0; the others are asked per node."""
+        out = np.zeros(count(rows), np.int64)
+        if pod.images:
+            for j in np.flatnonzero(arrays.has_images[rows]).tolist():
+                out[j] = self.score(state, pod, nodes[j])[0]
+        return out
 
     def score_nodes(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

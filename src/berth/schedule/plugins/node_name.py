@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
+from berth.schedule.vector.arrays import NodeArrays, Rows
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -22,6 +23,11 @@ class NodeName(fw.FilterPlugin):
         if pod.node_name and pod.node_name != node.name:
             return fw.unresolvable(ERR_REASON)
         return fw.SUCCESS
+
+    def filter_mask(self, state: fw.CycleState, pod: PodInfo, arrays: NodeArrays, rows: Rows) -> bool | None:
+        """The framework's fused Filter hook: a pod without ``spec.nodeName`` passes everywhere (None otherwise:
+        the per-node check decides)."""
+        return True if not pod.node_name else None
 
     def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
         """Filter for all ``nodes`` (the framework's batch hook): a pod without ``spec.nodeName`` passes everywhere

@@ -14,6 +14,7 @@ import numpy as np
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import HostPort, NodeInfo, PodInfo
+from berth.schedule.vector.arrays import BoolArray, NodeArrays, Rows
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
@@ -55,6 +56,17 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin):
         if fits_ports(want, node):
             return fw.SUCCESS
         return fw.unschedulable(ERR_REASON)
+
+    def filter_mask(
+        self, state: fw.CycleState, pod: PodInfo, arrays: NodeArrays, rows: Rows
+    ) -> BoolArray | bool:
+        """The framework's fused Filter hook (vectorised path): nodes with no host port in use pass; the others
+        are left to :meth:`filter`."""
+        used = arrays.has_ports[rows]
+        if not used.any():
+            return True
+        ok: BoolArray = ~used
+        return ok
 
     def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
         """Filter for all ``nodes`` (the framework's batch hook): nodes with no host port in use pass without a

@@ -23,6 +23,7 @@ from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.plugins import node_resources_fit as fit
 from berth.schedule.vector import kernels
+from berth.schedule.vector.arrays import IntArray, NodeArrays, Rows
 
 NAME = "NodeResourcesBalancedAllocation"
 ARGS_KIND = "NodeResourcesBalancedAllocationArgs"
@@ -100,6 +101,24 @@ class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
     def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
         req, alloc = self._allocation.vectors(node, self._pod_requests(state, pod))
         return balanced_resource_score(req, alloc), fw.SUCCESS
+
+    def score_array(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: NodeArrays, rows: Rows
+    ) -> IntArray | None:
+        """The framework's fused Score hook (vectorised path, rows that are not exotic): raw scores as an int64
+        array, equal to :meth:`score` per node (rows the kernel cannot decide are asked per node)."""
+        requests = self._pod_requests(state, pod)
+        if not kernels.pod_values_fit(requests):
+            return None
+        items = [
+            (name, pod_req)
+            for name, _, pod_req, _ in self._allocation.scored_items(requests, self.args.resources)
+        ]
+        scores, undecided = kernels.balanced_scores(arrays, rows, items)
+        if undecided.any():
+            for j in np.flatnonzero(undecided).tolist():
+                scores[j] = self.score(state, pod, nodes[j])[0]
+        return scores
 
     def score_nodes(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

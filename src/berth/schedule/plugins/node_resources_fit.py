@@ -26,6 +26,7 @@ from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.vector import kernels
+from berth.schedule.vector.arrays import BoolArray, IntArray, NodeArrays, Rows
 
 NAME = "NodeResourcesFit"
 ARGS_KIND = "NodeResourcesFitArgs"
@@ -449,6 +450,29 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         for j in np.flatnonzero(~ok).tolist():
             out[j] = self.filter(state, pod, nodes[j])
         return out
+
+    def filter_mask(
+        self, state: fw.CycleState, pod: PodInfo, arrays: NodeArrays, rows: Rows
+    ) -> BoolArray | bool | None:
+        """The framework's fused Filter hook (vectorised path, rows that are not exotic): True where the node has
+        room; the framework asks :meth:`filter` about the others. None: amounts the kernel cannot hold."""
+        last = self._last
+        s = last[1] if last[0] is state else (state.get(PRE_FILTER_STATE_KEY) or self._pre_filter_state(pod))
+        if not kernels.pod_values_fit([v for _, v in s.checks]):
+            return None
+        return kernels.fit_mask(arrays, rows, s.checks, s.empty)
+
+    def score_array(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: NodeArrays, rows: Rows
+    ) -> IntArray | None:
+        """The framework's fused Score hook (vectorised path, rows that are not exotic): raw scores as an int64
+        array, equal to :meth:`score` per node. None for RequestedToCapacityRatio or amounts beyond the kernels."""
+        pod_requests = self._pod_requests(state, pod)
+        strategy = self.args.scoring_strategy.type
+        if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED) or not kernels.pod_values_fit(pod_requests):
+            return None
+        items = self._allocation.scored_items(pod_requests, self.args.scoring_strategy.resources)
+        return kernels.allocated_scores(arrays, rows, items, strategy == LEAST_ALLOCATED)
 
     def score_nodes(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

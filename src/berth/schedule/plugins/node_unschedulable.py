@@ -16,6 +16,7 @@ from berth.kube import taints
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
+from berth.schedule.vector.arrays import BoolArray, NodeArrays, Rows
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -33,6 +34,17 @@ class NodeUnschedulable(fw.FilterPlugin):
         if taints.tolerated(_UNSCHEDULABLE_TAINT, pod.tolerations):
             return fw.SUCCESS
         return fw.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def filter_mask(
+        self, state: fw.CycleState, pod: PodInfo, arrays: NodeArrays, rows: Rows
+    ) -> BoolArray | bool:
+        """The framework's fused Filter hook (vectorised path): cordoned nodes are left to :meth:`filter` unless
+        the pod tolerates the cordon taint."""
+        cordoned = arrays.unschedulable[rows]
+        if not cordoned.any() or taints.tolerated(_UNSCHEDULABLE_TAINT, pod.tolerations):
+            return True
+        ok: BoolArray = ~cordoned
+        return ok
 
     def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
         """Filter for all ``nodes`` (the framework's batch hook): a boolean column of cordoned nodes."""

@@ -20,6 +20,7 @@ from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.vector import kernels
+from berth.schedule.vector.arrays import BoolArray, IntArray, NodeArrays, Rows, count
 
 NAME = "TaintToleration"
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
@@ -82,6 +83,45 @@ class TaintToleration(fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
         for j in np.flatnonzero(bad).tolist():
             out[j] = self.filter(state, pod, nodes[j])
         return out
+
+    def filter_mask(
+        self, state: fw.CycleState, pod: PodInfo, arrays: NodeArrays, rows: Rows
+    ) -> BoolArray | bool:
+        """The framework's fused Filter hook (vectorised path): one verdict per distinct taint signature among
+        ``rows``; True everywhere when no node has taints."""
+        if arrays.num_signatures == 1:
+            return True
+        sigs = arrays.taint_sig[rows]
+        table = np.zeros(arrays.num_signatures, np.bool_)
+        for sig in np.unique(sigs).tolist():
+            if sig and taints.first_untolerated(arrays.sig_taints[sig], pod.tolerations, _HARD_EFFECTS):
+                table[sig] = True
+        if not table.any():
+            return True
+        ok: BoolArray = ~table[sigs]
+        return ok
+
+    def score_array(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: NodeArrays, rows: Rows
+    ) -> IntArray:
+        """The framework's fused Score hook: intolerable PreferNoSchedule taints per node, one count per distinct
+        taint signature."""
+        if arrays.num_signatures == 1:
+            return np.zeros(count(rows), np.int64)
+        tolerations = state.get(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            tolerations = prefer_no_schedule_tolerations(pod.tolerations)
+        sigs = arrays.taint_sig[rows]
+        table = np.zeros(arrays.num_signatures, np.int64)
+        for sig in np.unique(sigs).tolist():
+            if sig:
+                table[sig] = count_intolerable_prefer_no_schedule(arrays.sig_taints[sig], tolerations)
+        counts: IntArray = table[sigs]
+        return counts
+
+    def normalize_array(self, state: fw.CycleState, pod: PodInfo, raw: IntArray) -> IntArray | None:
+        """NormalizeScore on an int64 array (the framework's fused hook); equal to :meth:`normalize_score`."""
+        return kernels.default_normalize_array(raw, reverse=True)
 
     def score_nodes(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

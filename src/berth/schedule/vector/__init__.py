@@ -21,6 +21,6 @@ Switch: a framework (the plugins' handle) with attribute ``berth_vectorised = Fa
 
 from __future__ import annotations
 
-from berth.schedule.vector.arrays import LIMIT, NodeArrays, arrays_for, enabled, set_enabled
+from berth.schedule.vector.arrays import LIMIT, NodeArrays, Rows, arrays_for, enabled, set_enabled
 
-__all__ = ["LIMIT", "NodeArrays", "arrays_for", "enabled", "set_enabled"]
+__all__ = ["LIMIT", "NodeArrays", "Rows", "arrays_for", "enabled", "set_enabled"]

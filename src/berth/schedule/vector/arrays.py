@@ -27,6 +27,8 @@ LIMIT = 2**52
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+# A run of rows: a slice (numpy indexes it as a view, no copy) or row numbers.
+Rows = slice | IntArray
 
 _ATTR = "berth_vectorised"
 _generation = attrgetter("generation")
@@ -40,6 +42,13 @@ def enabled(handle: Any) -> bool:
 def set_enabled(handle: Any, on: bool) -> None:
     """Switch a framework between the vectorised (True, the default) and the per-node reference path."""
     setattr(handle, _ATTR, on)
+
+
+def count(rows: Rows) -> int:
+    """How many rows ``rows`` names (slices made by :meth:`NodeArrays.run` have a start, a stop and no step)."""
+    if isinstance(rows, slice):
+        return int(rows.stop) - int(rows.start)
+    return len(rows)
 
 
 def _fits(value: int) -> bool:
@@ -94,6 +103,14 @@ class NodeArrays:
             np.zeros(0, np.int64),
         )
         self.refreshes = 0  # rows (re)built, for tests and the benchmark
+        # What :meth:`sync` last saw: (the snapshot's node list, its change log, how far the log was read,
+        # position -> row or None when position i is row i).
+        self._layout: tuple[Sequence[NodeInfo] | None, list[str] | None, int, IntArray | None] = (
+            None,
+            None,
+            0,
+            None,
+        )
 
     # --- columns ------------------------------------------------------------------------------------------------
 
@@ -219,6 +236,54 @@ class NodeArrays:
             return None
         return rows
 
+    def sync(self, snapshot: Any) -> None:
+        """Bring the rows in step with ``snapshot`` (a :class:`berth.schedule.cache.Snapshot`) and remember which row
+        each position of its node list is, for :meth:`run`.
+
+        O(changed nodes): the cache logs the names it re-clones in ``snapshot.changes``, and only those rows are
+        refreshed. A new node list (nodes added or removed, zone order changed) or a restarted log maps every node
+        again (:meth:`rows`, which reuses unchanged rows). Relies on the snapshot's contract that its NodeInfo
+        objects are never mutated in place (the cache clones a changed node into it).
+        """
+        nodes: Sequence[NodeInfo] = snapshot.node_infos()
+        changes: list[str] = snapshot.changes
+        known, log, pos, perm = self._layout
+        if known is not None and log is not None and nodes is known and changes is log:
+            if pos == len(changes):
+                return
+            get, by_name, objs = snapshot.get, self.by_name, self.objs
+            for name in changes[pos:]:
+                node = get(name)
+                if node is None:
+                    continue
+                i = by_name.get(name)
+                if i is None:  # a node this layout never saw: map everything again
+                    break
+                if objs[i] is not node:
+                    self._refresh(node)
+            else:
+                self._layout = (known, log, len(changes), perm)
+                return
+        rows = self.rows(nodes)
+        n = len(nodes)
+        identity = n == 0 or bool((rows == np.arange(n)).all())
+        self._layout = (nodes, changes, len(changes), None if identity else rows)
+
+    def run(self, start: int, count: int, n: int) -> Rows:
+        """Rows of the snapshot positions ``start, start + 1, ...`` (``count`` of them, wrapping at ``n``, the
+        length of the node list last passed to :meth:`sync`): a slice when they are consecutive rows."""
+        perm = self._layout[3]
+        end = start + count
+        if perm is None:
+            if end <= n:
+                return slice(start, end)
+            return np.concatenate(
+                (np.arange(start, n, dtype=np.int64), np.arange(0, end - n, dtype=np.int64))
+            )
+        if end <= n:
+            return perm[start:end]
+        return np.concatenate((perm[start:], perm[: end - n]))
+
     def forget_memo(self) -> None:
         self._memo = (None, None, None, 0, self._memo[4])
 
@@ -283,7 +348,7 @@ class NodeArrays:
 # One NodeArrays per handle (a profile's framework), shared by its plugins.
 _BY_HANDLE: weakref.WeakKeyDictionary[Any, NodeArrays] = weakref.WeakKeyDictionary()
 
-__all__ = ["CPU", "LIMIT", "MEMORY", "NodeArrays", "arrays_for", "enabled", "set_enabled"]
+__all__ = ["CPU", "LIMIT", "MEMORY", "NodeArrays", "Rows", "arrays_for", "count", "enabled", "set_enabled"]
 
 
 def arrays_for(handle: Any, owner: Any) -> NodeArrays:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from berth.schedule.vector.arrays import LIMIT, BoolArray, IntArray, NodeArrays
+from berth.schedule.vector.arrays import LIMIT, BoolArray, IntArray, NodeArrays, Rows, count
 
 # (resource name, read the non-zero cpu/memory sums, pod request, weight) -- ResourceAllocation.scored_items.
 ScoredItem = tuple[str, bool, int, int]
@@ -23,7 +23,7 @@ def pod_values_fit(values: Sequence[int]) -> bool:
     return all(isinstance(v, int) and 0 <= v <= LIMIT for v in values)
 
 
-def fit_mask(arrays: NodeArrays, rows: IntArray, checks: Sequence[tuple[str, int]], empty: bool) -> BoolArray:
+def fit_mask(arrays: NodeArrays, rows: Rows, checks: Sequence[tuple[str, int]], empty: bool) -> BoolArray:
     """NodeResourcesFit's verdict per row: room for one more pod and, unless the pod requests nothing, every
     checked request ``<= allocatable - requested``."""
     ok: BoolArray = arrays.pod_count[rows] < arrays.allowed_pods[rows]
@@ -33,18 +33,16 @@ def fit_mask(arrays: NodeArrays, rows: IntArray, checks: Sequence[tuple[str, int
     return ok
 
 
-def _used(arrays: NodeArrays, rows: IntArray, name: str, non_zero: bool) -> IntArray:
+def _used(arrays: NodeArrays, rows: Rows, name: str, non_zero: bool) -> IntArray:
     return (arrays.non_zero(name) if non_zero else arrays.requested(name))[rows]
 
 
-def allocated_scores(
-    arrays: NodeArrays, rows: IntArray, items: Sequence[ScoredItem], least: bool
-) -> IntArray:
+def allocated_scores(arrays: NodeArrays, rows: Rows, items: Sequence[ScoredItem], least: bool) -> IntArray:
     """LeastAllocated (``least``) or MostAllocated: weighted integer mean over resources the node has.
 
     Least: ``(a - r) * 100 // a`` when ``r <= a`` else 0; Most: ``min(r, a) * 100 // a``; node ``sum // weights``.
     """
-    n = len(rows)
+    n = count(rows)
     columns = [
         (arrays.allocatable(name)[rows], _used(arrays, rows, name, non_zero) + pod_req, weight)
         for name, non_zero, pod_req, weight in items
@@ -76,7 +74,7 @@ def allocated_scores(
 
 
 def balanced_scores(
-    arrays: NodeArrays, rows: IntArray, items: Sequence[tuple[str, int]]
+    arrays: NodeArrays, rows: Rows, items: Sequence[tuple[str, int]]
 ) -> tuple[IntArray, BoolArray]:
     """BalancedAllocation (1.34/1.35) per row, and a mask of rows it could not decide (a resource missing on a
     node when more than two are configured: those rows go to the per-node path).
@@ -84,7 +82,7 @@ def balanced_scores(
     Fractions ``min(r / a, 1)`` in float64; two resources ``|f1 - f2| / 2``; more: population std with the same
     left-to-right sums as the reference; score ``int((1 - std) * 100)``.
     """
-    n = len(rows)
+    n = count(rows)
     if len(items) == 2:
         (n0, p0), (n1, p1) = items
         a0, a1 = arrays.allocatable(n0)[rows], arrays.allocatable(n1)[rows]
@@ -133,14 +131,30 @@ def default_normalize(raw: Sequence[int], reverse: bool, max_priority: int = 100
     if not raw:
         return []
     arr = np.asarray(raw)
-    if arr.ndim != 1 or arr.dtype.kind not in "iu" or int(np.abs(arr).max()) > LIMIT // max(max_priority, 1):
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
         return None
-    arr = arr.astype(np.int64, copy=False)
-    highest = int(arr.max())
+    out = default_normalize_array(arr.astype(np.int64, copy=False), reverse, max_priority)
+    return None if out is None else out.tolist()
+
+
+def default_normalize_array(raw: IntArray, reverse: bool, max_priority: int = 100) -> IntArray | None:
+    """:func:`default_normalize` on an int64 array (the framework's fused score path); a new array, or None when
+    a score is too large for int64 arithmetic (the caller then takes the list form)."""
+    if not raw.size:
+        return raw.copy()
+    highest = int(raw.max())
+    lowest = int(raw.min())
+    if max(highest, -lowest) > LIMIT // max(max_priority, 1):
+        return None
     if highest == 0:
-        return [max_priority] * len(raw) if reverse else [int(v) for v in raw]
-    x = arr * max_priority
-    q = np.abs(x) // abs(highest)
-    scaled = np.where((x >= 0) == (highest >= 0), q, -q)
-    out: list[int] = (max_priority - scaled if reverse else scaled).tolist()
+        if reverse:
+            return np.full(raw.shape, max_priority, np.int64)
+        return raw.copy()
+    x = raw * max_priority
+    if lowest >= 0 and highest > 0:  # the usual case: floor division is Go's truncation
+        scaled = x // highest
+    else:
+        q = np.abs(x) // abs(highest)
+        scaled = np.where((x >= 0) == (highest >= 0), q, -q)
+    out: IntArray = max_priority - scaled if reverse else scaled
     return out
