@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import inter_pod_affinity as ipa
@@ -536,7 +537,9 @@ class ListingSnapshotHandle(ObjectsHandle):
 def test_snapshot_lists_of_nodes_with_affinity_pods_are_used(listed: bool, want: str) -> None:
     guard = pod("guard", affinity=affinity(anti=[term(ZONE, app="web")]))
     a = node("a", labels={ZONE: "z1"}, pods=[guard])
-    pl = ipa.SPEC.new(ipa.InterPodAffinityArgs(), ListingSnapshotHandle([a], [a] if listed else []))
+    handle = ListingSnapshotHandle([a], [a] if listed else [])
+    vector.set_enabled(handle, False)  # the lists are a reference-path shortcut
+    pl = ipa.SPEC.new(ipa.InterPodAffinityArgs(), handle)
     assert isinstance(pl, ipa.InterPodAffinity)
     assert filter_all(pl, pod("p", labels={"app": "web"}), [a]) == {"a": want}
 

@@ -34,17 +34,21 @@ a cycle compares labels with dict lookups and never re-parses selectors. State s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from berth.kube import selectors
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.plugins import pod_topology_spread as pts
+from berth.schedule.vector import topology
 
 NAME = "InterPodAffinity"
 ARGS_KIND = "InterPodAffinityArgs"
@@ -64,10 +68,13 @@ HAVE_REQUIRED_ANTI_AFFINITY = "have_pods_with_required_anti_affinity"
 _AFFINITY_NOT_MATCH = fw.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
 _ANTI_AFFINITY_NOT_MATCH = fw.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
 _EXISTING_ANTI_AFFINITY_NOT_MATCH = fw.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+_VERDICTS = (fw.SUCCESS, _AFFINITY_NOT_MATCH, _ANTI_AFFINITY_NOT_MATCH, _EXISTING_ANTI_AFFINITY_NOT_MATCH)
 _PODS_OF = attrgetter("pods")
 _AFFINITY_OF = attrgetter("affinity")
 
 TopologyPair = tuple[str, str]
+IntArray = topology.IntArray
+PairCounts = dict[TopologyPair, int] | topology.PairCounts
 
 
 @dataclass(frozen=True)
@@ -279,13 +286,13 @@ def _has_preferred(pod: PodInfo) -> bool:
     return False
 
 
-def _memoizable(terms: Sequence[AffinityTerm]) -> bool:
+def _memoizable(terms: Iterable[AffinityTerm]) -> bool:
     """Counts for these terms depend on pod labels only (no namespaceSelector reading Namespace labels, which
     may change without any node changing), so they can be remembered per node."""
     return all(t.ns_selector is None or not t.ns_selector.requirements for t in terms)
 
 
-def _bump(counts: dict[TopologyPair, int], labels: Mapping[str, str], key: str, delta: int) -> None:
+def _bump(counts: PairCounts, labels: Mapping[str, str], key: str, delta: int) -> None:
     """Add ``delta`` at the node's value of ``key`` (if it has the label); entries that reach 0 are dropped."""
     value = labels.get(key)
     if value is None:
@@ -296,6 +303,60 @@ def _bump(counts: dict[TopologyPair, int], labels: Mapping[str, str], key: str, 
         counts[pair] = n
     else:
         counts.pop(pair, None)
+
+
+def _all_counter(terms: tuple[AffinityTerm, ...], ns_labels: NamespaceLabels) -> Callable[[NodeInfo], int]:
+    """A node's number of pods matching all ``terms`` (a node-index column; the terms read no Namespace labels)."""
+
+    def count(node: NodeInfo) -> int:
+        return sum(1 for p in node.pods if _matches_all(terms, p, ns_labels))
+
+    return count
+
+
+def _filter_rows(
+    s: PreFilterState, nodes: Sequence[NodeInfo], index: topology.NodeIndex
+) -> list[fw.Status] | None:
+    """Filter by array lookups when ``nodes`` are rows of the index the state was built on: the same checks as
+    :meth:`InterPodAffinity.filter`, in the same order (the first failing one names the status)."""
+    affinity, anti, existing = s.affinity, s.anti, s.existing_anti
+    if not (
+        isinstance(affinity, topology.PairCounts)
+        and isinstance(anti, topology.PairCounts)
+        and isinstance(existing, topology.PairCounts)
+    ) or (affinity.extra or anti.extra or existing.extra):
+        return None
+    rows = index.rows_of(nodes)
+    if rows is None:
+        return None
+    verdict = np.zeros(len(rows), np.int8)  # index into _VERDICTS
+    req_aff = s.terms.required_affinity
+    if req_aff:
+        missing = np.zeros(len(rows), np.bool_)
+        exist = np.ones(len(rows), np.bool_)
+        for t in req_aff:
+            ids = index.domain(t.topology_key).col[rows]
+            missing |= ids < 0
+            have = affinity.arrays.get(t.topology_key)
+            if have is None:
+                exist[:] = False
+            else:
+                exist &= topology.lookup(have, ids) > 0
+        first_of_group = not affinity and s.self_match
+        verdict[missing if first_of_group else missing | ~exist] = 1
+    if anti:
+        for t in s.terms.required_anti:
+            have = anti.arrays.get(t.topology_key)
+            if have is not None:
+                ids = index.domain(t.topology_key).col[rows]
+                verdict[(verdict == 0) & (topology.lookup(have, ids) > 0)] = 2
+    if existing:
+        for key, have in existing.arrays.items():
+            ids = index.domain(key).col[rows]
+            verdict[(verdict == 0) & (topology.lookup(have, ids) > 0)] = 3
+    if not verdict.any():
+        return [fw.SUCCESS] * len(rows)
+    return list(map(_VERDICTS.__getitem__, verdict.tolist()))
 
 
 def _matches_all(terms: Sequence[AffinityTerm], pod: PodInfo, ns_labels: NamespaceLabels) -> bool:
@@ -312,25 +373,31 @@ def _matches_all(terms: Sequence[AffinityTerm], pod: PodInfo, ns_labels: Namespa
 class PreFilterState:
     terms: PodTerms  # the incoming pod's
     ns_labels: NamespaceLabels
-    existing_anti: dict[TopologyPair, int]  # existing pods whose required anti-affinity matches the pod
-    affinity: dict[TopologyPair, int]  # existing pods matching all of the pod's required affinity terms
-    anti: dict[TopologyPair, int]  # existing pods matching one of the pod's required anti-affinity terms
+    existing_anti: PairCounts  # existing pods whose required anti-affinity matches the pod
+    affinity: PairCounts  # existing pods matching all of the pod's required affinity terms
+    anti: PairCounts  # existing pods matching one of the pod's required anti-affinity terms
     self_match: bool  # the pod matches all its own required affinity terms
+    index: topology.NodeIndex | None = None  # the vectorised path's rows (the maps are then PairCounts)
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
             self.terms,
             self.ns_labels,
-            dict(self.existing_anti),
-            dict(self.affinity),
-            dict(self.anti),
+            self.existing_anti.copy(),
+            self.affinity.copy(),
+            self.anti.copy(),
             self.self_match,
+            self.index,
         )
 
 
 @dataclass(slots=True)
 class PreScoreState:
-    topology_score: dict[str, dict[str, int]]
+    """``key -> value -> score``; on the vectorised path the inner maps are DomainCounts over the index's domain
+    ids and ``index`` is set, so :meth:`InterPodAffinity.score_nodes` can answer by array lookups."""
+
+    topology_score: Mapping[str, Mapping[str, int]]
+    index: topology.NodeIndex | None = None
 
 
 # --- the plugin ----------------------------------------------------------------------------------------------------
@@ -422,6 +489,13 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         if terms.error is not None:
             return None, fw.unresolvable(f"parsing pod: {terms.error}")
         ns_labels = NamespaceLabels(self.handle)
+        if vector.enabled(self.handle):
+            vectorised = self._pre_filter_vectorised(pod, terms, ns_labels, nodes)
+            if vectorised is not None:
+                if not vectorised.existing_anti and not terms.required_affinity and not terms.required_anti:
+                    return None, fw.skip()
+                state.write(PRE_FILTER_STATE_KEY, vectorised)
+                return None, fw.SUCCESS
         existing_anti: dict[TopologyPair, int] = {}
         affinity: dict[TopologyPair, int] = {}
         anti: dict[TopologyPair, int] = {}
@@ -478,6 +552,74 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             PRE_FILTER_STATE_KEY, PreFilterState(terms, ns_labels, existing_anti, affinity, anti, self_match)
         )
         return None, fw.SUCCESS
+
+    def _pre_filter_vectorised(
+        self, pod: PodInfo, terms: PodTerms, ns_labels: NamespaceLabels, nodes: Sequence[NodeInfo]
+    ) -> PreFilterState | None:
+        """PreFilter over the node index: per-node columns of matching pods (per term, or all affinity terms at
+        once) and of existing anti-affinity terms matching this class of pod (namespace + labels), tallied per
+        topology domain with one bincount each. None when a term reads Namespace labels (the reference loop then
+        runs: those labels may change without any node changing)."""
+        req_aff, req_anti = terms.required_affinity, terms.required_anti
+        if not _memoizable(req_aff) or not _memoizable(req_anti):
+            return None
+        index = topology.synced_index(self.handle, self, nodes)
+        if index.counts(("ipa-unkeyable-anti",), self._unkeyable_anti).any():
+            return None
+        existing_anti = topology.PairCounts()
+        hosts = np.flatnonzero(index.counts(("ipa-anti-terms",), self._anti_terms))
+        if len(hosts):
+            columns = index.keyed(
+                ("ipa-existing-anti", pod.namespace, frozenset(pod.labels.items())),
+                lambda node: self._existing_anti_keys(pod, node, ns_labels),
+                hosts,
+            )
+            for key, col in columns.items():
+                if col.any():
+                    existing_anti.add_array(key, index.domain(key).ids, index.tally(key, col))
+        affinity = topology.PairCounts()
+        if req_aff:
+            col = index.counts(("ipa-all", req_aff), _all_counter(req_aff, ns_labels))
+            if col.any():
+                for t in req_aff:
+                    key = t.topology_key
+                    affinity.add_array(key, index.domain(key).ids, index.tally(key, col))
+        anti = topology.PairCounts()
+        for t in req_anti:
+            col = index.counts(("ipa-one", t), _all_counter((t,), ns_labels))
+            if col.any():
+                key = t.topology_key
+                anti.add_array(key, index.domain(key).ids, index.tally(key, col))
+        self_match = _matches_all(req_aff, pod, ns_labels)
+        return PreFilterState(terms, ns_labels, existing_anti, affinity, anti, self_match, index)
+
+    def _anti_terms(self, node: NodeInfo) -> int:
+        """Required anti-affinity terms of the node's pods (a node-index column: which nodes to look at)."""
+        return sum(len(self.terms_of(p).required_anti) for p in node.pods if p.affinity)
+
+    def _unkeyable_anti(self, node: NodeInfo) -> int:
+        """Required anti-affinity terms on the node that read Namespace labels (their matches cannot be kept)."""
+        return sum(
+            1
+            for p in node.pods
+            if p.affinity
+            for t in self.terms_of(p).required_anti
+            if not _memoizable((t,))
+        )
+
+    def _existing_anti_keys(self, pod: PodInfo, node: NodeInfo, ns_labels: NamespaceLabels) -> dict[str, int]:
+        """Per topology key the node carries: existing required anti-affinity terms on it matching ``pod`` (only
+        its namespace and labels are read: the column stands for every pod of that class)."""
+        out: dict[str, int] = {}
+        labels = node.labels
+        for existing in node.pods:
+            if not existing.affinity:
+                continue
+            for t in self.terms_of(existing).required_anti:
+                key = t.topology_key
+                if key in labels and t.matches(pod, ns_labels):
+                    out[key] = out.get(key, 0) + 1
+        return out
 
     def pre_filter_extensions(self) -> fw.PreFilterExtensions | None:
         return self
@@ -540,6 +682,10 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return [self.filter(state, pod, n) for n in nodes]
+        if s.index is not None:
+            by_rows = _filter_rows(s, nodes, s.index)
+            if by_rows is not None:
+                return by_rows
         affinity, anti, existing = s.affinity, s.anti, s.existing_anti
         aff_keys = [t.topology_key for t in s.terms.required_affinity]
         first_of_group = not affinity and s.self_match
@@ -586,6 +732,13 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             all_nodes: Sequence[NodeInfo] = self.handle.snapshot().node_infos()
         except Exception:  # a handle without a snapshot (unit use): the nodes we were given are all we know
             all_nodes = nodes
+        if vector.enabled(self.handle):
+            vectorised = self._pre_score_vectorised(pod, terms, has_constraints, all_nodes)
+            if vectorised is not None:
+                if not vectorised.topology_score:
+                    return fw.skip()
+                state.write(PRE_SCORE_STATE_KEY, vectorised)
+                return fw.SUCCESS
         if not has_constraints:
             # Only pods with (anti-)affinity terms of their own can contribute.
             all_nodes = self._nodes_hosting(HAVE_AFFINITY, all_nodes)
@@ -640,6 +793,109 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             return fw.skip()
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(topo))
         return fw.SUCCESS
+
+    def _pre_score_vectorised(
+        self, pod: PodInfo, terms: PodTerms, has_constraints: bool, all_nodes: Sequence[NodeInfo]
+    ) -> PreScoreState | None:
+        """PreScore over the node index: the pod's preferred terms as weighted per-node counts of matching pods,
+        existing pods' terms matching this class of pod (namespace + labels) as keyed columns, each tallied per
+        topology domain. Keys whose every domain sums to 0 are left out: like an absent key they add 0 to every
+        node (and no keys at all gives Skip, whose total is the same 0 as normalising all-zero scores).
+        None when a term reads Namespace labels (the reference loop then runs)."""
+        pref_aff, pref_anti = terms.preferred_affinity, terms.preferred_anti
+        if not _memoizable([wt.term for wt in pref_aff + pref_anti]):
+            return None
+        index = topology.synced_index(self.handle, self, all_nodes)
+        if index.counts(("ipa-unkeyable-score",), self._unkeyable_scoring).any():
+            return None
+        ns_labels = NamespaceLabels(self.handle)
+        sums: dict[str, IntArray] = {}
+
+        def add(key: str, values: IntArray) -> None:
+            have = sums.get(key)
+            sums[key] = values if have is None else have + values
+
+        for wt, sign in [(wt, 1) for wt in pref_aff] + [(wt, -1) for wt in pref_anti]:
+            col = index.counts(("ipa-one", wt.term), _all_counter((wt.term,), ns_labels))
+            if wt.weight and col.any():
+                add(wt.term.topology_key, sign * wt.weight * index.tally(wt.term.topology_key, col))
+        hard = self.args.hard_pod_affinity_weight
+        scorers = np.flatnonzero(index.counts(("ipa-scoring-pods", hard), self._scoring_pods))
+        if len(scorers):
+            columns = index.keyed(
+                ("ipa-existing-score", pod.namespace, frozenset(pod.labels.items()), hard),
+                lambda node: self._existing_score_keys(pod, node, ns_labels),
+                scorers,
+            )
+            for key, col in columns.items():
+                if col.any():
+                    add(key, index.tally(key, col))
+        topo: dict[str, Mapping[str, int]] = {}
+        for key, values in sums.items():
+            if values.any():
+                topo[key] = topology.DomainCounts(
+                    index.domain(key).ids, values, np.ones(len(values), np.bool_)
+                )
+        return PreScoreState(topo, index)
+
+    def _scoring_terms(self, existing: PodInfo) -> list[tuple[AffinityTerm, int]]:
+        """(term, amount) of ``existing``'s terms that score an incoming pod they match: required affinity at
+        ``hardPodAffinityWeight`` (when > 0), preferred affinity at +weight, preferred anti-affinity at -weight."""
+        if not existing.affinity:
+            return []
+        t = self.terms_of(existing)
+        if t is NO_TERMS:
+            return []
+        hard = self.args.hard_pod_affinity_weight
+        out = [(term, hard) for term in t.required_affinity] if hard > 0 else []
+        out.extend((wt.term, wt.weight) for wt in t.preferred_affinity)
+        out.extend((wt.term, -wt.weight) for wt in t.preferred_anti)
+        return out
+
+    def _scoring_pods(self, node: NodeInfo) -> int:
+        """Pods on the node with terms that score other pods (a node-index column)."""
+        return sum(1 for p in node.pods if self._scoring_terms(p))
+
+    def _unkeyable_scoring(self, node: NodeInfo) -> int:
+        """Scoring terms on the node that read Namespace labels."""
+        return sum(1 for p in node.pods for term, _ in self._scoring_terms(p) if not _memoizable((term,)))
+
+    def _existing_score_keys(
+        self, pod: PodInfo, node: NodeInfo, ns_labels: NamespaceLabels
+    ) -> dict[str, int]:
+        """Per topology key the node carries: what its pods' terms matching ``pod`` add (only ``pod``'s namespace
+        and labels are read: the column stands for every pod of that class)."""
+        out: dict[str, int] = {}
+        labels = node.labels
+        for existing in node.pods:
+            for term, amount in self._scoring_terms(existing):
+                key = term.topology_key
+                if key in labels and term.matches(pod, ns_labels):
+                    out[key] = out.get(key, 0) + amount
+        return out
+
+    def score_nodes(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], fw.Status]:
+        """:meth:`score` for many nodes (the runtime's batch hook): array lookups on the vectorised path."""
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is not None and s.index is not None:
+            rows = s.index.rows_of(nodes)
+            if rows is not None:
+                total = np.zeros(len(rows), np.int64)
+                for key, values in s.topology_score.items():
+                    if not isinstance(values, topology.DomainCounts):
+                        break
+                    total += topology.lookup(values.counts, s.index.domain(key).col[rows])
+                else:
+                    return total.tolist(), fw.SUCCESS
+        out: list[int] = []
+        for node in nodes:
+            score, status = self.score(state, pod, node)
+            if not status.is_success:
+                return out, status
+            out.append(score)
+        return out, fw.SUCCESS
 
     def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)

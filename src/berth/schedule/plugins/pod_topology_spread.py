@@ -40,14 +40,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from berth.kube import selectors, taints
+from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper, node_affinity, volumes
+from berth.schedule.vector import topology
 
 NAME = "PodTopologySpread"
 ARGS_KIND = "PodTopologySpreadArgs"
@@ -66,6 +71,7 @@ _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _COUNT_TABLES_LIMIT = 64  # bounds memory: at most this many selectors x nodes remembered
 _MISSING_LABEL = fw.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
 _SKEWED = fw.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+_VERDICTS = (fw.SUCCESS, _MISSING_LABEL, _SKEWED)
 
 SYSTEM_DEFAULTING = "System"
 LIST_DEFAULTING = "List"
@@ -270,6 +276,16 @@ def label_selector_as_selector(raw: Any) -> tuple[selectors.Selector | None, str
 def selector_matches(sel: selectors.Selector | None, labels: Mapping[str, str]) -> bool:
     """Nil matches nothing, empty matches everything."""
     return sel is not None and sel.matches(labels)
+
+
+def _pod_counter(sel: selectors.Selector, namespace: str) -> Callable[[NodeInfo], int]:
+    """A node's matching-pod count for ``(sel, namespace)`` (a per-node column of the node index)."""
+
+    def count(node: NodeInfo) -> int:
+        pods = node.pods
+        return count_matching_pods(pods, sel, namespace) if pods else 0
+
+    return count
 
 
 def count_matching_pods(pods: Sequence[PodInfo], sel: selectors.Selector | None, namespace: str) -> int:
@@ -480,14 +496,21 @@ class CriticalPaths:
         return CriticalPaths([list(self.paths[0]), list(self.paths[1])])
 
 
+Counts = dict[str, int] | topology.DomainCounts  # topology value -> matching pods (present domains only)
+
+
 @dataclass(slots=True)
 class PreFilterState:
-    """Per DoNotSchedule constraint: matching pods per topology value on eligible nodes, and the critical paths."""
+    """Per DoNotSchedule constraint: matching pods per topology value on eligible nodes, and the critical paths.
+
+    The vectorised path stores :class:`~berth.schedule.vector.topology.DomainCounts` (the same mapping over arrays)
+    and the index its rows come from, so :meth:`PodTopologySpread.filter_nodes` can answer by array lookups."""
 
     constraints: tuple[Constraint, ...]
-    counts: list[dict[str, int]]
+    counts: list[Counts]
     critical: list[CriticalPaths]
     required: node_affinity.RequiredAffinity
+    index: topology.NodeIndex | None = None
 
     def min_match(self, i: int) -> int:
         if len(self.counts[i]) < self.constraints[i].min_domains:
@@ -497,9 +520,10 @@ class PreFilterState:
     def clone(self) -> PreFilterState:
         return PreFilterState(
             self.constraints,
-            [dict(c) for c in self.counts],
+            [c.copy() for c in self.counts],
             [p.clone() for p in self.critical],
             self.required,
+            self.index,
         )
 
 
@@ -590,7 +614,12 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         if not constraints:
             return None, fw.skip()
         required = node_affinity.required_node_affinity(pod)
-        counts: list[dict[str, int]] = [{} for _ in constraints]
+        if vector.enabled(self.handle):
+            vectorised = self._pre_filter_vectorised(pod, constraints, required, nodes)
+            if vectorised is not None:
+                state.write(PRE_FILTER_STATE_KEY, vectorised)
+                return None, fw.SUCCESS
+        counts: list[Counts] = [{} for _ in constraints]
         ns = pod.namespace
         keys = [c.topology_key for c in constraints]
         single_key = keys[0] if len(keys) == 1 else None
@@ -638,6 +667,68 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
             critical.append(paths)
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(tuple(constraints), counts, critical, required))
         return None, fw.SUCCESS
+
+    def _pre_filter_vectorised(
+        self,
+        pod: PodInfo,
+        constraints: Sequence[Constraint],
+        required: node_affinity.RequiredAffinity,
+        nodes: Sequence[NodeInfo],
+    ) -> PreFilterState | None:
+        """PreFilter over the node index: per constraint one bincount of the per-node matching-pod column over the
+        eligible nodes' domain ids; critical paths from the domains' order of first appearance (as the reference
+        loop meets them). None: something here cannot be keyed (the caller runs the reference loop)."""
+        index = topology.synced_index(self.handle, self, nodes)
+        doms = [index.domain(c.topology_key) for c in constraints]
+        eligible = doms[0].col >= 0
+        for d in doms[1:]:
+            eligible &= d.col >= 0
+        trivial_affinity = not required.node_selector and required.terms is None
+        counts: list[Counts] = []
+        critical: list[CriticalPaths] = []
+        ns = pod.namespace
+        for c, d in zip(constraints, doms, strict=True):
+            mask = eligible
+            if c.honor_node_taints or (c.honor_node_affinity and not trivial_affinity):
+                included = self._inclusion_column(index, c, required, pod, trivial_affinity)
+                if included is None:
+                    return None
+                mask = eligible & included
+            ids = d.col[mask]
+            present = np.bincount(ids, minlength=d.size) > 0
+            sel = c.selector
+            if sel is not None and sel.requirements:
+                per_node = index.counts(("pts-count", sel, ns), _pod_counter(sel, ns))
+                tally = np.bincount(ids, weights=per_node[mask], minlength=d.size).astype(np.int64)
+            else:
+                tally = np.zeros(d.size, np.int64)
+            counts.append(topology.DomainCounts(d.ids, tally, present))
+            critical.append(CriticalPaths(topology.critical_paths(d.values, tally, present, ids)))
+        return PreFilterState(tuple(constraints), counts, critical, required, index)
+
+    @staticmethod
+    def _inclusion_column(
+        index: topology.NodeIndex,
+        c: Constraint,
+        required: node_affinity.RequiredAffinity,
+        pod: PodInfo,
+        trivial_affinity: bool,
+    ) -> npt.NDArray[np.bool_] | None:
+        """Nodes passing ``c``'s inclusion policies for this pod, as a column keyed by what the check reads."""
+        honor_affinity = c.honor_node_affinity and not trivial_affinity
+        try:
+            key = (
+                "pts-include",
+                required if honor_affinity else None,
+                json.dumps(pod.tolerations, sort_keys=True) if c.honor_node_taints else None,
+            )
+            hash(key)
+        except (TypeError, ValueError):
+            return None
+        probe = Constraint(0, "", None, 1, honor_affinity, c.honor_node_taints)
+        column = index.counts(key, lambda node: 1 if probe.includes(node, required, pod) else 0)
+        included: npt.NDArray[np.bool_] = column > 0
+        return included
 
     def pre_filter_extensions(self) -> fw.PreFilterExtensions | None:
         return self
@@ -688,6 +779,10 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return [self.filter(state, pod, n) for n in nodes]
+        if s.index is not None:
+            by_rows = self._filter_rows(s, pod, nodes, s.index)
+            if by_rows is not None:
+                return by_rows
         limits = [
             (
                 c.topology_key,
@@ -710,6 +805,29 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
                     break
             out.append(status)
         return out
+
+    @staticmethod
+    def _filter_rows(
+        s: PreFilterState, pod: PodInfo, nodes: Sequence[NodeInfo], index: topology.NodeIndex
+    ) -> list[fw.Status] | None:
+        """:meth:`filter_nodes` by array lookups when ``nodes`` are rows of the index the state was built on."""
+        rows = index.rows_of(nodes)
+        if rows is None:
+            return None
+        verdict = np.zeros(len(rows), np.int8)  # 0 pass, 1 missing label, 2 skewed: first failing constraint
+        for i, c in enumerate(s.constraints):
+            counts = s.counts[i]
+            if not isinstance(counts, topology.DomainCounts) or counts.extra:
+                return None
+            limit = c.max_skew + s.min_match(i) - (1 if selector_matches(c.selector, pod.labels) else 0)
+            ids = index.domains[c.topology_key].col[rows]
+            open_ = verdict == 0
+            missing = ids < 0
+            verdict[open_ & missing] = 1
+            verdict[open_ & ~missing & (topology.lookup(counts.counts, ids) > limit)] = 2
+        if not verdict.any():
+            return [fw.SUCCESS] * len(rows)
+        return list(map(_VERDICTS.__getitem__, verdict.tolist()))
 
     # --- PreScore / Score / NormalizeScore ---------------------------------------------------------------------
 
