@@ -14,14 +14,9 @@ import logging
 import os
 import signal
 import socket
-import sqlite3
-import ssl
-import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +73,10 @@ def _alive(pid: int) -> bool:
 
 
 def _ready(data: Path, url: str, timeout: float = 2.0) -> bool:
+    import ssl
+    import urllib.error
+    import urllib.request
+
     ctx: ssl.SSLContext | None = None
     ca = data / "pki" / "ca.crt"
     if url.startswith("https"):
@@ -90,6 +89,8 @@ def _ready(data: Path, url: str, timeout: float = 2.0) -> bool:
 
 
 def _counts(data: Path) -> dict[str, int]:
+    import sqlite3
+
     db = data / "store.db"
     if not db.is_file():
         return {}
@@ -215,6 +216,8 @@ def _detach(
     node_labels: tuple[str, ...],
     controllers: bool = True,
 ) -> None:
+    import subprocess
+
     data_dir.mkdir(parents=True, exist_ok=True)
     args = [
         sys.executable,
@@ -257,7 +260,7 @@ def _detach(
         if proc.poll() is not None:
             tail = (data_dir / "server.log").read_text(errors="replace").strip().splitlines()[-5:]
             raise BerthError("the cluster exited during start-up:\n  " + "\n  ".join(tail))
-        time.sleep(0.05)
+        time.sleep(0.01)
     raise BerthError(f"the cluster did not become ready within 30s; see {data_dir / 'server.log'}")
 
 

@@ -80,6 +80,9 @@ class Cluster:
         self._audit: AuditLog | None = None
         self.pki: tls.Pki | None = None
         self._services: list[Any] = []
+        self._services_lock = threading.Lock()
+        self._stopping = False
+        self._scheduler_starter: threading.Thread | None = None
 
     # ---- lifecycle -----------------------------------------------------------------------------------------
 
@@ -93,6 +96,7 @@ class Cluster:
 
     def _start(self) -> None:
         opts = self.options
+        self._stopping = False
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self._lock_fh = open(self.data_dir / "lock", "a+", encoding="utf-8")  # noqa: SIM115 - held while running
@@ -135,19 +139,46 @@ class Cluster:
             self.controllers = _start_controllers(self.api, opts)
         for factory in opts.services:
             self._services.append(factory(self.api))
-        if opts.default_scheduler:
-            from berth.cluster import default_scheduler
-
-            if self.data_dir is not None:
-                scheduler_kubeconfig = self.data_dir / "kubeconfig"
-            else:
-                scheduler_kubeconfig = self.write_kubeconfig(
-                    Path(tempfile.mkdtemp(prefix="berth-cluster-")) / "kubeconfig"
-                )
-            self._services.append(default_scheduler.start(scheduler_kubeconfig))
         self.server.ready.set()
+        if opts.default_scheduler:
+            # After ready, in the background: the scheduler is a client of this API (importing the official client
+            # and the scheduler costs seconds of CPU), and its informers list on start, so pods created between
+            # ready and the scheduler's first list are still scheduled.
+            self._scheduler_starter = threading.Thread(
+                target=self._start_default_scheduler, name="berth-default-scheduler-start", daemon=True
+            )
+            self._scheduler_starter.start()
+
+    def _start_default_scheduler(self) -> None:
+        from berth.cluster import default_scheduler
+
+        if self.data_dir is not None:
+            scheduler_kubeconfig = self.data_dir / "kubeconfig"
+        else:
+            scheduler_kubeconfig = self.write_kubeconfig(
+                Path(tempfile.mkdtemp(prefix="berth-cluster-")) / "kubeconfig"
+            )
+        try:
+            handle = default_scheduler.start(scheduler_kubeconfig)
+        except Exception:
+            log.exception("the built-in default-scheduler did not start; pods stay Pending")
+            return
+        with self._services_lock:
+            if self._stopping:
+                stop_late = True
+            else:
+                self._services.append(handle)
+                stop_late = False
+        if stop_late:
+            with contextlib.suppress(Exception):
+                handle.stop()
 
     def stop(self) -> None:
+        with self._services_lock:
+            self._stopping = True
+        starter, self._scheduler_starter = self._scheduler_starter, None
+        if starter is not None and starter is not threading.current_thread():
+            starter.join()
         while self._services:
             service = self._services.pop()
             with contextlib.suppress(Exception):

@@ -337,7 +337,7 @@ class Store:
         with self._lock:
             if self._last.get(resource, 0) > after:
                 return True, after
-            if not self._closed:
+            if not self._closed and (timeout is None or timeout > 0):
                 cond = self._conds.get(resource)
                 if cond is None:
                     cond = self._conds[resource] = threading.Condition(self._lock)
