@@ -509,3 +509,28 @@ def test_simulation_reports_victims_and_standing_placements(tmp_path: Any) -> No
     ]
     assert result.to_dict()["preempted"] == [{"pod": "default/old", "preemptor": "default/vip", "node": "n0"}]
     assert result.unschedulable == ()
+
+
+def test_separate_binaries_see_a_victim_of_the_other_one_go(tmp_path: Any) -> None:
+    """Two configurations (separate binaries): a's high-priority pod preempts b's pod; the victim leaves both
+    schedulers' caches and the report shows the preemptor placed."""
+    from berth.kube import yamlio
+    from berth.schedule.config import parse
+    from berth.schedule.simulate import simulate
+
+    def config(name: str) -> Any:
+        api = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+        return parse({**api, "profiles": [{"schedulerName": name}]})
+
+    cluster = tmp_path / "cluster.yaml"
+    workload = tmp_path / "workload.yaml"
+    low = _obj("low", "800m", 1, schedulerName="b")
+    low["spec"]["nodeName"] = "n0"  # running already, in both binaries' caches
+    cluster.write_text(yamlio.dump_all([_node(0, "1"), low]))
+    workload.write_text(yamlio.dump_all([_obj("vip", "800m", 1000, schedulerName="a")]))
+    result = simulate([config("a"), config("b")], str(cluster), str(workload))
+    assert [(p.victim, p.preemptor, p.node) for p in result.preempted] == [
+        ("default/low", "default/vip", "n0")
+    ]
+    assert [(p.pod, p.scheduler_name, p.node) for p in result.placements] == [("default/vip", "a", "n0")]
+    assert result.unschedulable == ()
