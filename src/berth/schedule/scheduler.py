@@ -635,7 +635,7 @@ class Scheduler:
             if node is not None and (
                 result is None or result.node_names is None or nominated in result.node_names
             ):
-                st = fw.run_filter(state, pod, node)
+                st = fw.run_filter_with_nominated_pods(state, pod, node)  # upstream evaluateNominatedNode
                 if st.is_success:
                     return nominated, None, diagnosis
                 if st.code is Code.ERROR:

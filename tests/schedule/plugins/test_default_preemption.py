@@ -534,3 +534,21 @@ def test_separate_binaries_see_a_victim_of_the_other_one_go(tmp_path: Any) -> No
     ]
     assert [(p.pod, p.scheduler_name, p.node) for p in result.placements] == [("default/vip", "a", "n0")]
     assert result.unschedulable == ()
+
+
+def test_the_nominated_node_is_tried_with_the_room_promised_to_others() -> None:
+    """Upstream evaluateNominatedNode filters with nominated pods: a pod whose old nomination points at a node a
+    higher-priority preemptor has since been promised does not take that room."""
+    s = _scheduler("2")
+    s.add_pod(_obj("low1", "1", 1))
+    s.add_pod(_obj("low2", "1", 1))
+    s.run_until_idle()
+    s.add_pod(_obj("a", "1", 100))
+    first = s.schedule_one()  # a evicts one low pod and is nominated to n0
+    assert first is not None and (first.pod, first.nominated_node) == ("default/a", "n0")
+    s.add_pod(_obj("c", "2", 200))
+    second = s.schedule_one()  # c pops first (priority), evicts the other low pod, is promised all of n0
+    assert second is not None and (second.pod, second.nominated_node) == ("default/c", "n0")
+    s.run_until_idle()
+    assert {p.pod: p.node for p in s.standing_placements()} == {"default/c": "n0"}
+    assert [f.pod for f in s.unschedulable()] == ["default/a"]
