@@ -242,6 +242,42 @@ def test_unhelpful_preemption_messages(nodes: list[NodeInfo], p: PodInfo, messag
     assert handle.evicted == []
 
 
+def _nominated(p: PodInfo, node_name: str) -> PodInfo:
+    return PodInfo({**p.pod, "status": {"nominatedNodeName": node_name}})
+
+
+def _preempted_victim(name: str) -> PodInfo:
+    v = cpu_pod(name, 1000, 1, terminating=True)
+    cond = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    v.pod["status"] = {"conditions": [cond]}
+    return v
+
+
+def test_waits_while_a_victim_on_its_nominated_node_terminates() -> None:
+    """Upstream PodEligibleToPreemptOthers: the earlier preemption is still taking effect; no second round."""
+    nodes = [cpu_node("a", 1, _preempted_victim("going")), cpu_node("b", 1, cpu_pod("b1", 1000, 1))]
+    _, status, handle = preempt(nodes, _nominated(cpu_pod("hi", 1000, 100), "a"))
+    assert status.code is fw.Code.UNSCHEDULABLE
+    assert status.message() == "preemption: not eligible due to a terminating pod on the nominated node."
+    assert handle.evicted == []
+
+
+def test_an_unresolvable_nominated_node_does_not_block_preemption_elsewhere() -> None:
+    """The nominated node now rejects the pod for good (a selector): the pod may preempt on another node."""
+    nodes = [
+        cpu_node("a", 1, _preempted_victim("going")),
+        cpu_node("b", 1, cpu_pod("b1", 1000, 1), labels={"disk": "ssd"}),
+    ]
+    p = _nominated(cpu_pod("hi", 1000, 100, node_selector={"disk": "ssd"}), "a")
+    handle = PreemptionHandle(nodes)
+    state, statuses = handle.schedule(p)
+    statuses["a"] = fw.unresolvable("node(s) didn't match Pod's node affinity/selector")
+    plugin = dp.SPEC.new(dp.DefaultPreemptionArgs(), handle)
+    result, status = plugin.post_filter(state, p, statuses)  # type: ignore[attr-defined]
+    assert status.is_success and result == fw.PostFilterResult("b")
+    assert handle.evicted == [("b1", "hi", "b")]
+
+
 def test_anti_affinity_victim_is_found_through_prefilter_extensions() -> None:
     """The pod refuses to share a host with app=low; evicting that lower-priority pod makes room."""
     low = cpu_pod("low", 100, 1, labels={"app": "low"})
