@@ -1,13 +1,16 @@
-"""NodeArrays bookkeeping: rows follow the snapshot incrementally (a changed node costs one row refresh), rotating
-chunks map to consecutive rows, and amounts the kernels cannot hold exactly mark the row exotic."""
+"""NodeArrays bookkeeping: rows follow the snapshot incrementally (a changed node costs one row refresh, also
+through the snapshot's change log), rotating chunks map to consecutive rows, memo columns follow refreshed rows,
+and amounts the kernels cannot hold exactly mark the row exotic."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from plugins.support import node, pod
+from plugins.support import container, node, pod
 
+from berth.schedule.cache import Cache, Snapshot
 from berth.schedule.scheduler import _rotated_slice
-from berth.schedule.vector import NodeArrays
+from berth.schedule.vector import NodeArrays, Rows
 
 
 def test_only_changed_nodes_are_refreshed_and_chunks_wrap_around() -> None:
@@ -60,3 +63,56 @@ def test_rotated_slice_equals_slicing_the_rotation() -> None:
             for pos in range(n + 2):
                 for count in range(n + 2):
                     assert _rotated_slice(items, start, pos, count) == rotated[pos : pos + count]
+
+
+def _cache_with(names: list[str]) -> tuple[Cache, Snapshot]:
+    cache = Cache()
+    for name in names:
+        cache.add_node(
+            {"metadata": {"name": name}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": 10}}}
+        )
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    return cache, snap
+
+
+def test_sync_refreshes_only_the_nodes_the_snapshot_re_cloned() -> None:
+    cache, snap = _cache_with([f"n{i}" for i in range(5)])
+    arrays = NodeArrays()
+    arrays.sync(snap)
+    assert arrays.refreshes == 5
+    assert arrays.run(3, 4, 5).tolist() == [3, 4, 0, 1]  # type: ignore[union-attr]  # wraps: row numbers
+    assert arrays.run(1, 2, 5) == slice(1, 3)  # consecutive rows: a slice, indexed as a view
+    cache.assume_pod(pod("x", containers=[container({"cpu": "1"})]).with_node("n2"))
+    cache.update_snapshot(snap)
+    arrays.sync(snap)
+    assert arrays.refreshes == 6  # just n2
+    assert arrays.requested("cpu")[2] == 1000
+    cache.remove_node("n0")  # a new node list: every position is mapped again (rows are kept)
+    cache.update_snapshot(snap)
+    arrays.sync(snap)
+    names = [n.name for n in snap.node_infos()]
+    rows = arrays.run(0, len(names), len(names))
+    assert [arrays.objs[r].name for r in np.arange(5)[rows].tolist()] == names  # type: ignore[union-attr]
+
+
+def test_memo_columns_are_recomputed_for_refreshed_rows_only() -> None:
+    nodes = [node(f"n{i}") for i in range(4)]
+    arrays = NodeArrays()
+    arrays.rows(nodes)
+    calls: list[int] = []
+
+    def pods_plus_one(rows: Rows) -> np.ndarray:  # type: ignore[type-arg]
+        values = arrays.pod_count[rows] + 1
+        calls.append(len(values))
+        return values
+
+    assert arrays.memo_column("k", pods_plus_one)[:4].tolist() == [1, 1, 1, 1]
+    clone = nodes[1].clone()
+    clone.add_pod(pod("x").with_node("n1"))
+    nodes[1] = clone
+    arrays.rows(nodes)
+    assert arrays.memo_column("k", pods_plus_one)[:4].tolist() == [1, 2, 1, 1]
+    assert calls == [4, 1]
+    assert arrays.memo_column("k", pods_plus_one)[:4].tolist() == [1, 2, 1, 1]
+    assert calls == [4, 1]  # nothing changed: nothing computed

@@ -1,14 +1,18 @@
 """Property: the vectorised path decides exactly as the per-node reference path.
 
 Per plugin: ``filter_nodes``/``score_nodes``/``normalize_scores`` on random clusters equal the per-node methods with
-the vectorised path switched off (statuses, reasons and integer scores). End to end: a Scheduler run on random
-clusters and pods places every pod on the same node, and reports the same FailedScheduling text, on both paths.
+the vectorised path switched off (statuses, reasons and integer scores); the fused hooks agree too -- a
+``filter_mask`` never passes a node the per-node Filter rejects, ``score_array``/``normalize_array`` equal the
+per-node Score/NormalizeScore on every row that is not exotic, also after rows changed under a memo column. End to
+end: a Scheduler run on random clusters and pods (with nodes added, removed and cordoned between rounds) places
+every pod on the same node, and reports the same FailedScheduling text, on both paths.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plugins.support import FakeHandle, container, fill_image_states, node, pod
@@ -177,6 +181,89 @@ def test_filters_and_scores_agree(
                 assert vec == (per_node_scores, fw.SUCCESS), type(plugin).__name__
 
 
+def check_fused_hooks(
+    plugins: list[fw.Plugin], handle: FakeHandle, nodes: list[NodeInfo], incoming: PodInfo
+) -> None:
+    """Every fused hook of ``plugins`` against the per-node methods on ``nodes`` (as rows of the shared arrays)."""
+    arrays = vector.arrays_for(handle, plugins[0])
+    rows = arrays.rows(nodes)
+    for plugin in plugins:
+        name = type(plugin).__name__
+        state = fw.CycleState()
+        if isinstance(plugin, fw.PreFilterPlugin) and plugin.pre_filter(state, incoming, nodes)[1].is_skip:
+            continue
+        mask_fn = getattr(plugin, "filter_mask", None)
+        if mask_fn is not None:
+            for run in (rows, slice(0, len(nodes))) if rows.tolist() == list(range(len(nodes))) else (rows,):
+                mask = mask_fn(state, incoming, arrays, run)
+                if mask is None:
+                    continue
+                plain = ~arrays.exotic[rows]  # (after the hook: it may add columns) exotic rows go per node
+                passes = np.broadcast_to(np.asarray(mask, np.bool_), (len(nodes),))
+                for j, n in enumerate(nodes):
+                    if passes[j] and plain[j]:
+                        assert plugin.filter(state, incoming, n).is_success, (name, n.name)
+        if isinstance(plugin, fw.PreScorePlugin) and plugin.pre_score(state, incoming, nodes).is_skip:
+            continue
+        score_fn = getattr(plugin, "score_array", None)
+        if score_fn is None:
+            continue
+        for _ in range(2):  # the second call reads the memo columns the first one built
+            raw = score_fn(state, incoming, nodes, arrays, rows)
+            if raw is None:
+                break
+            want = [plugin.score(state, incoming, n)[0] for n in nodes]
+            got = raw.tolist()
+            plain = ~arrays.exotic[rows]
+            assert [g for g, ok in zip(got, plain, strict=True) if ok] == [
+                w for w, ok in zip(want, plain, strict=True) if ok
+            ], name
+            normalize = getattr(plugin, "normalize_array", None)
+            if normalize is not None and all(plain):
+                scores = [fw.NodeScore(n.name, v) for n, v in zip(nodes, want, strict=True)]
+                assert isinstance(plugin, fw.ScorePlugin)
+                plugin.normalize_score(state, incoming, scores)
+                normalised = normalize(state, incoming, raw)
+                if normalised is not None:
+                    assert normalised.tolist() == [x.score for x in scores], name
+
+
+@SETTINGS
+@given(
+    cluster=clusters(),
+    incoming=pods("p"),
+    extra=pods("q"),
+    strategy=st.sampled_from(["LeastAllocated", "MostAllocated"]),
+    resources=st.sampled_from(
+        [("cpu", "memory"), ("memory", "cpu", "example.com/gpu"), ("ephemeral-storage",)]
+    ),
+)
+def test_fused_hooks_agree_with_per_node_methods(
+    cluster: list[NodeInfo], incoming: PodInfo, extra: PodInfo, strategy: str, resources: tuple[str, ...]
+) -> None:
+    handle = FakeHandle(cluster)
+    balanced_args, problems = node_resources_balanced_allocation.NodeResourcesBalancedAllocationArgs.decode(
+        {"resources": [{"name": r, "weight": 1} for r in resources]}, "a"
+    )
+    assert problems == []
+    plugins: list[fw.Plugin] = [
+        fit_plugin(handle, strategy, resources),
+        node_resources_balanced_allocation.NodeResourcesBalancedAllocation(balanced_args, handle),
+        taint_toleration.TaintToleration(None, handle),
+        node_unschedulable.NodeUnschedulable(None, handle),
+        node_name.NodeName(None, handle),
+        node_ports.NodePorts(None, handle),
+        image_locality.ImageLocality(None, handle),
+        node_affinity.NodeAffinity(None, handle),
+        concentrate.Concentrate(concentrate.ConcentrateArgs("app"), handle),
+    ]
+    check_fused_hooks(plugins, handle, cluster, incoming)
+    # A node changes (the snapshot shows a clone with one more pod): memo columns follow the refreshed row.
+    cluster[-1] = cluster[-1].clone()
+    cluster[-1].add_pod(extra.with_node(cluster[-1].name))
+    check_fused_hooks(plugins, handle, cluster, incoming)
+
+
 @SETTINGS
 @given(cluster=clusters(), incoming=pods("p"), extra=pods("q"))
 def test_rows_follow_in_place_changes_and_new_clones(
@@ -279,3 +366,42 @@ def test_scheduler_places_identically_on_both_paths(
 ) -> None:
     nodes, pod_objs = workload
     assert run(nodes, pod_objs, True, seed) == run(nodes, pod_objs, False, seed)
+
+
+def run_rounds(
+    nodes: list[dict[str, Any]], pod_objs: list[dict[str, Any]], vectorised: bool, seed: int
+) -> tuple[Any, Any, Any]:
+    """Half the pods, then the cluster changes (a node removed, one added, one cordoned and re-labelled: a new node
+    list for the vectorised rows), then the other half."""
+    registry = default_registry()
+    s = Scheduler(default_config(registry), registry, seed=seed)
+    for fwk in s.frameworks.values():
+        vector.set_enabled(fwk, vectorised)
+    for n in nodes:
+        s.add_node(n)
+    half = len(pod_objs) // 2
+    for p in pod_objs[:half]:
+        s.add_pod(p)
+    s.run_until_idle()
+    s.remove_node(nodes[0])
+    s.add_node(raw_node(len(nodes), {"pods": 3, "cpu": "3", "memory": 9000}, [], False))
+    cordoned = dict(nodes[-1], spec={"unschedulable": True})
+    cordoned["metadata"] = {**nodes[-1]["metadata"], "labels": {"topology.kubernetes.io/zone": "z9"}}
+    s.update_node(nodes[-1], cordoned)
+    for p in pod_objs[half:]:
+        s.add_pod(p)
+    s.run_until_idle()
+    return (
+        [(p.pod, p.node) for p in s.placements],
+        sorted((f.pod, f.message) for f in s.unschedulable()),
+        s.next_start_node_index,
+    )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workload=workloads(), seed=st.integers(0, 3))
+def test_both_paths_agree_while_nodes_come_and_go(
+    workload: tuple[list[dict[str, Any]], list[dict[str, Any]]], seed: int
+) -> None:
+    nodes, pod_objs = workload
+    assert run_rounds(nodes, pod_objs, True, seed) == run_rounds(nodes, pod_objs, False, seed)

@@ -645,8 +645,9 @@ class Framework:
         """:meth:`run_score` on the vectorised path, for ``nodes`` that are ``rows`` of ``arrays`` (none exotic):
         plugins with ``score_array``/``normalize_array`` answer as int64 arrays, the others through their list or
         per-node forms; totals are one int64 array. Same results and the same error statuses as :meth:`run_score`.
-        A plugin whose scores are not integers sends the whole call to :meth:`run_score` (Score is side-effect
-        free, so asking again is safe)."""
+        Whatever the array forms cannot answer exactly -- scores that are not integers, a hook raising, a row that
+        turned out exotic -- sends the whole call to :meth:`run_score` (Score is side-effect free, so asking again
+        is safe)."""
         if arrays.exotic[rows].any():  # amounts the kernels cannot hold: the per-node forms decide
             return self.run_score(state, pod, nodes)
         acc: IntArray | None = None
@@ -666,8 +667,8 @@ class Framework:
                     values, failed = self._normalized(name, plugin, state, pod, nodes, raw.tolist())
                 elif raw is None:
                     values, failed = self._plugin_scores(name, plugin, batch, state, pod, nodes)
-            except Exception as exc:
-                return [], _crash(name, "Score", exc)
+            except Exception:  # the plain path reports it exactly (or, on an exotic row, does not raise)
+                return self.run_score(state, pod, nodes)
             if values is not None:
                 if failed is not None:
                     return [], failed
@@ -676,11 +677,18 @@ class Framework:
                     return self.run_score(state, pod, nodes)
             assert raw is not None
             if raw.size and (int(raw.max()) > MAX_NODE_SCORE or int(raw.min()) < MIN_NODE_SCORE):
+                if arrays.exotic[
+                    rows
+                ].any():  # a hook read a column it created, with exotic amounts: per node
+                    return self.run_score(state, pod, nodes)
                 bad = raw[np.flatnonzero((raw > MAX_NODE_SCORE) | (raw < MIN_NODE_SCORE))[0]]
                 return [], _invalid_score(name, int(bad))
-            if weight != 1:
-                raw = raw * weight
-            acc = raw if acc is None else acc + raw
+            if acc is None:  # a new array: hooks may answer with views of their memo columns
+                acc = raw * weight if weight != 1 else raw.copy()
+            else:
+                acc = acc + raw * weight if weight != 1 else acc + raw
+        if arrays.exotic[rows].any():  # a hook created a column that made a row exotic: per node after all
+            return self.run_score(state, pod, nodes)
         if acc is None:
             return np.zeros(len(nodes), np.int64), SUCCESS
         return acc, SUCCESS

@@ -76,6 +76,13 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * fw.MAX_NODE_SCORE)
 
 
+def _balanced_or_undecided(arrays: NodeArrays, rows: Rows, items: Sequence[tuple[str, int]]) -> IntArray:
+    """:func:`kernels.balanced_scores` with -1 for rows it cannot decide (scores are never negative)."""
+    scores, undecided = kernels.balanced_scores(arrays, rows, items)
+    out: IntArray = np.where(undecided, -1, scores)
+    return out
+
+
 class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
     NAME = NAME
     args: NodeResourcesBalancedAllocationArgs
@@ -106,17 +113,20 @@ class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: NodeArrays, rows: Rows
     ) -> IntArray | None:
         """The framework's fused Score hook (vectorised path, rows that are not exotic): raw scores as an int64
-        array, equal to :meth:`score` per node (rows the kernel cannot decide are asked per node)."""
+        array, equal to :meth:`score` per node (a memo column keyed by the pod's requests; rows the kernel cannot
+        decide are asked per node)."""
         requests = self._pod_requests(state, pod)
         if not kernels.pod_values_fit(requests):
             return None
-        items = [
+        items = tuple(
             (name, pod_req)
             for name, _, pod_req, _ in self._allocation.scored_items(requests, self.args.resources)
-        ]
-        scores, undecided = kernels.balanced_scores(arrays, rows, items)
-        if undecided.any():
-            for j in np.flatnonzero(undecided).tolist():
+        )
+        column = arrays.memo_column(("balanced", items), lambda r: _balanced_or_undecided(arrays, r, items))
+        scores: IntArray = column[rows]
+        if int(scores.min()) < 0:  # rows the kernel cannot decide: per node (on a copy: a slice is a view)
+            scores = scores.copy()
+            for j in np.flatnonzero(scores < 0).tolist():
                 scores[j] = self.score(state, pod, nodes[j])[0]
         return scores
 

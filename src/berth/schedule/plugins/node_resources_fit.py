@@ -455,24 +455,36 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         self, state: fw.CycleState, pod: PodInfo, arrays: NodeArrays, rows: Rows
     ) -> BoolArray | bool | None:
         """The framework's fused Filter hook (vectorised path, rows that are not exotic): True where the node has
-        room; the framework asks :meth:`filter` about the others. None: amounts the kernel cannot hold."""
+        room; the framework asks :meth:`filter` about the others. None: amounts the kernel cannot hold. The verdict
+        per row is a memo column keyed by the pod's checks (recomputed only for rows refreshed since)."""
         last = self._last
         s = last[1] if last[0] is state else (state.get(PRE_FILTER_STATE_KEY) or self._pre_filter_state(pod))
         if not kernels.pod_values_fit([v for _, v in s.checks]):
             return None
-        return kernels.fit_mask(arrays, rows, s.checks, s.empty)
+        checks, empty = s.checks, s.empty
+        column = arrays.memo_column(
+            ("fit", checks, empty), lambda r: kernels.fit_mask(arrays, r, checks, empty)
+        )
+        mask: BoolArray = column[rows]
+        return mask
 
     def score_array(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: NodeArrays, rows: Rows
     ) -> IntArray | None:
         """The framework's fused Score hook (vectorised path, rows that are not exotic): raw scores as an int64
-        array, equal to :meth:`score` per node. None for RequestedToCapacityRatio or amounts beyond the kernels."""
+        array, equal to :meth:`score` per node (a memo column keyed by the pod's requests). None for
+        RequestedToCapacityRatio or amounts beyond the kernels."""
         pod_requests = self._pod_requests(state, pod)
         strategy = self.args.scoring_strategy.type
         if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED) or not kernels.pod_values_fit(pod_requests):
             return None
-        items = self._allocation.scored_items(pod_requests, self.args.scoring_strategy.resources)
-        return kernels.allocated_scores(arrays, rows, items, strategy == LEAST_ALLOCATED)
+        items = tuple(self._allocation.scored_items(pod_requests, self.args.scoring_strategy.resources))
+        least = strategy == LEAST_ALLOCATED
+        column = arrays.memo_column(
+            ("allocated", least, items), lambda r: kernels.allocated_scores(arrays, r, items, least)
+        )
+        scores: IntArray = column[rows]
+        return scores
 
     def score_nodes(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

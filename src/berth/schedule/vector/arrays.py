@@ -13,7 +13,8 @@ products may overflow and float64 loses integers); kernels send exotic rows to t
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from itertools import repeat
 from operator import attrgetter, is_
 from typing import Any
@@ -24,6 +25,8 @@ import numpy.typing as npt
 from berth.schedule.framework.types import CPU, MEMORY, NodeInfo
 
 LIMIT = 2**52
+MEMO_COLUMNS = 16  # memo columns kept per NodeArrays (least recently used dropped first)
+REFRESH_LOG_LIMIT = 65_536  # refreshed rows remembered before the log restarts (memo columns then recompute)
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -103,6 +106,11 @@ class NodeArrays:
             np.zeros(0, np.int64),
         )
         self.refreshes = 0  # rows (re)built, for tests and the benchmark
+        # Rows refreshed, oldest first (restarted past REFRESH_LOG_LIMIT, which bumps the epoch), and the memo
+        # columns: key -> (values over all rows, epoch, log position they are current to).
+        self._refresh_log: list[int] = []
+        self._epoch = 0
+        self._memos: OrderedDict[Hashable, tuple[np.ndarray[Any, Any], int, int]] = OrderedDict()
         # What :meth:`sync` last saw: (the snapshot's node list, its change log, how far the log was read,
         # position -> row or None when position i is row i).
         self._layout: tuple[Sequence[NodeInfo] | None, list[str] | None, int, IntArray | None] = (
@@ -284,6 +292,35 @@ class NodeArrays:
             return perm[start:end]
         return np.concatenate((perm[start:], perm[: end - n]))
 
+    def memo_column(
+        self, key: Hashable, compute: Callable[[Rows], np.ndarray[Any, Any]]
+    ) -> np.ndarray[Any, Any]:
+        """``compute(rows)`` for every row, kept current: a per-row value that depends only on the row's columns
+        and on ``key`` (e.g. a pod's requests) is computed once for all rows, then only for rows refreshed since
+        (a cycle refreshes about one). Index the result with the rows wanted.
+
+        Why: pods of one workload ask the same question of mostly unchanged nodes, pod after pod; this turns a
+        kernel's dozen array operations per pod into one lookup. ``compute`` must be a pure function of the
+        NodeArrays columns of the rows it is given (the kernels are).
+        """
+        memo = self._memos.get(key)
+        log = self._refresh_log
+        if memo is not None and memo[1] == self._epoch and len(memo[0]) == self._cap:
+            values, _, pos = memo
+            if pos < len(log):
+                changed = np.unique(np.asarray(log[pos:], np.int64))
+                values[changed] = compute(changed)
+                self._memos[key] = (values, self._epoch, len(log))
+            self._memos.move_to_end(key)
+            return values
+        first = compute(slice(0, self.size))
+        values = np.zeros(self._cap, first.dtype)
+        values[: self.size] = first
+        self._memos[key] = (values, self._epoch, len(log))
+        if len(self._memos) > MEMO_COLUMNS:
+            self._memos.popitem(last=False)
+        return values
+
     def forget_memo(self) -> None:
         self._memo = (None, None, None, 0, self._memo[4])
 
@@ -309,6 +346,11 @@ class NodeArrays:
         self.objs[i] = node  # held, so id(node) cannot be reused while it maps to this row
         self._by_id[id(node)] = i
         self.refreshes += 1
+        log = self._refresh_log
+        log.append(i)
+        if len(log) > REFRESH_LOG_LIMIT:
+            self._refresh_log = []
+            self._epoch += 1
         self.gen[i] = node.generation
         self.ids[i] = id(node)
         self.exotic[i] = False
