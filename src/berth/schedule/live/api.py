@@ -1,9 +1,14 @@
-"""Raw JSON requests through the official ``kubernetes`` client, and the one place API failures are classified.
+"""Raw JSON requests over the official ``kubernetes`` client's connection pool, and the one place API failures are
+classified.
 
 Why: the scheduler reads every object as plain JSON (the cache, the plugins and the simulation all work on dicts),
-so building the client's typed models for thousands of pods would only cost time. Requests therefore go through
-the official client's own request machinery (``ApiClient.param_serialize`` + ``call_api``: its auth, TLS and
-connection pool) with ``_preload_content=False`` semantics, and the body is decoded once with :mod:`json`.
+so building the client's typed models for thousands of pods would only cost time. Requests therefore use the
+official client's configuration -- its auth (``Configuration.auth_settings``, token refresh hooks included), TLS
+settings, proxy and urllib3 connection pool (``ApiClient.rest_client.pool_manager``) -- but not its per-request
+machinery: ``param_serialize`` walks every body to sanitise it, ``call_api``/``RESTClientObject.request`` re-encode
+it, and the typed methods validate their arguments with pydantic. Measured on the live benchmark, that machinery
+cost as much client CPU per pod as the scheduling cycle itself; here a body is encoded once with :mod:`json` and the
+answer decoded once.
 
 Every response body is read to the end and the connection released, or urllib3 would open (and TLS-handshake) a
 new connection per request.
@@ -15,17 +20,20 @@ may be restarting). :class:`PermissionLog` turns 403s into one log line per miss
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
+import ssl
 import threading
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-AUTH_SETTINGS = ["BearerToken"]
 JSON = "application/json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # lists such as conditions merge by key
 
 
 class ApiError(Exception):
@@ -87,6 +95,28 @@ def _check(resp: Any) -> Any:
     )
 
 
+def _prepare(
+    api_client: Any, path: str, query: Sequence[tuple[str, Any]], body: Any, content_type: str
+) -> tuple[str, bytes | None, dict[str, str]]:
+    """The path with its query, the encoded body and the headers (auth from the client's configuration)."""
+    headers = dict(api_client.default_headers)
+    headers["Accept"] = JSON
+    data: bytes | None = None
+    if body is not None:
+        headers["Content-Type"] = content_type
+        data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+    try:
+        auths = api_client.configuration.auth_settings().values()
+    except ApiException as exc:  # raised by some auth refresh hooks of the official client
+        raise from_api_exception(exc) from exc
+    for auth in auths:
+        if auth.get("in") == "header" and auth.get("value"):
+            headers[auth["key"]] = auth["value"]
+    if query:
+        path += "?" + urllib.parse.urlencode([(k, _query_value(v)) for k, v in query])
+    return path, data, headers
+
+
 def open_request(
     api_client: Any,
     method: str,
@@ -98,28 +128,39 @@ def open_request(
 ) -> Any:
     """Send a request and return the unread urllib3 response (2xx only). For watches; see :func:`call` otherwise.
 
+    ``body`` is JSON-encoded unless it is already ``bytes``.
+
     Raises:
         ApiError: the server answered with an error.
         Unreachable: no answer.
     """
-    headers = {"Accept": JSON}
-    if body is not None:
-        headers["Content-Type"] = content_type
+    target, data, headers = _prepare(api_client, path, query, body, content_type)
     try:
-        params = api_client.param_serialize(
-            method=method,
-            resource_path=path,
-            query_params=list(query),
-            header_params=headers,
-            body=body,
-            auth_settings=AUTH_SETTINGS,
+        resp = api_client.rest_client.pool_manager.request(
+            method,
+            f"{api_client.configuration.host}{target}",
+            body=data,
+            headers=headers,
+            timeout=_timeout(timeout),
+            preload_content=False,
         )
-        rest = api_client.call_api(*params, _request_timeout=timeout)
-    except ApiException as exc:
-        raise from_api_exception(exc) from exc
     except TRANSPORT_ERRORS as exc:
         raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
-    return _check(rest.response)
+    return _check(resp)
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _timeout(timeout: float | tuple[float, float] | None) -> urllib3.Timeout | None:
+    if timeout is None:
+        return None
+    if isinstance(timeout, tuple):
+        return urllib3.Timeout(connect=timeout[0], read=timeout[1])
+    return urllib3.Timeout(total=timeout)
 
 
 def call(
@@ -131,9 +172,142 @@ def call(
     content_type: str = JSON,
     timeout: float | tuple[float, float] | None = 30.0,
 ) -> dict[str, Any]:
-    """One request, its JSON answer decoded (``{}`` for an empty body)."""
-    resp = open_request(api_client, method, path, query, body, content_type, timeout)
-    return read_json(resp)
+    """One request, its JSON answer decoded (``{}`` for an empty body).
+
+    Sent over this thread's kept-alive connection (:class:`KeepAlive`) when the configuration allows it, else
+    through the client's urllib3 pool.
+    """
+    fast = KeepAlive.of(api_client)
+    if fast is None:
+        return read_json(open_request(api_client, method, path, query, body, content_type, timeout))
+    target, data, headers = _prepare(api_client, path, query, body, content_type)
+    status, reason, raw = fast.request(method, target, data, headers, timeout)
+    if not 200 <= status <= 299:
+        raise _api_error(status, reason, raw)
+    return _decode(raw)
+
+
+def _api_error(status: int, reason: str, raw: bytes) -> ApiError:
+    body: dict[str, Any] = {}
+    try:
+        parsed = json.loads(raw) if raw else {}
+        if isinstance(parsed, dict):
+            body = parsed
+    except ValueError:
+        pass
+    return ApiError(status, str(body.get("reason") or reason or ""), str(body.get("message") or ""), body)
+
+
+def _decode(data: bytes) -> dict[str, Any]:
+    if not data:
+        return {}
+    try:
+        parsed = json.loads(data)
+    except ValueError as exc:
+        raise Unreachable(f"malformed JSON answer: {exc}") from exc
+    return parsed if isinstance(parsed, dict) else {}
+
+
+_UNSET = object()
+
+
+class KeepAlive:
+    """One kept-alive HTTPS connection per thread to the API server, for request/answer calls.
+
+    Why: urllib3's pool costs as much client CPU per request as ``http.client`` itself (pool lookup, retries,
+    response wrapping); the scheduler's writers (binding workers, the event recorder, status patches) each send
+    one request after another from their own thread, so a plain connection per thread does the same job at half
+    the cost. Used only for a direct connection -- no proxy, no ``tls-server-name`` -- else :func:`call` uses the
+    pool. A kept-alive connection the server closed meanwhile is re-opened once (as urllib3 does); any other
+    failure is :class:`Unreachable`. :meth:`reset` (the API server went away) makes every thread reconnect.
+    """
+
+    def __init__(self, configuration: Any) -> None:
+        url = urllib.parse.urlsplit(str(configuration.host))
+        self.https = url.scheme == "https"
+        self.host = url.hostname or "localhost"
+        self.port = url.port or (443 if self.https else 80)
+        self.prefix = url.path.rstrip("/")
+        self.context: ssl.SSLContext | None = None
+        if self.https:
+            ctx = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
+            if getattr(configuration, "ca_cert_data", None):
+                ctx.load_verify_locations(cadata=configuration.ca_cert_data)
+            if not configuration.verify_ssl:
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+            if configuration.cert_file:
+                ctx.load_cert_chain(configuration.cert_file, configuration.key_file)
+            self.context = ctx
+        self.generation = 0
+        self._local = threading.local()
+
+    @staticmethod
+    def of(api_client: Any) -> KeepAlive | None:
+        """The client's connections (created on first use), or None when the configuration needs urllib3."""
+        known: Any = getattr(api_client, "_berth_keepalive", _UNSET)
+        if known is _UNSET:
+            cfg = api_client.configuration
+            usable = not cfg.proxy and not cfg.tls_server_name and cfg.assert_hostname is None
+            known = KeepAlive(cfg) if usable else None
+            api_client._berth_keepalive = known
+        return known if isinstance(known, KeepAlive) else None
+
+    def reset(self) -> None:
+        """Every thread opens a new connection for its next request."""
+        self.generation += 1
+
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection, and whether it was just opened."""
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is not None and self._local.generation == self.generation:
+            return conn, False
+        if conn is not None:
+            conn.close()
+        if self.https:
+            conn = http.client.HTTPSConnection(self.host, self.port, context=self.context)
+        else:
+            conn = http.client.HTTPConnection(self.host, self.port)
+        self._local.conn, self._local.generation = conn, self.generation
+        return conn, True
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+        self._local.conn = None
+
+    def request(
+        self,
+        method: str,
+        target: str,
+        data: bytes | None,
+        headers: dict[str, str],
+        timeout: float | tuple[float, float] | None,
+    ) -> tuple[int, str, bytes]:
+        """Send one request; the answer's status, reason and body (read to the end)."""
+        seconds = max(timeout) if isinstance(timeout, tuple) else timeout
+        while True:
+            conn, fresh = self._connection()
+            conn.timeout = seconds
+            try:
+                if conn.sock is not None:
+                    conn.sock.settimeout(seconds)
+                conn.request(method, self.prefix + target, body=data, headers=headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+            except ConnectionError as exc:  # reset, broken pipe, RemoteDisconnected (not a timeout)
+                self._drop()
+                if not fresh:
+                    continue  # the server closed the kept-alive connection: open a new one, once
+                raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                self._drop()
+                raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+            if resp.status >= 500 or resp.will_close:
+                # As _check: never reuse a connection to a failing server (it may be a stopped server's handler).
+                self._drop()
+            return resp.status, resp.reason, raw
 
 
 def read_json(resp: Any) -> dict[str, Any]:
@@ -144,13 +318,7 @@ def read_json(resp: Any) -> dict[str, Any]:
         raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
     finally:
         resp.release_conn()
-    if not data:
-        return {}
-    try:
-        parsed = json.loads(data)
-    except ValueError as exc:
-        raise Unreachable(f"malformed JSON answer: {exc}") from exc
-    return parsed if isinstance(parsed, dict) else {}
+    return _decode(data)
 
 
 def typed(fn: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:

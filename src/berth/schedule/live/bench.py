@@ -13,6 +13,7 @@ not share one interpreter lock; its kubelet is off (bound pods stay as bound -- 
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,7 @@ def serve_cluster(argv: list[str] | None = None) -> None:
         node_memory="32Gi",
         node_pods="110",
         controller_overrides={"events": False, "disabled": frozenset({"kubelet"})},
+        audit=False,
     )
     with Cluster(options):
         print("ready", flush=True)
@@ -105,12 +107,13 @@ def bench_live(nodes: int = 1000, pods: int = 1000, timeout: float = 600.0) -> d
                 cfg, profiles=(dataclasses.replace(cfg.profiles[0], scheduler_name=PROFILE),)
             )
             sched = LiveScheduler(cfg, reg, LiveOptions(kubeconfig=str(kubeconfig), seed=1))
-            cpu0 = time.process_time()
             sched.start()
             try:
                 if not sched.wait_synced(300):
                     raise RuntimeError("the scheduler's informers did not sync within 300 s")
                 t0 = time.perf_counter()
+                cpu0 = time.process_time()
+                server_cpu0 = _process_cpu(server.pid)
                 deadline = time.monotonic() + timeout
                 while (
                     len(sched.binder.bound) < pods
@@ -120,6 +123,7 @@ def bench_live(nodes: int = 1000, pods: int = 1000, timeout: float = 600.0) -> d
                     time.sleep(0.01)
                 seconds = time.perf_counter() - t0
                 cpu = time.process_time() - cpu0
+                server_cpu = _process_cpu(server.pid) - server_cpu0
                 scheduled = len(sched.binder.bound)
                 conflicts, errors = sched.binder.conflicts, sched.binder.errors
             finally:
@@ -139,9 +143,21 @@ def bench_live(nodes: int = 1000, pods: int = 1000, timeout: float = 600.0) -> d
         "seconds": round(seconds, 3),
         "podsPerSecond": round(scheduled / seconds, 1) if seconds > 0 else 0.0,
         "schedulerCpuSeconds": round(cpu, 2),
+        "serverCpuSeconds": round(server_cpu, 2),
         "bindConflicts": conflicts,
         "bindErrors": errors,
     }
+
+
+def _process_cpu(pid: int) -> float:
+    """User + system CPU seconds of another process (Linux ``/proc``; 0.0 where there is none): the cluster's
+    share of the work, which a machine shared with other jobs hides in wall time."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def _wait_nodes(client: Any, nodes: int) -> None:
@@ -159,6 +175,7 @@ def format_result(result: dict[str, Any]) -> str:
     return (
         f"{result['workload']}: {result['nodes']} nodes, {result['scheduled']}/{result['pods']} pods bound through "
         f"the API in {result['seconds']:.2f}s = {result['podsPerSecond']:.0f} pods/s "
-        f"(scheduler CPU {result['schedulerCpuSeconds']:.2f}s; bind conflicts {result['bindConflicts']}, "
+        f"(CPU while timed: scheduler {result['schedulerCpuSeconds']:.2f}s, API server "
+        f"{result['serverCpuSeconds']:.2f}s; bind conflicts {result['bindConflicts']}, "
         f"errors {result['bindErrors']})"
     )

@@ -20,8 +20,8 @@ by pod <preemptor uid> on node <node>``). A 404 at either step means the victim 
 event. A victim already being deleted (``deletionTimestamp``) is left alone, as upstream does.
 
 The body is a ``v1.Binding`` with the pod's uid (so a pod deleted and re-created under the same name is not bound
-by mistake). ``_preload_content=False``: the server answers with a ``Status`` the client cannot turn into a
-``V1Binding`` (kubernetes-client/python #547).
+by mistake), sent as raw JSON (:func:`berth.schedule.live.api.call`; the server answers with a ``Status``, which the
+official client's typed method could not even read as a ``V1Binding``, kubernetes-client/python #547).
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client as k8s
-
 from berth.schedule import Placement
 from berth.schedule.framework.interface import SUCCESS, Code, Status
 from berth.schedule.framework.types import PodInfo
@@ -43,7 +41,7 @@ DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 PREEMPTED = "Preempted"
 ACTION_PREEMPTING = "Preempting"
-STRATEGIC_MERGE = "application/strategic-merge-patch+json"
+STRATEGIC_MERGE = api.STRATEGIC_MERGE_PATCH
 
 
 class ApiBinder:
@@ -53,7 +51,6 @@ class ApiBinder:
 
     def __init__(self, api_client: Any, permissions: api.PermissionLog) -> None:
         self._api_client = api_client
-        self._core = k8s.CoreV1Api(api_client)
         self._permissions = permissions
         self._lock = threading.Lock()
         self.bound: list[Placement] = []
@@ -76,7 +73,12 @@ class ApiBinder:
             "target": {"kind": "Node", "name": node_name},
         }
         try:
-            api.typed(self._core.create_namespaced_pod_binding, pod.name, pod.namespace, body)
+            api.call(
+                self._api_client,
+                "POST",
+                f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding",
+                body=body,
+            )
         except api.ApiError as exc:
             with self._lock:
                 if exc.status == 409:

@@ -27,8 +27,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client as k8s
-
 from berth.kube.objects import Obj
 from berth.schedule import scheduler as scheduler_mod
 from berth.schedule.live import api
@@ -157,8 +155,8 @@ class EventRecorder:
                 "type": event.type,
             }
             try:
-                # The generic request path of the official client: the typed method would first validate the body
-                # into its pydantic model, which costs as much as the request itself on this hot path.
+                # Raw JSON (berth.schedule.live.api): the typed method would first validate the body into its
+                # pydantic model, which costs as much as the request itself on this hot path.
                 api.call(
                     self._api_client, "POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", body=body
                 )
@@ -211,7 +209,7 @@ class StatusWriter:
     """Patches ``pods/status``: ``PodScheduled=False`` with the reason and message, and ``nominatedNodeName``."""
 
     def __init__(self, api_client: Any, permissions: api.PermissionLog) -> None:
-        self._core = k8s.CoreV1Api(api_client)
+        self._api_client = api_client
         self._permissions = permissions
         self.patches = 0
 
@@ -244,7 +242,14 @@ class StatusWriter:
         if nominated_node:
             body["status"]["nominatedNodeName"] = nominated_node
         try:
-            api.typed(self._core.patch_namespaced_pod_status, name, ns, body)
+            # Strategic merge: ``conditions`` merge by type, so other conditions of the pod are kept.
+            api.call(
+                self._api_client,
+                "PATCH",
+                f"/api/v1/namespaces/{ns}/pods/{name}/status",
+                body=body,
+                content_type=api.STRATEGIC_MERGE_PATCH,
+            )
         except api.ApiError as exc:
             if exc.status == 403:
                 self._permissions.forbidden("patch", "pods/status", "", ns, exc)

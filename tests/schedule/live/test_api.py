@@ -1,0 +1,75 @@
+"""The live request layer: token refresh hooks throttled but kept, and when the kept-alive fast path is used."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s_client
+
+from berth.schedule.live import api
+from berth.schedule.live.run import TOKEN_REFRESH_SECONDS, api_client_from
+
+from .conftest import Env
+
+
+def configuration(**changes: Any) -> Any:
+    cfg = k8s_client.Configuration()
+    cfg.host = "https://127.0.0.1:6443"
+    for key, value in changes.items():
+        setattr(cfg, key, value)
+    return cfg
+
+
+def test_refresh_hook_runs_once_per_interval_and_stays_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kubeconfig loader's hook re-installs itself each time it runs; the throttle must survive that."""
+    calls: list[str] = []
+    now = [1000.0]
+    monkeypatch.setattr("berth.schedule.live.run.time.monotonic", lambda: now[0])
+
+    def loader_hook(cfg: Any) -> None:
+        calls.append("refresh")
+        cfg.api_key["BearerToken"] = f"Bearer token-{len(calls)}"
+        cfg.refresh_api_key_hook = loader_hook  # what kubernetes.config.kube_config does
+
+    cfg = configuration()
+    cfg.api_key["BearerToken"] = "Bearer token-0"
+    cfg.refresh_api_key_hook = loader_hook
+    client = api_client_from(cfg, 2)
+    mine = client.configuration
+    values = [mine.auth_settings()["BearerToken"]["value"] for _ in range(3)]
+    assert values == ["Bearer token-1"] * 3
+    now[0] += TOKEN_REFRESH_SECONDS
+    assert mine.auth_settings()["BearerToken"]["value"] == "Bearer token-2"
+    assert calls == ["refresh", "refresh"]
+    client.close()
+
+
+@pytest.mark.parametrize(
+    ("changes", "fast"),
+    [
+        pytest.param({}, True, id="direct"),
+        pytest.param({"proxy": "http://proxy.example:3128"}, False, id="proxy-uses-urllib3"),
+        pytest.param({"tls_server_name": "kubernetes"}, False, id="tls-server-name-uses-urllib3"),
+    ],
+)
+def test_keep_alive_only_for_direct_connections(changes: dict[str, Any], fast: bool) -> None:
+    client = k8s_client.ApiClient(configuration(verify_ssl=False, **changes))
+    assert (api.KeepAlive.of(client) is not None) is fast
+    client.close()
+
+
+def test_calls_survive_a_server_closing_kept_alive_connections(env: Env) -> None:
+    """A reset (the server went away) or a connection the server closed is re-opened transparently."""
+    client = api_client_from(env.client.configuration, 2)
+    fast = api.KeepAlive.of(client)
+    assert fast is not None
+    assert api.call(client, "GET", "/api/v1/namespaces/default")["metadata"]["name"] == "default"
+    fast._local.conn.sock.shutdown(socket.SHUT_RDWR)  # as if the server had dropped the idle connection
+    assert api.call(client, "GET", "/api/v1/namespaces/default")["metadata"]["name"] == "default"
+    fast.reset()
+    with pytest.raises(api.ApiError) as info:
+        api.call(client, "GET", "/api/v1/namespaces/default/pods/nope")
+    assert info.value.status == 404
+    client.close()
