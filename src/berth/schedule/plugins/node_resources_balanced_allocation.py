@@ -122,7 +122,11 @@ class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
             (name, pod_req)
             for name, _, pod_req, _ in self._allocation.scored_items(requests, self.args.resources)
         )
-        column = arrays.memo_column(("balanced", items), lambda r: _balanced_or_undecided(arrays, r, items))
+        column = arrays.memo_column(
+            ("balanced", items),
+            lambda r: _balanced_or_undecided(arrays, r, items),
+            lambda node: self.score(state, pod, node)[0],
+        )
         scores: IntArray = column[rows]
         if int(scores.min()) < 0:  # rows the kernel cannot decide: per node (on a copy: a slice is a view)
             scores = scores.copy()

@@ -463,7 +463,9 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             return None
         checks, empty = s.checks, s.empty
         column = arrays.memo_column(
-            ("fit", checks, empty), lambda r: kernels.fit_mask(arrays, r, checks, empty)
+            ("fit", checks, empty),
+            lambda r: kernels.fit_mask(arrays, r, checks, empty),
+            lambda node: self.filter(state, pod, node).is_success,
         )
         mask: BoolArray = column[rows]
         return mask
@@ -481,7 +483,9 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         items = tuple(self._allocation.scored_items(pod_requests, self.args.scoring_strategy.resources))
         least = strategy == LEAST_ALLOCATED
         column = arrays.memo_column(
-            ("allocated", least, items), lambda r: kernels.allocated_scores(arrays, r, items, least)
+            ("allocated", least, items),
+            lambda r: kernels.allocated_scores(arrays, r, items, least),
+            lambda node: self.score(state, pod, node)[0],
         )
         scores: IntArray = column[rows]
         return scores

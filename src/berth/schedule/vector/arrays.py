@@ -26,6 +26,7 @@ from berth.schedule.framework.types import CPU, MEMORY, NodeInfo
 
 LIMIT = 2**52
 MEMO_COLUMNS = 16  # memo columns kept per NodeArrays (least recently used dropped first)
+_FEW_ROWS = 16  # up to this many changed rows a memo column asks the per-node form
 REFRESH_LOG_LIMIT = 65_536  # refreshed rows remembered before the log restarts (memo columns then recompute)
 
 IntArray = npt.NDArray[np.int64]
@@ -293,23 +294,36 @@ class NodeArrays:
         return np.concatenate((perm[start:], perm[: end - n]))
 
     def memo_column(
-        self, key: Hashable, compute: Callable[[Rows], np.ndarray[Any, Any]]
+        self,
+        key: Hashable,
+        compute: Callable[[Rows], np.ndarray[Any, Any]],
+        compute_node: Callable[[NodeInfo], Any] | None = None,
     ) -> np.ndarray[Any, Any]:
-        """``compute(rows)`` for every row, kept current: a per-row value that depends only on the row's columns
-        and on ``key`` (e.g. a pod's requests) is computed once for all rows, then only for rows refreshed since
-        (a cycle refreshes about one). Index the result with the rows wanted.
+        """``compute(rows)`` for every row, kept current: a per-row value that depends only on the row's node and
+        on ``key`` (e.g. a pod's requests) is computed once for all rows, then only for rows refreshed since (a
+        cycle refreshes about one) -- with ``compute_node(node)``, the per-node form, when there are only a few
+        (a kernel's dozen array operations cost as much for one row as for thousands). Index the result with the
+        rows wanted; it is the memo itself, so do not write to it.
 
         Why: pods of one workload ask the same question of mostly unchanged nodes, pod after pod; this turns a
-        kernel's dozen array operations per pod into one lookup. ``compute`` must be a pure function of the
-        NodeArrays columns of the rows it is given (the kernels are).
+        kernel's array operations per pod into one lookup. Both forms must give the same value for a node that is
+        not exotic (what the kernels and the plugins' per-node methods already guarantee).
         """
         memo = self._memos.get(key)
         log = self._refresh_log
         if memo is not None and memo[1] == self._epoch and len(memo[0]) == self._cap:
             values, _, pos = memo
             if pos < len(log):
-                changed = np.unique(np.asarray(log[pos:], np.int64))
-                values[changed] = compute(changed)
+                changed = set(log[pos:])
+                if compute_node is not None and len(changed) <= _FEW_ROWS:
+                    objs = self.objs
+                    for i in changed:
+                        node = objs[i]
+                        if node is not None:
+                            values[i] = compute_node(node)
+                else:
+                    rows = np.fromiter(changed, np.int64, len(changed))
+                    values[rows] = compute(rows)
                 self._memos[key] = (values, self._epoch, len(log))
             self._memos.move_to_end(key)
             return values
