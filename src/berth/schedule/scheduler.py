@@ -120,6 +120,7 @@ class CycleOutcome:
     message: str = ""
     reason: FailureReason | None = None
     nominated_node: str = ""  # live mode patches status.nominatedNodeName with it
+    clear_nomination: bool = False  # had one; preemption found no room: live mode clears it
 
 
 class Binder(Protocol):
@@ -887,6 +888,7 @@ class Scheduler:
             message=message,
             reason=reason,
             nominated_node=diagnosis.nominated_node,
+            clear_nomination=diagnosis.clear_nomination and bool(had),
         )
 
     # --- driving ----------------------------------------------------------------------------------------------

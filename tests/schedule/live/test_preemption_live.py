@@ -4,7 +4,10 @@ preemptor's ``status.nominatedNodeName``, and binds it on that node once the vic
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+from berth.schedule.live import api, events
 
 from .conftest import Env, eventually, pod
 from .test_faults import PROFILE, one_profile
@@ -91,3 +94,21 @@ def test_high_priority_pod_preempts_is_nominated_and_bound(env: Env) -> None:
     for v in victims:
         assert [c[:2] for c in calls if c[2] == v] == [("patch", "status"), ("delete", "")]
     assert env.bindings()["default/vip"] == 1
+
+
+def test_status_writer_sets_then_clears_the_nomination(env: Env) -> None:
+    """Upstream clears status.nominatedNodeName when preemption later finds no room for the pod."""
+    writer = events.StatusWriter(env.client, api.PermissionLog(logging.getLogger("test")))
+    env.create(pod("waiting", scheduler=PROFILE))
+    path = "/api/v1/namespaces/default/pods/waiting"
+    assert writer.patch(env.call("GET", path), "Unschedulable", "first", "node-1")
+    nominated = env.call("GET", path)
+    assert nominated["status"]["nominatedNodeName"] == "node-1"
+    assert writer.patch(nominated, "Unschedulable", "second", clear_nomination=True)
+    cleared = env.call("GET", path)
+    assert "nominatedNodeName" not in cleared["status"]
+    assert [c["message"] for c in cleared["status"]["conditions"] if c["type"] == "PodScheduled"] == [
+        "second"
+    ]
+    # Nothing to clear and the same condition: no write.
+    assert not writer.patch(cleared, "Unschedulable", "second", clear_nomination=True)

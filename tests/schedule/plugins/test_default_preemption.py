@@ -575,7 +575,8 @@ def test_separate_binaries_see_a_victim_of_the_other_one_go(tmp_path: Any) -> No
 def test_the_nominated_node_is_tried_with_the_room_promised_to_others() -> None:
     """Upstream evaluateNominatedNode filters with nominated pods: a pod whose old nomination points at a node a
     higher-priority preemptor has since been promised does not take that room."""
-    s = _scheduler("2")
+    seen: list[Any] = []
+    s = _scheduler("2", on_outcome=seen.append)
     s.add_pod(_obj("low1", "1", 1))
     s.add_pod(_obj("low2", "1", 1))
     s.run_until_idle()
@@ -588,3 +589,8 @@ def test_the_nominated_node_is_tried_with_the_room_promised_to_others() -> None:
     s.run_until_idle()
     assert {p.pod: p.node for p in s.standing_placements()} == {"default/c": "n0"}
     assert [f.pod for f in s.unschedulable()] == ["default/a"]
+    # a's next attempt finds nothing to preempt: its nomination is dropped (live: the field is cleared once).
+    retries = [o for o in seen if o.pod == "default/a"][1:]
+    assert retries and retries[0].clear_nomination and not retries[0].nominated_node
+    assert not any(o.clear_nomination for o in retries[1:])
+    assert not any("default/a" in pods for pods in s._nominated.values())

@@ -213,8 +213,12 @@ class StatusWriter:
         self._permissions = permissions
         self.patches = 0
 
-    def patch(self, pod: Obj, reason: str, message: str, nominated_node: str = "") -> bool:
-        """Write the condition if it differs from the pod's; True when a patch was sent and accepted."""
+    def patch(
+        self, pod: Obj, reason: str, message: str, nominated_node: str = "", clear_nomination: bool = False
+    ) -> bool:
+        """Write the condition if it differs from the pod's; True when a patch was sent and accepted.
+        ``nominated_node`` sets ``status.nominatedNodeName``; ``clear_nomination`` removes it (upstream, when
+        preemption finds no room any more)."""
         current = pod_scheduled_condition(pod) or {}
         status = pod.get("status") or {}
         same_condition = (
@@ -222,7 +226,11 @@ class StatusWriter:
             and current.get("reason") == reason
             and current.get("message") == message
         )
-        same_nomination = not nominated_node or status.get("nominatedNodeName") == nominated_node
+        had = status.get("nominatedNodeName") or ""
+        if nominated_node:
+            same_nomination = had == nominated_node
+        else:
+            same_nomination = not (clear_nomination and had)
         if same_condition and same_nomination:
             return False
         meta = pod.get("metadata") or {}
@@ -241,6 +249,8 @@ class StatusWriter:
         body: dict[str, Any] = {"status": {"conditions": [condition]}}
         if nominated_node:
             body["status"]["nominatedNodeName"] = nominated_node
+        elif clear_nomination and had:
+            body["status"]["nominatedNodeName"] = None  # a patch's null removes the field
         try:
             # Strategic merge: ``conditions`` merge by type, so other conditions of the pod are kept.
             api.call(

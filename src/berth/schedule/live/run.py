@@ -622,7 +622,8 @@ class LiveScheduler:
         if current is not None and not (current.get("spec") or {}).get("nodeName"):
             reason = str(outcome.reason or "SchedulerError")
             nominated = str(getattr(outcome, "nominated_node", "") or "")
-            self.status.patch(current, reason, outcome.message, nominated)
+            clear = bool(getattr(outcome, "clear_nomination", False))
+            self.status.patch(current, reason, outcome.message, nominated, clear)
 
     def _report_bound(self, key: str, profile: str, node: str, pod: Obj) -> None:
         attempts = self._attempts.pop(key, 1)
