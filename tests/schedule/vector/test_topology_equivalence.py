@@ -312,6 +312,9 @@ def test_critical_paths_equal_the_sequential_update(
     present = np.ones(len(counts), np.bool_)
     got = topology.critical_paths(values, np.array(counts, np.int64), present, np.array(seq, np.int32))
     assert got == paths.paths
+    first_rows = np.array([seq.index(i) for i in range(len(counts))], np.int64)
+    by_first = topology.critical_paths(values, np.array(counts, np.int64), present, None, first_rows)
+    assert by_first == paths.paths
 
 
 # --- InterPodAffinity ----------------------------------------------------------------------------------------------

@@ -564,11 +564,11 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         if not _memoizable(req_aff) or not _memoizable(req_anti):
             return None
         index = topology.synced_index(self.handle, self, nodes)
-        if index.counts(("ipa-unkeyable-anti",), self._unkeyable_anti).any():
+        if index.total(("ipa-unkeyable-anti",), self._unkeyable_anti):
             return None
         existing_anti = topology.PairCounts()
-        hosts = np.flatnonzero(index.counts(("ipa-anti-terms",), self._anti_terms))
-        if len(hosts):
+        if index.total(("ipa-anti-terms",), self._anti_terms):
+            hosts = np.flatnonzero(index.counts(("ipa-anti-terms",), self._anti_terms))
             columns = index.keyed(
                 ("ipa-existing-anti", pod.namespace, frozenset(pod.labels.items())),
                 lambda node: self._existing_anti_keys(pod, node, ns_labels),
@@ -806,7 +806,7 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         if not _memoizable([wt.term for wt in pref_aff + pref_anti]):
             return None
         index = topology.synced_index(self.handle, self, all_nodes)
-        if index.counts(("ipa-unkeyable-score",), self._unkeyable_scoring).any():
+        if index.total(("ipa-unkeyable-score",), self._unkeyable_scoring):
             return None
         ns_labels = NamespaceLabels(self.handle)
         sums: dict[str, IntArray] = {}
@@ -820,8 +820,8 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             if wt.weight and col.any():
                 add(wt.term.topology_key, sign * wt.weight * index.tally(wt.term.topology_key, col))
         hard = self.args.hard_pod_affinity_weight
-        scorers = np.flatnonzero(index.counts(("ipa-scoring-pods", hard), self._scoring_pods))
-        if len(scorers):
+        if index.total(("ipa-scoring-pods", hard), self._scoring_pods):
+            scorers = np.flatnonzero(index.counts(("ipa-scoring-pods", hard), self._scoring_pods))
             columns = index.keyed(
                 ("ipa-existing-score", pod.namespace, frozenset(pod.labels.items()), hard),
                 lambda node: self._existing_score_keys(pod, node, ns_labels),

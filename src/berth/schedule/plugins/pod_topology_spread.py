@@ -69,6 +69,7 @@ MAX_INT32 = 2**31 - 1
 _DO_NOT_SCHEDULE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _COUNT_TABLES_LIMIT = 64  # bounds memory: at most this many selectors x nodes remembered
+_PARSED_LIMIT = 4096  # parsed constraint lists remembered (by their text)
 _MISSING_LABEL = fw.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
 _SKEWED = fw.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 _VERDICTS = (fw.SUCCESS, _MISSING_LABEL, _SKEWED)
@@ -549,6 +550,7 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         # Matching-pod counts per (selector, namespace) and node, valid while the node object and its
         # generation are unchanged (snapshots re-clone only changed nodes), so a cycle recounts only those.
         self._counts: dict[tuple[Any, str], dict[str, tuple[NodeInfo, int, int]]] = {}
+        self._parsed: dict[tuple[Any, ...], tuple[tuple[Constraint, ...], str | None]] = {}
 
     def _count_table(
         self, sel: selectors.Selector | None, namespace: str
@@ -599,8 +601,26 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
 
     def constraints_for(self, pod: PodInfo, action: str) -> tuple[list[Constraint], str | None]:
         if _has_own_constraints(pod):
-            return pod_constraints(pod, action)
+            return self._own_constraints(pod, action)
         return self._default_constraints(pod, action), None
+
+    def _own_constraints(self, pod: PodInfo, action: str) -> tuple[list[Constraint], str | None]:
+        """:func:`pod_constraints`, remembered by the constraints' text (replicas share it; parsing validates
+        every selector, which cost more than the vectorised PreFilter itself). The pod's labels are part of the
+        key when ``matchLabelKeys`` may read them."""
+        raws = (pod.pod.get("spec") or {}).get("topologySpreadConstraints")
+        try:
+            text = repr(raws)
+        except Exception:  # an object whose repr fails: no caching
+            return pod_constraints(pod, action)
+        key = (action, text, tuple(sorted(pod.labels.items())) if "matchLabelKeys" in text else None)
+        hit = self._parsed.get(key)
+        if hit is None:
+            if len(self._parsed) >= _PARSED_LIMIT:
+                self._parsed.clear()
+            constraints, err = pod_constraints(pod, action)
+            hit = self._parsed[key] = (tuple(constraints), err)
+        return list(hit[0]), hit[1]
 
     # --- PreFilter / Filter ------------------------------------------------------------------------------------
 
@@ -680,6 +700,7 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         loop meets them). None: something here cannot be keyed (the caller runs the reference loop)."""
         index = topology.synced_index(self.handle, self, nodes)
         doms = [index.domain(c.topology_key) for c in constraints]
+        one_key = all(d is doms[0] for d in doms)  # then "carries every key" is "carries this one"
         eligible = doms[0].col >= 0
         for d in doms[1:]:
             eligible &= d.col >= 0
@@ -688,15 +709,27 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         critical: list[CriticalPaths] = []
         ns = pod.namespace
         for c, d in zip(constraints, doms, strict=True):
+            sel = c.selector
+            policy = c.honor_node_taints or (c.honor_node_affinity and not trivial_affinity)
+            if one_key and not policy:
+                # Every node with the key counts: per-domain sums and first rows the index keeps up to date.
+                present = d.present()
+                if sel is not None and sel.requirements:
+                    tally = index.domain_sums(d.key, ("pts-count", sel, ns), _pod_counter(sel, ns)).copy()
+                else:
+                    tally = np.zeros(d.size, np.int64)
+                counts.append(topology.DomainCounts(d.ids, tally, present.copy()))
+                paths = topology.critical_paths(d.values, tally, present, None, d.first_rows())
+                critical.append(CriticalPaths(paths))
+                continue
             mask = eligible
-            if c.honor_node_taints or (c.honor_node_affinity and not trivial_affinity):
+            if policy:
                 included = self._inclusion_column(index, c, required, pod, trivial_affinity)
                 if included is None:
                     return None
                 mask = eligible & included
             ids = d.col[mask]
             present = np.bincount(ids, minlength=d.size) > 0
-            sel = c.selector
             if sel is not None and sel.requirements:
                 per_node = index.counts(("pts-count", sel, ns), _pod_counter(sel, ns))
                 tally = np.bincount(ids, weights=per_node[mask], minlength=d.size).astype(np.int64)

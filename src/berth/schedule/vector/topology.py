@@ -30,7 +30,8 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from operator import is_
+from itertools import repeat
+from operator import attrgetter, is_
 from typing import Any
 
 import numpy as np
@@ -44,36 +45,81 @@ BoolArray = npt.NDArray[np.bool_]
 
 COLUMNS_LIMIT = 64  # count/keyed columns kept per index (least recently used dropped first)
 MAX_INT32 = 2**31 - 1
+_NAME = attrgetter("name")
 
 CountFn = Callable[[NodeInfo], int]
 KeyedFn = Callable[[NodeInfo], Mapping[str, int]]
 
 
 class Domains:
-    """One topology key: value -> id (ids never reused) and the id column over rows (-1 = no such label)."""
+    """One topology key: value -> id (ids never reused), the id column over rows (-1 = no such label), how many
+    rows each id has, and (computed when asked, after labels changed) the first row of each id."""
 
-    __slots__ = ("col", "ids", "key", "values")
+    __slots__ = ("_first", "_rows", "col", "ids", "key", "values")
 
     def __init__(self, key: str, size: int) -> None:
         self.key = key
         self.ids: dict[str, int] = {}
         self.values: list[str] = []
         self.col: DomArray = np.full(size, -1, np.int32)
+        self._rows: IntArray = np.zeros(8, np.int64)
+        self._first: IntArray | None = None
 
     def id_of(self, value: str) -> int:
         i = self.ids.get(value)
         if i is None:
             i = self.ids[value] = len(self.values)
             self.values.append(value)
+            if i >= len(self._rows):
+                self._rows = np.concatenate([self._rows, np.zeros(len(self._rows), np.int64)])
         return i
 
     def set_row(self, row: int, labels: Mapping[str, str]) -> None:
         value = labels.get(self.key)
-        self.col[row] = -1 if value is None else self.id_of(value)
+        new = -1 if value is None else self.id_of(value)
+        old = int(self.col[row])
+        if old != new:
+            self.col[row] = new
+            if old >= 0:
+                self._rows[old] -= 1
+            if new >= 0:
+                self._rows[new] += 1
+            self._first = None
+
+    def recount(self) -> None:
+        """Rows per id from the column (after rows moved)."""
+        ids = self.col[self.col >= 0]
+        self._rows = np.zeros(max(8, len(self.values)), np.int64)
+        self._rows[: len(self.values)] = np.bincount(ids, minlength=len(self.values))
+        self._first = None
 
     @property
     def size(self) -> int:
         return len(self.values)
+
+    def present(self) -> BoolArray:
+        """Ids that some row carries."""
+        out: BoolArray = self._rows[: len(self.values)] > 0
+        return out
+
+    def first_rows(self) -> IntArray:
+        """Per id, the first row carrying it (``len(col)`` when none does)."""
+        if self._first is None:
+            rows = np.flatnonzero(self.col >= 0)
+            first = np.full(len(self.values), len(self.col), np.int64)
+            uniq, pos = np.unique(self.col[rows], return_index=True)
+            first[uniq] = rows[pos]
+            self._first = first
+        return self._first
+
+
+class _Count:
+    __slots__ = ("col", "fn", "total")
+
+    def __init__(self, fn: CountFn, col: IntArray) -> None:
+        self.fn = fn
+        self.col = col
+        self.total = int(col.sum())
 
 
 class _Keyed:
@@ -104,8 +150,9 @@ class NodeIndex:
         self._log: list[str] | None = None
         self._pos = 0
         self.domains: dict[str, Domains] = {}
-        self._counts: OrderedDict[Hashable, tuple[CountFn, IntArray]] = OrderedDict()
+        self._counts: OrderedDict[Hashable, _Count] = OrderedDict()
         self._keyed: OrderedDict[Hashable, _Keyed] = OrderedDict()
+        self._sums: dict[tuple[str, Hashable], IntArray] = {}  # (topology key, count key) -> per-id sums
         self.refreshes = 0  # rows recomputed, for tests
 
     @property
@@ -164,10 +211,12 @@ class NodeIndex:
             new[keep] = col[from_rows]
             return new
 
+        self._sums.clear()
         for d in self.domains.values():
             d.col = moved(d.col, -1)
-        for key, (fn, col) in self._counts.items():
-            self._counts[key] = (fn, moved(col, 0))
+            d.recount()
+        for count in self._counts.values():
+            count.col = moved(count.col, 0)
         for keyed in self._keyed.values():
             keyed.cols = {k: moved(c, 0) for k, c in keyed.cols.items()}
         self.nodes = list(nodes)
@@ -175,16 +224,39 @@ class NodeIndex:
         self.row_of = {node.name: i for i, node in enumerate(nodes)}
         for i in stale:
             self._refresh(i, nodes[i])
+        for count in self._counts.values():
+            count.total = int(count.col.sum())
 
     def _refresh(self, row: int, node: NodeInfo) -> None:
+        sums = self._sums
+        before = (
+            [(k, int(self.domains[k[0]].col[row]), int(self._counts[k[1]].col[row])) for k in sums]
+            if sums
+            else ()
+        )
+        self._refresh_row(row, node)
+        for k, old_id, old_count in before:
+            arr = sums[k]
+            if old_id >= 0:
+                arr[old_id] -= old_count
+            new_id = int(self.domains[k[0]].col[row])
+            if new_id >= 0:
+                if new_id >= len(arr):
+                    arr = sums[k] = np.concatenate([arr, np.zeros(new_id + 1 - len(arr), np.int64)])
+                arr[new_id] += int(self._counts[k[1]].col[row])
+
+    def _refresh_row(self, row: int, node: NodeInfo) -> None:
         self.refreshes += 1
         self.nodes[row] = node
         self._gens[row] = node.generation
         labels = node.labels
         for d in self.domains.values():
             d.set_row(row, labels)
-        for fn, col in self._counts.values():
-            col[row] = fn(node)
+        for count in self._counts.values():
+            col = count.col
+            value = count.fn(node)
+            count.total += value - int(col[row])
+            col[row] = value
         size = len(self.nodes)
         for keyed in self._keyed.values():
             keyed.set_row(row, node, size)
@@ -201,15 +273,23 @@ class NodeIndex:
 
     def counts(self, key: Hashable, fn: CountFn) -> IntArray:
         """``fn(node)`` for every row, remembered under ``key`` (``fn`` must depend only on the node)."""
+        return self.column(key, fn).col
+
+    def total(self, key: Hashable, fn: CountFn) -> int:
+        """The sum of :meth:`counts` over all rows, kept as rows change (an O(1) "does any node have one?")."""
+        return self.column(key, fn).total
+
+    def column(self, key: Hashable, fn: CountFn) -> _Count:
         hit = self._counts.get(key)
         if hit is not None:
             self._counts.move_to_end(key)
-            return hit[1]
+            return hit
         if len(self._counts) >= COLUMNS_LIMIT:
-            self._counts.popitem(last=False)
-        col = np.fromiter(map(fn, self.nodes), np.int64, len(self.nodes))
-        self._counts[key] = (fn, col)
-        return col
+            gone, _ = self._counts.popitem(last=False)
+            for k in [k for k in self._sums if k[1] == gone]:
+                del self._sums[k]
+        count = self._counts[key] = _Count(fn, np.fromiter(map(fn, self.nodes), np.int64, len(self.nodes)))
+        return count
 
     def keyed(self, key: Hashable, fn: KeyedFn, only: IntArray | None = None) -> dict[str, IntArray]:
         """``fn(node)`` (topology key -> int) for every row as one column per topology key. ``only``: the rows
@@ -227,6 +307,18 @@ class NodeIndex:
         for i in rows:
             keyed.set_row(i, nodes[i], size)
         return keyed.cols
+
+    def domain_sums(self, key: str, count_key: Hashable, fn: CountFn) -> IntArray:
+        """Per domain id of ``key``: the column ``count_key`` summed over the rows carrying it, kept up to date
+        row by row (so a PreFilter over every node costs O(domains)). Read-only for callers."""
+        d = self.domain(key)
+        self.column(count_key, fn)
+        arr = self._sums.get((key, count_key))
+        if arr is None:
+            arr = self._sums[(key, count_key)] = self.tally(key, self._counts[count_key].col)
+        if len(arr) < d.size:
+            arr = self._sums[(key, count_key)] = np.concatenate([arr, np.zeros(d.size - len(arr), np.int64)])
+        return arr[: d.size]
 
     def tally(self, key: str, weights: IntArray | None, mask: BoolArray | None = None) -> IntArray:
         """Per domain id of ``key``: the sum of ``weights`` over rows (in ``mask``) that carry the key."""
@@ -258,13 +350,9 @@ class NodeIndex:
             if end > size:
                 rows %= size
             return rows
-        out = np.empty(n, np.int64)
-        row_of, own = self.row_of, self.nodes
-        for j, node in enumerate(nodes):
-            r = row_of.get(node.name)
-            if r is None or own[r] is not node:
-                return None
-            out[j] = r
+        out = np.fromiter(map(self.row_of.get, map(_NAME, nodes), repeat(-1)), np.int64, n)
+        if bool((out < 0).any()) or not all(map(is_, nodes, map(self.nodes.__getitem__, out.tolist()))):
+            return None
         return out
 
 
@@ -279,11 +367,19 @@ def lookup(values: IntArray, ids: DomArray | IntArray) -> IntArray:
     return out
 
 
+_BIG = np.iinfo(np.int64).max
+
+
 def critical_paths(
-    values: Sequence[str], counts: IntArray, present: BoolArray, dom_seq: DomArray
+    values: Sequence[str],
+    counts: IntArray,
+    present: BoolArray,
+    dom_seq: DomArray | None,
+    first_rows: IntArray | None = None,
 ) -> list[list[Any]]:
     """PodTopologySpread's two critical paths as its sequential ``update`` would leave them after visiting the
-    present domains in order of first appearance in ``dom_seq`` (domain ids of eligible rows, in row order).
+    present domains in order of first appearance in ``dom_seq`` (domain ids of eligible rows, in row order) --
+    or, given ``first_rows`` (each domain's first eligible row), in that order without scanning the rows.
 
     Streaming "keep the two smallest" with strict comparisons keeps, for the smallest count, the domain met first;
     for the second path, the first-met domain with the smallest count among the rest. Empty: sentinels.
@@ -291,15 +387,22 @@ def critical_paths(
     paths: list[list[Any]] = [["", MAX_INT32], ["", MAX_INT32]]
     if not bool(present.any()):
         return paths
-    big = np.iinfo(np.int64).max
-    masked = np.where(present, counts, big)
+    masked = np.where(present, counts, _BIG)
+
+    def first_met(low: int) -> int:
+        if first_rows is not None:
+            candidates = np.flatnonzero(masked == low)
+            return int(candidates[int(np.argmin(first_rows[candidates]))])
+        assert dom_seq is not None
+        return int(dom_seq[int(np.argmax((masked == low)[dom_seq]))])
+
     low = int(masked.min())
-    first = int(dom_seq[int(np.argmax((masked == low)[dom_seq]))])
+    first = first_met(low)
     paths[0] = [values[first], low]
-    masked[first] = big
-    if bool((masked != big).any()):
-        low2 = int(masked.min())
-        second = int(dom_seq[int(np.argmax((masked == low2)[dom_seq]))])
+    masked[first] = _BIG
+    low2 = int(masked.min())
+    if low2 != _BIG:
+        second = first_met(low2)
         paths[1] = [values[second], low2]
     return paths
 
