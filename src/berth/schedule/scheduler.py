@@ -198,6 +198,9 @@ class Diagnosis:
     nominated_node: str = ""  # set by a PostFilter (preemption) that made room on a node
     # A PostFilter found no room (upstream's empty nomination): a nomination the pod had is dropped.
     clear_nomination: bool = False
+    # The failure is a FitError (no node fits): only then does the PostFilter decide about the nomination; after
+    # any other failure (an error, Reserve, Permit, binding) upstream clears it.
+    fit_error: bool = False
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:
@@ -832,6 +835,7 @@ class Scheduler:
     def _post_filter(
         self, fw: Framework, state: CycleState, pod: PodInfo, num_all: int, diagnosis: Diagnosis
     ) -> Status:
+        diagnosis.fit_error = True
         if fw.has_post_filter_plugins:
             statuses = dict(diagnosis.node_to_status)
             if diagnosis.absent_status is not None:
@@ -859,7 +863,9 @@ class Scheduler:
         message = status.message()
         reason = FailureReason.SCHEDULER_ERROR if is_error else FailureReason.UNSCHEDULABLE
         had = str((pod.pod.get("status") or {}).get("nominatedNodeName") or "")
-        if diagnosis.nominated_node or (diagnosis.clear_nomination and had):
+        keeps = diagnosis.fit_error and not diagnosis.clear_nomination  # a PostFilter's "no change"
+        clear = bool(had) and not diagnosis.nominated_node and not keeps
+        if diagnosis.nominated_node or clear:
             # Remember the nomination on the pending pod (its next attempt tries that node first), or forget it.
             pod_status = {k: v for k, v in (pod.pod.get("status") or {}).items() if k != "nominatedNodeName"}
             if diagnosis.nominated_node:
@@ -888,7 +894,7 @@ class Scheduler:
             message=message,
             reason=reason,
             nominated_node=diagnosis.nominated_node,
-            clear_nomination=diagnosis.clear_nomination and bool(had),
+            clear_nomination=clear,
         )
 
     # --- driving ----------------------------------------------------------------------------------------------

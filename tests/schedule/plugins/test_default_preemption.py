@@ -594,3 +594,28 @@ def test_the_nominated_node_is_tried_with_the_room_promised_to_others() -> None:
     assert retries and retries[0].clear_nomination and not retries[0].nominated_node
     assert not any(o.clear_nomination for o in retries[1:])
     assert not any("default/a" in pods for pods in s._nominated.values())
+
+
+@pytest.mark.parametrize(
+    ("cpus", "spec", "cleared"),
+    [
+        pytest.param((), {}, True, id="error-no-nodes-clears"),
+        pytest.param(("1",), {"preemptionPolicy": "Never"}, False, id="not-eligible-keeps"),
+        pytest.param(("1",), {}, True, id="no-candidate-clears"),
+    ],
+)
+def test_what_a_failure_does_to_an_existing_nomination(
+    cpus: tuple[str, ...], spec: dict[str, Any], cleared: bool
+) -> None:
+    """Upstream: a FitError leaves the nomination to the PostFilter (nil result: keep; empty: clear); any other
+    failure clears it."""
+    seen: list[Any] = []
+    s = _scheduler(*cpus, on_outcome=seen.append)
+    s.add_pod(_obj("low", "800m", 100))
+    s.run_until_idle()
+    nominated = _obj("p", "800m", 100, **spec)
+    nominated["status"] = {"nominatedNodeName": "n0"}
+    s.add_pod(nominated)
+    s.run_until_idle()
+    first = next(o for o in seen if o.pod == "default/p")
+    assert first.clear_nomination is cleared
