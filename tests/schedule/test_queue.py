@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from runtime_support import pod_info
 
 from berth.schedule.framework.interface import SUCCESS, ClusterEvent, Status, unresolvable
 from berth.schedule.framework.types import PodInfo, QueuedPodInfo
+from berth.schedule.plugins.priority_sort import PrioritySort
 from berth.schedule.queue import SchedulingQueue, VirtualClock, Where, event_matches
 
 
@@ -54,6 +57,46 @@ def test_pop_order_is_priority_then_age_then_insertion() -> None:
     q.add(pod_info("later", priority=5))
     q.add(pod_info("b-same-time", priority=5))
     assert drain(q) == ["a", "later", "b-same-time", "low"]
+
+
+# (operation, pod number, priority): add, update (labels; a pod's priority is immutable), delete, pop, tick.
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "add", "update", "delete", "pop", "tick"]),
+        st.integers(0, 6),
+        st.integers(0, 3),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=_OPS)
+def test_a_sort_key_pops_in_the_order_less_does(ops: list[tuple[str, int, int]]) -> None:
+    """PrioritySort.sort_key (tuples compared in C) and PrioritySort.less give the same pops, whatever happens."""
+    plugin = PrioritySort(None, None)  # type: ignore[arg-type]
+    runs = []
+    for key in (None, plugin.sort_key):
+        clock = VirtualClock()
+        q = SchedulingQueue(plugin.less, clock=clock, sort_key=key)
+        priorities: dict[str, int] = {}
+        popped = []
+        for op, i, priority in ops:
+            name = f"p{i}"
+            if op in ("add", "update"):
+                prio = priorities.setdefault(name, priority)
+                q.add(pod_info(name, priority=prio, labels={"v": str(priority)}))
+            elif op == "delete":
+                q.delete(f"default/{name}")
+                priorities.pop(name, None)
+            elif op == "pop" and (qp := q.pop()) is not None:
+                popped.append(qp.pod_info.name)
+                q.done(qp.key)
+                priorities.pop(qp.pod_info.name, None)
+            else:
+                clock.advance(1)
+        runs.append(popped + drain(q))
+    assert runs[0] == runs[1]
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from berth.schedule.framework.interface import ClusterEvent, Status
 from berth.schedule.framework.types import PodInfo, QueuedPodInfo
@@ -39,6 +40,7 @@ MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 FLUSH_BACKOFF_INTERVAL_SECONDS = 1.0
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+SortKey = Callable[[QueuedPodInfo], tuple[Any, ...]]
 PreEnqueue = Callable[[PodInfo], Status]
 
 # Events the queue itself raises (upstream framework/events.go).
@@ -125,6 +127,9 @@ class SchedulingQueue:
         pre_enqueue: runs the PreEnqueue plugins of the pod's profile; a non-success parks the pod as gated.
         plugin_events: profile name -> plugin name -> events that may make pods it rejected schedulable.
         pop_from_backoff: let :meth:`pop` take a plugin-rejected pod from backoffQ when activeQ is empty.
+        sort_key: optional; a key with the same order as ``less`` (the queueSort plugin's ``sort_key``). With it
+            activeQ's heap compares plain tuples (in C) instead of calling ``less`` twice per comparison, which
+            was a tenth of a scheduling-basic cycle with 10,000 pods queued.
     """
 
     def __init__(
@@ -137,8 +142,10 @@ class SchedulingQueue:
         pre_enqueue: PreEnqueue | None = None,
         plugin_events: Mapping[str, Mapping[str, Sequence[ClusterEvent]]] | None = None,
         pop_from_backoff: bool = True,
+        sort_key: SortKey | None = None,
     ) -> None:
         self._less = less
+        self._sort_key = sort_key
         self._clock = clock or time.monotonic
         self._initial = float(initial_backoff_seconds)
         self._max = float(max_backoff_seconds)
@@ -146,7 +153,8 @@ class SchedulingQueue:
         self._plugin_events = plugin_events or {}
         self._pop_from_backoff = pop_from_backoff
         self._cond = threading.Condition(threading.RLock())
-        self._active_heap: list[_ActiveItem] = []
+        # (sort key + sequence, item) with a sort key; (item,) without one (the item's __lt__ calls ``less``).
+        self._active_heap: list[tuple[Any, ...]] = []
         self._active: dict[str, _ActiveItem] = {}
         self._backoff_heap: list[tuple[float, int, str]] = []
         self._backoff: dict[str, tuple[QueuedPodInfo, int]] = {}  # key -> (pod, heap token)
@@ -181,9 +189,17 @@ class SchedulingQueue:
         qp.gated = False
         item = _ActiveItem(qp, self._less)
         self._active[qp.key] = item
-        heapq.heappush(self._active_heap, item)
+        heapq.heappush(self._active_heap, self._entry(item))
         self._cond.notify()
         return True
+
+    def _entry(self, item: _ActiveItem) -> tuple[Any, ...]:
+        """activeQ heap entry: the sort key (fixed when pushed) then the insertion sequence, so equal pods pop
+        FIFO as ``_ActiveItem`` orders them."""
+        if self._sort_key is None:
+            return (item,)
+        qp = item.qp
+        return (self._sort_key(qp), qp.sequence, item)
 
     def _to_backoff(self, qp: QueuedPodInfo) -> None:
         self._seq += 1
@@ -240,7 +256,7 @@ class SchedulingQueue:
     def _pop_active(self) -> QueuedPodInfo | None:
         heap = self._active_heap
         while heap:
-            item = heapq.heappop(heap)
+            item: _ActiveItem = heapq.heappop(heap)[-1]
             if item.alive:
                 del self._active[item.qp.key]
                 return item.qp
@@ -365,7 +381,7 @@ class SchedulingQueue:
             item.qp.pod_info = pod
             fresh = _ActiveItem(item.qp, self._less)
             self._active[key] = fresh
-            heapq.heappush(self._active_heap, fresh)
+            heapq.heappush(self._active_heap, self._entry(fresh))
             return
         live = self._backoff.get(key)
         if live is not None:

@@ -375,6 +375,7 @@ class Scheduler:
             max_backoff_seconds=config.pod_max_backoff_seconds,
             pre_enqueue=self._pre_enqueue,
             plugin_events={n: f.events_to_register() for n, f in self.frameworks.items()},
+            sort_key=first.queue_sort_key,
         )
         self.next_start_node_index = 0
         # The vectorised filter's (feasible list, node columns, their rows) for this cycle's Score.

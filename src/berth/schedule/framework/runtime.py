@@ -351,6 +351,12 @@ class Framework:
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self.queue_sort[0][1].less(a, b) if self.queue_sort else a.timestamp < b.timestamp
 
+    @property
+    def queue_sort_key(self) -> Callable[[QueuedPodInfo], tuple[Any, ...]] | None:
+        """The queueSort plugin's optional ``sort_key(qp)`` (berth-only speed hook: a key with exactly ``less``'s
+        order), or None."""
+        return _hook(self.queue_sort[0][1], "sort_key") if self.queue_sort else None
+
     def events_to_register(self) -> dict[str, tuple[ClusterEvent, ...]]:
         """Plugin name -> the cluster events that may make pods it rejected schedulable again."""
         out: dict[str, tuple[ClusterEvent, ...]] = {}
