@@ -453,6 +453,102 @@ def test_create_records_update_entry() -> None:
     ]
 
 
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "p",
+        "namespace": "default",
+        "labels": {"app": "web", "empty": ""},
+        "annotations": {},
+        "finalizers": ["a/b", "a/b"],
+        "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "o", "uid": "u1"}],
+        "uid": "123",
+        "resourceVersion": "9",
+        "creationTimestamp": None,
+    },
+    "spec": {
+        "containers": [
+            {
+                "name": "main",
+                "image": "pause",
+                "env": [
+                    {"name": "A", "value": "1"},
+                    {"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "x"}}},
+                ],
+                "ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP", "name": "http"}],
+                "resources": {"requests": {"cpu": "100m"}, "limits": {}},
+                "securityContext": None,
+            },
+            {"name": "side", "image": "busybox", "args": ["a", "a"]},
+        ],
+        "nodeSelector": {"zone": "a"},
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+    },
+    "status": {"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}]},
+}
+
+SERVICE = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {"name": "s"},
+    "spec": {
+        "ports": [{"port": 80}, {"port": 80, "protocol": "UDP"}],
+        "selector": {"a": "b"},
+        "clusterIP": "1.2.3.4",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("obj", "status_subresource"),
+    [
+        (cm({"a": "1"}), True),
+        (cm({}, labels={"x": "y"}), True),
+        (cm(None), True),
+        (POD, True),
+        (POD, False),
+        (SERVICE, True),
+        (
+            deployment(
+                [{"name": "a", "image": "x"}, {"name": "a", "image": "y", "ports": [{"containerPort": 1}]}]
+            ),
+            True,
+        ),
+        (
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Thing",
+                "metadata": {"name": "t"},
+                "spec": {"x": [1, {"a": None}]},
+            },
+            True,
+        ),
+    ],
+    ids=[
+        "configmap",
+        "configmap-empty-data",
+        "configmap-no-data",
+        "pod",
+        "pod-owns-status",
+        "service",
+        "deployment-dup-keys",
+        "custom",
+    ],
+)
+def test_create_fast_path_records_what_the_general_path_does(
+    obj: dict[str, Any], status_subresource: bool
+) -> None:
+    # record_update(None, ...) takes the one-walk create path; an empty old object takes the general diff path.
+    fast = patch.record_update(
+        None, copy.deepcopy(obj), "creator", now=T0, status_subresource=status_subresource
+    )
+    general = patch.record_update(
+        {}, copy.deepcopy(obj), "creator", now=T0, status_subresource=status_subresource
+    )
+    assert fast == general
+
+
 def test_update_moves_changed_fields_and_keeps_others() -> None:
     created = patch.record_update(None, cm({"a": "1", "b": "1"}), "creator", now=T0)
     patched = patch.record_update(

@@ -567,6 +567,16 @@ class Api:
             raise E.not_found(rt.plural, rt.group, name)
         return _loads(entry[1])
 
+    def stored_json(
+        self, rt: ResourceType, name: str, namespace: str | None, version: str | None = None
+    ) -> tuple[int, str] | None:
+        """``(resourceVersion, JSON text)`` of an object as stored, when serving it needs no change (the stored
+        version, a kind without conversion) -- what :meth:`do_get` returns, without decoding and re-encoding it.
+        None when it is missing or must be converted (use :meth:`do_get`)."""
+        if rt.virtual or rt.resource == eventsv1.RESOURCE or (version and version != rt.version):
+            return None
+        return self.store.get(rt.resource, self._ns_key(rt, namespace), name)
+
     def do_get(self, rt: ResourceType, name: str, namespace: str | None, version: str | None = None) -> Obj:
         if rt.resource == eventsv1.RESOURCE:
             return eventsv1.from_core(self.do_get(self._core_events, name, namespace))

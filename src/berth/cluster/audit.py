@@ -13,9 +13,23 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
+
+_quote = json.encoder.encode_basestring_ascii  # the C string encoder json.dumps uses: '"text"' with escapes
+_second: list[object] = [-1, ""]
+
+
+def _timestamp() -> str:
+    """``2026-11-30T20:00:00.123456Z`` (UTC); the part up to the second is formatted once per second."""
+    now = time.time()
+    sec = int(now)
+    if _second[0] != sec:
+        _second[1] = datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second[0] = sec
+    return f"{_second[1]}.{int((now - sec) * 1_000_000):06d}Z"
 
 
 class AuditLog:
@@ -41,19 +55,12 @@ class AuditLog:
     ) -> None:
         if self._fh is None:
             return
-        line: dict[str, object] = {
-            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            "user": user,
-            "verb": verb,
-            "resource": resource,
-            "subresource": subresource,
-            "namespace": namespace,
-            "name": name,
-            "code": code,
-        }
-        if uri:
-            line["uri"] = uri
-        text = json.dumps(line, separators=(",", ":")) + "\n"
+        q = _quote
+        text = (
+            f'{{"time":"{_timestamp()}","user":{q(user)},"verb":{q(verb)},"resource":{q(resource)},'
+            f'"subresource":{q(subresource)},"namespace":{q(namespace)},"name":{q(name)},"code":{int(code)}'
+            + (f',"uri":{q(uri)}}}\n' if uri else "}\n")
+        )
         with self._lock:
             if self._fh is not None:
                 self._fh.write(text)
