@@ -379,3 +379,22 @@ def test_crd_appears_in_discovery_and_openapi_at_once_and_leaves_with_its_deleti
     assert h.json("GET", "/apis/demo.io/v1/things/t")[0] == 404
     _, root = h.json("GET", "/openapi/v3")
     assert "apis/demo.io/v1" not in root["paths"]
+
+
+def test_stop_closes_kept_alive_connections(tmp_path: Any) -> None:
+    from berth.cluster import ClusterOptions
+
+    cluster = Cluster(ClusterOptions(data_dir=tmp_path / "c", run_controllers=False)).start()
+    raw = Http(cluster)
+    conn = http.client.HTTPSConnection("127.0.0.1", raw.port, context=raw.ctx, timeout=10)
+    headers = {"Authorization": f"Bearer {raw.token}"}
+    conn.request("GET", "/api/v1/namespaces/default", headers=headers)
+    first = conn.getresponse()
+    first.read()
+    assert first.status == 200 and not first.will_close
+    cluster.stop()
+    # the same connection must not be served by the stopped cluster
+    with pytest.raises((OSError, http.client.HTTPException)):
+        conn.request("GET", "/api/v1/namespaces/default", headers=headers)
+        conn.getresponse().read()
+    conn.close()

@@ -191,6 +191,7 @@ class Cluster:
             self.server.stopping.set()
             if self._thread is not None:
                 self.server.shutdown()
+            self.server.close_connections()
             self.server.server_close()
             self.server = None
         if self.store is not None:

@@ -145,12 +145,36 @@ class ApiServer(ThreadingHTTPServer):
         self.ready = threading.Event()
         self.stopping = threading.Event()
         self.tls = ssl_context is not None
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
         super().__init__(("127.0.0.1", port), Handler)
         if ssl_context is not None:
             # Handshakes happen in the handler thread (Handler.setup), never in the accept loop.
             self.socket = ssl_context.wrap_socket(
                 self.socket, server_side=True, do_handshake_on_connect=False
             )
+
+    # ---- open connections: closed on stop, so a kept-alive client is not served by a stopped cluster ----------
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._conns_lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._conns_lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """End every open connection: a handler waiting for the next request on a kept-alive connection (or
+        streaming a watch) sees end-of-stream and returns."""
+        with self._conns_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                # the plain socket's shutdown: SSLSocket.shutdown would drop its TLS state under the handler
+                socket.socket.shutdown(conn, socket.SHUT_RDWR)
 
     @property
     def port(self) -> int:

@@ -106,9 +106,10 @@ class Store:
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise sqlite3.DatabaseError(f"cannot switch to WAL mode (got {mode})")
-        # OFF: commits are write()s to the WAL without fsync -- durable across kill -9 (the OS keeps the pages),
-        # not across power loss; it also keeps checkpoints from stalling writers on fsync.
-        db.execute("PRAGMA synchronous=OFF")
+        # NORMAL (with WAL): a commit is a write() to the WAL, no fsync -- durable across kill -9 (the OS has the
+        # pages); only checkpoints fsync, so an OS crash or power loss may lose the last commits but never
+        # corrupts the file (OFF could). Measured: the same CPU per commit as OFF.
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute(
             "CREATE TABLE IF NOT EXISTS log (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, resource TEXT NOT NULL,"
             " namespace TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, prev TEXT)"
