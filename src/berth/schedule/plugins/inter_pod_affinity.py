@@ -41,6 +41,7 @@ from operator import attrgetter
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from berth.kube import selectors
 from berth.schedule import vector
@@ -329,13 +330,32 @@ def _filter_rows(
     rows = index.rows_of(nodes)
     if rows is None:
         return None
-    verdict = np.zeros(len(rows), np.int8)  # index into _VERDICTS
+    cached = s.verdicts
+    if cached is None or cached[0] != index.version:
+        cached = s.verdicts = (index.version, _row_verdicts(s, index, affinity, anti, existing))
+    verdict = cached[1][rows]
+    if not verdict.any():
+        return [fw.SUCCESS] * len(rows)
+    return list(map(_VERDICTS.__getitem__, verdict.tolist()))
+
+
+def _row_verdicts(
+    s: PreFilterState,
+    index: topology.NodeIndex,
+    affinity: topology.PairCounts,
+    anti: topology.PairCounts,
+    existing: topology.PairCounts,
+) -> npt.NDArray[np.int8]:
+    """Every row's verdict (an index into ``_VERDICTS``) for this cycle's pod, computed once per pod: the
+    scheduler filters several chunks per pod, each then costs one take."""
+    n = index.size
+    verdict = np.zeros(n, np.int8)
     req_aff = s.terms.required_affinity
     if req_aff:
-        missing = np.zeros(len(rows), np.bool_)
-        exist = np.ones(len(rows), np.bool_)
+        missing = np.zeros(n, np.bool_)
+        exist = np.ones(n, np.bool_)
         for t in req_aff:
-            ids = index.domain(t.topology_key).col[rows]
+            ids = index.domain(t.topology_key).col
             missing |= ids < 0
             have = affinity.arrays.get(t.topology_key)
             if have is None:
@@ -348,15 +368,13 @@ def _filter_rows(
         for t in s.terms.required_anti:
             have = anti.arrays.get(t.topology_key)
             if have is not None:
-                ids = index.domain(t.topology_key).col[rows]
+                ids = index.domain(t.topology_key).col
                 verdict[(verdict == 0) & (topology.lookup(have, ids) > 0)] = 2
     if existing:
         for key, have in existing.arrays.items():
-            ids = index.domain(key).col[rows]
+            ids = index.domain(key).col
             verdict[(verdict == 0) & (topology.lookup(have, ids) > 0)] = 3
-    if not verdict.any():
-        return [fw.SUCCESS] * len(rows)
-    return list(map(_VERDICTS.__getitem__, verdict.tolist()))
+    return verdict
 
 
 def _matches_all(terms: Sequence[AffinityTerm], pod: PodInfo, ns_labels: NamespaceLabels) -> bool:
@@ -378,6 +396,7 @@ class PreFilterState:
     anti: PairCounts  # existing pods matching one of the pod's required anti-affinity terms
     self_match: bool  # the pod matches all its own required affinity terms
     index: topology.NodeIndex | None = None  # the vectorised path's rows (the maps are then PairCounts)
+    verdicts: tuple[int, npt.NDArray[np.int8]] | None = None  # (index version, every row's Filter verdict)
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
@@ -568,28 +587,28 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             return None
         existing_anti = topology.PairCounts()
         if index.total(("ipa-anti-terms",), self._anti_terms):
-            hosts = np.flatnonzero(index.counts(("ipa-anti-terms",), self._anti_terms))
+            class_key = ("ipa-existing-anti", pod.namespace, frozenset(pod.labels.items()))
             columns = index.keyed(
-                ("ipa-existing-anti", pod.namespace, frozenset(pod.labels.items())),
+                class_key,
                 lambda node: self._existing_anti_keys(pod, node, ns_labels),
-                hosts,
+                lambda: np.flatnonzero(index.counts(("ipa-anti-terms",), self._anti_terms)),
             )
-            for key, col in columns.items():
-                if col.any():
-                    existing_anti.add_array(key, index.domain(key).ids, index.tally(key, col))
+            for key in list(columns):
+                sums = index.keyed_sums(key, class_key, key)
+                if sums.any():
+                    existing_anti.add_array(key, index.domain(key).ids, sums)
         affinity = topology.PairCounts()
-        if req_aff:
-            col = index.counts(("ipa-all", req_aff), _all_counter(req_aff, ns_labels))
-            if col.any():
-                for t in req_aff:
-                    key = t.topology_key
-                    affinity.add_array(key, index.domain(key).ids, index.tally(key, col))
+        if req_aff and index.total(("ipa-all", req_aff), _all_counter(req_aff, ns_labels)):
+            for t in req_aff:
+                key = t.topology_key
+                sums = index.domain_sums(key, ("ipa-all", req_aff), _all_counter(req_aff, ns_labels))
+                affinity.add_array(key, index.domain(key).ids, sums)
         anti = topology.PairCounts()
         for t in req_anti:
-            col = index.counts(("ipa-one", t), _all_counter((t,), ns_labels))
-            if col.any():
+            if index.total(("ipa-one", t), _all_counter((t,), ns_labels)):
                 key = t.topology_key
-                anti.add_array(key, index.domain(key).ids, index.tally(key, col))
+                sums = index.domain_sums(key, ("ipa-one", t), _all_counter((t,), ns_labels))
+                anti.add_array(key, index.domain(key).ids, sums)
         self_match = _matches_all(req_aff, pod, ns_labels)
         return PreFilterState(terms, ns_labels, existing_anti, affinity, anti, self_match, index)
 
@@ -630,6 +649,7 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return fw.SUCCESS
+        s.verdicts = None
         labels = node.labels
         for t in self.terms_of(other).required_anti:
             if t.matches(pod, s.ns_labels):
@@ -811,25 +831,25 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         ns_labels = NamespaceLabels(self.handle)
         sums: dict[str, IntArray] = {}
 
-        def add(key: str, values: IntArray) -> None:
+        def add(key: str, values: IntArray) -> None:  # values: the index's sums, never changed here
             have = sums.get(key)
-            sums[key] = values if have is None else have + values
+            sums[key] = values.copy() if have is None else have + values
 
         for wt, sign in [(wt, 1) for wt in pref_aff] + [(wt, -1) for wt in pref_anti]:
-            col = index.counts(("ipa-one", wt.term), _all_counter((wt.term,), ns_labels))
-            if wt.weight and col.any():
-                add(wt.term.topology_key, sign * wt.weight * index.tally(wt.term.topology_key, col))
+            counter = _all_counter((wt.term,), ns_labels)
+            if wt.weight and index.total(("ipa-one", wt.term), counter):
+                key = wt.term.topology_key
+                add(key, sign * wt.weight * index.domain_sums(key, ("ipa-one", wt.term), counter))
         hard = self.args.hard_pod_affinity_weight
         if index.total(("ipa-scoring-pods", hard), self._scoring_pods):
-            scorers = np.flatnonzero(index.counts(("ipa-scoring-pods", hard), self._scoring_pods))
+            class_key = ("ipa-existing-score", pod.namespace, frozenset(pod.labels.items()), hard)
             columns = index.keyed(
-                ("ipa-existing-score", pod.namespace, frozenset(pod.labels.items()), hard),
+                class_key,
                 lambda node: self._existing_score_keys(pod, node, ns_labels),
-                scorers,
+                lambda: np.flatnonzero(index.counts(("ipa-scoring-pods", hard), self._scoring_pods)),
             )
-            for key, col in columns.items():
-                if col.any():
-                    add(key, index.tally(key, col))
+            for key in list(columns):
+                add(key, index.keyed_sums(key, class_key, key))
         topo: dict[str, Mapping[str, int]] = {}
         for key, values in sums.items():
             if values.any():

@@ -512,6 +512,7 @@ class PreFilterState:
     critical: list[CriticalPaths]
     required: node_affinity.RequiredAffinity
     index: topology.NodeIndex | None = None
+    verdicts: tuple[int, npt.NDArray[np.int8]] | None = None  # (index version, every row's Filter verdict)
 
     def min_match(self, i: int) -> int:
         if len(self.counts[i]) < self.constraints[i].min_domains:
@@ -772,6 +773,7 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None or updated.namespace != preemptor.namespace:
             return fw.SUCCESS
+        s.verdicts = None
         if not _all_keys(node.labels, s.constraints):
             return fw.SUCCESS
         for i, c in enumerate(s.constraints):
@@ -847,20 +849,35 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         rows = index.rows_of(nodes)
         if rows is None:
             return None
-        verdict = np.zeros(len(rows), np.int8)  # 0 pass, 1 missing label, 2 skewed: first failing constraint
+        cached = s.verdicts
+        if cached is None or cached[0] != index.version:
+            every = PodTopologySpread._row_verdicts(s, pod, index)
+            if every is None:
+                return None
+            cached = s.verdicts = (index.version, every)
+        verdict = cached[1][rows]
+        if not verdict.any():
+            return [fw.SUCCESS] * len(rows)
+        return list(map(_VERDICTS.__getitem__, verdict.tolist()))
+
+    @staticmethod
+    def _row_verdicts(
+        s: PreFilterState, pod: PodInfo, index: topology.NodeIndex
+    ) -> npt.NDArray[np.int8] | None:
+        """Every row's verdict (0 pass, 1 missing label, 2 skewed: the first failing constraint), once per pod:
+        the scheduler filters several chunks per pod, each then costs one take."""
+        verdict = np.zeros(index.size, np.int8)
         for i, c in enumerate(s.constraints):
             counts = s.counts[i]
             if not isinstance(counts, topology.DomainCounts) or counts.extra:
                 return None
             limit = c.max_skew + s.min_match(i) - (1 if selector_matches(c.selector, pod.labels) else 0)
-            ids = index.domains[c.topology_key].col[rows]
+            ids = index.domain(c.topology_key).col
             open_ = verdict == 0
             missing = ids < 0
             verdict[open_ & missing] = 1
             verdict[open_ & ~missing & (topology.lookup(counts.counts, ids) > limit)] = 2
-        if not verdict.any():
-            return [fw.SUCCESS] * len(rows)
-        return list(map(_VERDICTS.__getitem__, verdict.tolist()))
+        return verdict
 
     # --- PreScore / Score / NormalizeScore ---------------------------------------------------------------------
 

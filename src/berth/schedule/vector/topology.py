@@ -48,6 +48,7 @@ MAX_INT32 = 2**31 - 1
 _NAME = attrgetter("name")
 
 CountFn = Callable[[NodeInfo], int]
+Source = tuple[Any, ...]  # ("count", count key) or ("keyed", keyed key, topology key)
 KeyedFn = Callable[[NodeInfo], Mapping[str, int]]
 
 
@@ -152,8 +153,9 @@ class NodeIndex:
         self.domains: dict[str, Domains] = {}
         self._counts: OrderedDict[Hashable, _Count] = OrderedDict()
         self._keyed: OrderedDict[Hashable, _Keyed] = OrderedDict()
-        self._sums: dict[tuple[str, Hashable], IntArray] = {}  # (topology key, count key) -> per-id sums
+        self._sums: dict[tuple[str, Source], IntArray] = {}  # (topology key, column) -> per-id sums
         self.refreshes = 0  # rows recomputed, for tests
+        self.version = 0  # grows whenever any row or the row order changes (for caches of whole-row results)
 
     @property
     def size(self) -> int:
@@ -212,6 +214,7 @@ class NodeIndex:
             return new
 
         self._sums.clear()
+        self.version += 1
         for d in self.domains.values():
             d.col = moved(d.col, -1)
             d.recount()
@@ -227,26 +230,35 @@ class NodeIndex:
         for count in self._counts.values():
             count.total = int(count.col.sum())
 
+    def _source(self, source: Source) -> IntArray | None:
+        """The column a sum adds up: ``("count", key)`` or ``("keyed", key, topology key)`` (None: not there)."""
+        if source[0] == "count":
+            count = self._counts.get(source[1])
+            return None if count is None else count.col
+        keyed = self._keyed.get(source[1])
+        return None if keyed is None else keyed.cols.get(source[2])
+
+    def _value(self, source: Source, row: int) -> int:
+        col = self._source(source)
+        return 0 if col is None else int(col[row])
+
     def _refresh(self, row: int, node: NodeInfo) -> None:
         sums = self._sums
-        before = (
-            [(k, int(self.domains[k[0]].col[row]), int(self._counts[k[1]].col[row])) for k in sums]
-            if sums
-            else ()
-        )
+        before = [(k, int(self.domains[k[0]].col[row]), self._value(k[1], row)) for k in sums] if sums else ()
         self._refresh_row(row, node)
-        for k, old_id, old_count in before:
+        for k, old_id, old_value in before:
             arr = sums[k]
             if old_id >= 0:
-                arr[old_id] -= old_count
+                arr[old_id] -= old_value
             new_id = int(self.domains[k[0]].col[row])
             if new_id >= 0:
                 if new_id >= len(arr):
                     arr = sums[k] = np.concatenate([arr, np.zeros(new_id + 1 - len(arr), np.int64)])
-                arr[new_id] += int(self._counts[k[1]].col[row])
+                arr[new_id] += self._value(k[1], row)
 
     def _refresh_row(self, row: int, node: NodeInfo) -> None:
         self.refreshes += 1
+        self.version += 1
         self.nodes[row] = node
         self._gens[row] = node.generation
         labels = node.labels
@@ -286,23 +298,27 @@ class NodeIndex:
             return hit
         if len(self._counts) >= COLUMNS_LIMIT:
             gone, _ = self._counts.popitem(last=False)
-            for k in [k for k in self._sums if k[1] == gone]:
+            for k in [k for k in self._sums if k[1] == ("count", gone)]:
                 del self._sums[k]
         count = self._counts[key] = _Count(fn, np.fromiter(map(fn, self.nodes), np.int64, len(self.nodes)))
         return count
 
-    def keyed(self, key: Hashable, fn: KeyedFn, only: IntArray | None = None) -> dict[str, IntArray]:
-        """``fn(node)`` (topology key -> int) for every row as one column per topology key. ``only``: the rows
-        where ``fn`` can be non-empty (the others are not asked when the columns are first built)."""
+    def keyed(
+        self, key: Hashable, fn: KeyedFn, only: Callable[[], IntArray] | None = None
+    ) -> dict[str, IntArray]:
+        """``fn(node)`` (topology key -> int) for every row as one column per topology key. ``only``: gives the
+        rows where ``fn`` can be non-empty (the others are not asked when the columns are first built)."""
         hit = self._keyed.get(key)
         if hit is not None:
             self._keyed.move_to_end(key)
             return hit.cols
         if len(self._keyed) >= COLUMNS_LIMIT:
-            self._keyed.popitem(last=False)
+            gone, _ = self._keyed.popitem(last=False)
+            for k in [k for k in self._sums if k[1][0] == "keyed" and k[1][1] == gone]:
+                del self._sums[k]
         keyed = self._keyed[key] = _Keyed(fn)
         size = len(self.nodes)
-        rows = range(size) if only is None else only.tolist()
+        rows = range(size) if only is None else only().tolist()
         nodes = self.nodes
         for i in rows:
             keyed.set_row(i, nodes[i], size)
@@ -311,13 +327,21 @@ class NodeIndex:
     def domain_sums(self, key: str, count_key: Hashable, fn: CountFn) -> IntArray:
         """Per domain id of ``key``: the column ``count_key`` summed over the rows carrying it, kept up to date
         row by row (so a PreFilter over every node costs O(domains)). Read-only for callers."""
-        d = self.domain(key)
         self.column(count_key, fn)
-        arr = self._sums.get((key, count_key))
+        return self._sum(key, ("count", count_key))
+
+    def keyed_sums(self, key: str, keyed_key: Hashable, column: str) -> IntArray:
+        """:meth:`domain_sums` for the ``column`` (a topology key) of the keyed columns ``keyed_key`` (which
+        :meth:`keyed` must have built). Read-only for callers."""
+        return self._sum(key, ("keyed", keyed_key, column))
+
+    def _sum(self, key: str, source: Source) -> IntArray:
+        d = self.domain(key)
+        arr = self._sums.get((key, source))
         if arr is None:
-            arr = self._sums[(key, count_key)] = self.tally(key, self._counts[count_key].col)
+            arr = self._sums[(key, source)] = self.tally(key, self._source(source))
         if len(arr) < d.size:
-            arr = self._sums[(key, count_key)] = np.concatenate([arr, np.zeros(d.size - len(arr), np.int64)])
+            arr = self._sums[(key, source)] = np.concatenate([arr, np.zeros(d.size - len(arr), np.int64)])
         return arr[: d.size]
 
     def tally(self, key: str, weights: IntArray | None, mask: BoolArray | None = None) -> IntArray:
