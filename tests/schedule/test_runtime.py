@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 from runtime_support import (
     JOURNAL_KEY,
+    NameScore,
     node,
     pod_info,
     profile,
@@ -14,11 +17,46 @@ from runtime_support import (
 )
 
 from berth.schedule.cache import Cache, Snapshot
+from berth.schedule.framework import interface as fwi
 from berth.schedule.framework.interface import SUCCESS, Code, CycleState, Status
 from berth.schedule.framework.runtime import Framework, FrameworkError
 from berth.schedule.framework.types import NodeInfo, PodInfo
 
 REG = registry()
+
+
+class ArrayNameScore(NameScore):
+    """NameScore with the fused array hook (as the built-in plugins have)."""
+
+    NAME = "ArrayNameScore"
+
+    def score_array(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: Any, rows: Any
+    ) -> Any:
+        return np.asarray([self.score(state, pod, n)[0] for n in nodes], np.int64)
+
+
+class ArrayOutOfRange(fwi.ScorePlugin):
+    NAME = "ArrayOutOfRange"
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        return 150, SUCCESS
+
+    def score_array(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: Any, rows: Any
+    ) -> Any:
+        return np.full(len(nodes), 150, np.int64)
+
+
+class FailingScore(fwi.ScorePlugin):
+    NAME = "FailingScore"
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        return 0, fwi.error("no score today")
+
+
+for _cls in (ArrayNameScore, ArrayOutOfRange, FailingScore):
+    REG.register(fwi.PluginSpec(name=_cls.NAME, plugin_class=_cls))
 
 
 def build(**points: Any) -> Framework:
@@ -191,6 +229,30 @@ def test_score_out_of_range_after_normalizing_is_an_error() -> None:
         'applying score defaultWeights on Score plugins: plugin "OutOfRangeScore" returns an invalid score 101, '
         "it should in the range of [0, 100] after normalizing"
     )
+
+
+@pytest.mark.parametrize(
+    "score",
+    [
+        [("NameScore", 2), ("NormalizedNameScore", 1), ("ReverseNameScore", 3), ("ArrayNameScore", 2)],
+        ["ArrayOutOfRange", "FailingScore"],
+        ["NameScore", "OutOfRangeScore", "ArrayNameScore"],
+        ["FailingScore", "ArrayOutOfRange"],
+        ["ArrayNameScore", "ArrayOutOfRange", "OutOfRangeScore"],
+    ],
+    ids=["weighted-sum", "range-before-failure", "list-out-of-range", "failure-first", "first-bad-plugin"],
+)
+def test_fused_score_equals_run_score(score: list[Any]) -> None:
+    """run_score_rows (range check and weighted sum over all plugins at once) reports what run_score does."""
+    fw = build(score=score)
+    ns = nodes("n1", "n2", "n4")
+    arrays = fw.node_arrays()
+    rows = arrays.rows(ns)
+    want, want_status = fw.run_score(CycleState(), pod_info("a"), ns)
+    got, got_status = fw.run_score_rows(CycleState(), pod_info("a"), ns, arrays, rows)
+    assert got_status == want_status
+    if want_status.is_success:
+        assert list(got) == want
 
 
 def test_prescore_skip_removes_that_plugins_score() -> None:

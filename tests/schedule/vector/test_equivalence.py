@@ -226,6 +226,8 @@ def check_fused_hooks(
                 normalised = normalize(state, incoming, raw)
                 if normalised is not None:
                     assert normalised.tolist() == [x.score for x in scores], name
+    for flag, rows_set in arrays.flagged.items():  # the counts that let hooks skip a column are exact
+        assert rows_set == int(getattr(arrays, flag)[: arrays.size].sum()), flag
 
 
 @SETTINGS

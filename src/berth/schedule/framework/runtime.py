@@ -111,6 +111,16 @@ def _invalid_score(name: str, bad: Any) -> Status:
     )
 
 
+def _out_of_range(names: Sequence[str], parts: Sequence[IntArray]) -> Status | None:
+    """The error :meth:`Framework.run_score` reports for the first plugin (in order) with a score outside
+    [MIN_NODE_SCORE, MAX_NODE_SCORE], or None."""
+    for name, raw in zip(names, parts, strict=True):
+        bad = np.flatnonzero((raw > MAX_NODE_SCORE) | (raw < MIN_NODE_SCORE))
+        if bad.size:
+            return _invalid_score(name, int(raw[bad[0]]))
+    return None
+
+
 def inactive_warning(profile: str, plugin: str) -> str:
     return f'profile "{profile}": plugin {plugin} is accepted but not active yet in berth (it is skipped)'
 
@@ -505,9 +515,10 @@ class Framework:
                     others.append((name, fn, batch))
                 elif m is not True:
                     mask = m if mask is True else mask & m
-            exotic = arrays.exotic[rows]
-            if exotic.any():
-                mask = ~exotic if mask is True else mask & ~exotic
+            if arrays.flagged["exotic"]:
+                exotic = arrays.exotic[rows]
+                if exotic.any():
+                    mask = ~exotic if mask is True else mask & ~exotic
             if not others and (not isinstance(mask, np.ndarray) or bool(mask.all())):
                 feasible.extend(chunk)
                 runs.append(rows)
@@ -654,14 +665,18 @@ class Framework:
         Whatever the array forms cannot answer exactly -- scores that are not integers, a hook raising, a row that
         turned out exotic -- sends the whole call to :meth:`run_score` (Score is side-effect free, so asking again
         is safe)."""
-        if arrays.exotic[rows].any():  # amounts the kernels cannot hold: the per-node forms decide
+        if arrays.flagged["exotic"] and arrays.exotic[rows].any():  # amounts the kernels cannot hold
             return self.run_score(state, pod, nodes)
-        acc: IntArray | None = None
+        marker = arrays.changes()
+        names: list[str] = []
+        weights: list[int] = []
+        parts: list[IntArray] = []  # normalised scores per plugin; range-checked and weighted together below
         skip = state.skip_score
         for name, plugin, weight, batch, score_array, normalize_array in self._score_arrays:
             if name in skip:
                 continue
             values: list[Any] | None = None  # set when the plugin answers (or normalises) as a list
+            failed: Status | None = None
             try:
                 raw = score_array(state, pod, nodes, arrays, rows) if score_array is not None else None
                 if raw is not None and normalize_array is not None:
@@ -677,27 +692,27 @@ class Framework:
                 return self.run_score(state, pod, nodes)
             if values is not None:
                 if failed is not None:
-                    return [], failed
+                    if arrays.changes() != marker and arrays.flagged["exotic"] and arrays.exotic[rows].any():
+                        return self.run_score(state, pod, nodes)
+                    return [], _out_of_range(names, parts) or failed  # run_score stops at the first problem
                 raw = _int_array(values)
                 if raw is None:
                     return self.run_score(state, pod, nodes)
             assert raw is not None
-            if raw.size and (int(raw.max()) > MAX_NODE_SCORE or int(raw.min()) < MIN_NODE_SCORE):
-                if arrays.exotic[
-                    rows
-                ].any():  # a hook read a column it created, with exotic amounts: per node
-                    return self.run_score(state, pod, nodes)
-                bad = raw[np.flatnonzero((raw > MAX_NODE_SCORE) | (raw < MIN_NODE_SCORE))[0]]
-                return [], _invalid_score(name, int(bad))
-            if acc is None:  # a new array: hooks may answer with views of their memo columns
-                acc = raw * weight if weight != 1 else raw.copy()
-            else:
-                acc = acc + raw * weight if weight != 1 else acc + raw
-        if arrays.exotic[rows].any():  # a hook created a column that made a row exotic: per node after all
-            return self.run_score(state, pod, nodes)
-        if acc is None:
+            names.append(name)
+            weights.append(weight)
+            parts.append(raw)
+        if arrays.changes() != marker and arrays.flagged["exotic"] and arrays.exotic[rows].any():
+            return self.run_score(state, pod, nodes)  # a hook made a column that showed a row exotic
+        if not parts:
             return np.zeros(len(nodes), np.int64), SUCCESS
-        return acc, SUCCESS
+        stack = np.vstack(parts)  # one range check and one weighted sum for all plugins
+        if int(stack.max()) > MAX_NODE_SCORE or int(stack.min()) < MIN_NODE_SCORE:
+            problem = _out_of_range(names, parts)
+            assert problem is not None
+            return [], problem
+        totals: IntArray = np.asarray(weights, np.int64) @ stack
+        return totals, SUCCESS
 
     def _plugin_scores(
         self,

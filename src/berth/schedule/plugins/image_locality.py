@@ -107,7 +107,7 @@ class ImageLocality(fw.ScorePlugin):
     ) -> IntArray:
         """The framework's fused Score hook: nodes holding no image score 0; the others are asked per node."""
         out = np.zeros(count(rows), np.int64)
-        if pod.images:
+        if pod.images and arrays.flagged["has_images"]:
             for j in np.flatnonzero(arrays.has_images[rows]).tolist():
                 out[j] = self.score(state, pod, nodes[j])[0]
         return out

@@ -62,6 +62,8 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin):
     ) -> BoolArray | bool:
         """The framework's fused Filter hook (vectorised path): nodes with no host port in use pass; the others
         are left to :meth:`filter`."""
+        if not arrays.flagged["has_ports"]:
+            return True
         used = arrays.has_ports[rows]
         if not used.any():
             return True

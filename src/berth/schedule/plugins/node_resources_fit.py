@@ -329,6 +329,8 @@ def allocatable_and_requested(
     return alloc, req
 
 
+_CACHED_SHAPES = 256  # distinct pod request shapes remembered per plugin (then forgotten all at once)
+
 # --- the plugin ----------------------------------------------------------------------------------------------------
 
 
@@ -360,11 +362,23 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         else:
             self._scorer = least_allocated_scorer(strategy.resources)
         self._last: tuple[fw.CycleState | None, _PreFilterState] = (None, _PreFilterState((), True))
+        # Per distinct pod requests: the PreFilter state and the scored items (see _pre_filter_state, score_array).
+        self._states: dict[tuple[tuple[str, int], ...], _PreFilterState] = {}
+        self._items: dict[tuple[int, ...], tuple[tuple[str, bool, int, int], ...]] = {}
 
     # Filter ----------------------------------------------------------------------------------------------------
 
     def _pre_filter_state(self, pod: PodInfo) -> _PreFilterState:
-        req = pod.requests
+        """What Filter checks for ``pod``, remembered per distinct requests (the pods of a workload share them)."""
+        key = tuple(pod.requests.items())
+        s = self._states.get(key)
+        if s is None:
+            if len(self._states) >= _CACHED_SHAPES:
+                self._states.clear()
+            s = self._states[key] = self._build_pre_filter_state(pod.requests)
+        return s
+
+    def _build_pre_filter_state(self, req: Mapping[str, int]) -> _PreFilterState:
         checks = [(n, req.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL_STORAGE) if req.get(n, 0) > 0]
         scalars = sorted((n, v) for n, v in req.items() if v != 0 and is_scalar_resource_name(n))
         checks.extend((n, v) for n, v in scalars if not self._ignored_name(n))
@@ -480,7 +494,13 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         strategy = self.args.scoring_strategy.type
         if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED) or not kernels.pod_values_fit(pod_requests):
             return None
-        items = tuple(self._allocation.scored_items(pod_requests, self.args.scoring_strategy.resources))
+        shape = tuple(pod_requests)
+        items = self._items.get(shape)
+        if items is None:
+            if len(self._items) >= _CACHED_SHAPES:
+                self._items.clear()
+            resources = self.args.scoring_strategy.resources
+            items = self._items[shape] = tuple(self._allocation.scored_items(pod_requests, resources))
         least = strategy == LEAST_ALLOCATED
         column = arrays.memo_column(
             ("allocated", least, items),

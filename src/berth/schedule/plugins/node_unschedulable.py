@@ -40,6 +40,8 @@ class NodeUnschedulable(fw.FilterPlugin):
     ) -> BoolArray | bool:
         """The framework's fused Filter hook (vectorised path): cordoned nodes are left to :meth:`filter` unless
         the pod tolerates the cordon taint."""
+        if not arrays.flagged["unschedulable"]:
+            return True
         cordoned = arrays.unschedulable[rows]
         if not cordoned.any() or taints.tolerated(_UNSCHEDULABLE_TAINT, pod.tolerations):
             return True

@@ -107,6 +107,10 @@ class NodeArrays:
             np.zeros(0, np.int64),
         )
         self.refreshes = 0  # rows (re)built, for tests and the benchmark
+        self.columns_made = 0  # resource columns created (filling one may mark rows exotic)
+        # How many rows have each boolean column set (rows of removed nodes included, so 0 means "none"): a
+        # kernel asks the column only when some row has it.
+        self.flagged: dict[str, int] = {"exotic": 0, "unschedulable": 0, "has_ports": 0, "has_images": 0}
         # Rows refreshed, oldest first (restarted past REFRESH_LOG_LIMIT, which bumps the epoch), and the memo
         # columns: key -> (values over all rows, epoch, log position they are current to).
         self._refresh_log: list[int] = []
@@ -153,6 +157,7 @@ class NodeArrays:
     def _column(self, table: dict[str, IntArray], name: str, source: str) -> IntArray:
         col = table.get(name)
         if col is None:
+            self.columns_made += 1
             col = np.zeros(self._cap, np.int64)
             table[name] = col
             for i, node in enumerate(self.objs):
@@ -175,7 +180,18 @@ class NodeArrays:
             col[i] = value
         else:
             col[i] = 0
+            self._mark_exotic(i)
+
+    def _mark_exotic(self, i: int) -> None:
+        if not self.exotic[i]:
             self.exotic[i] = True
+            self.flagged["exotic"] += 1
+
+    def _set_flag(self, name: str, i: int, value: bool) -> None:
+        col = getattr(self, name)
+        if bool(col[i]) != value:
+            col[i] = value
+            self.flagged[name] += 1 if value else -1
 
     # --- rows ---------------------------------------------------------------------------------------------------
 
@@ -293,6 +309,10 @@ class NodeArrays:
             return perm[start:end]
         return np.concatenate((perm[start:], perm[: end - n]))
 
+    def changes(self) -> tuple[int, int]:
+        """A marker that moves whenever a row may have become exotic (a row refreshed, a column created)."""
+        return self.refreshes, self.columns_made
+
     def memo_column(
         self,
         key: Hashable,
@@ -367,12 +387,13 @@ class NodeArrays:
             self._epoch += 1
         self.gen[i] = node.generation
         self.ids[i] = id(node)
-        self.exotic[i] = False
+        self._set_flag("exotic", i, False)
         self.pod_count[i] = len(node.pods)
         self._set_amount(self.allowed_pods, i, node.allocatable.get("pods", 0))
-        self.unschedulable[i] = bool(node.unschedulable)
-        self.has_ports[i] = bool(node.used_ports)
-        self.has_images[i] = bool(node.image_states) or bool((node.node.get("status") or {}).get("images"))
+        self._set_flag("unschedulable", i, bool(node.unschedulable))
+        self._set_flag("has_ports", i, bool(node.used_ports))
+        images = bool(node.image_states) or bool((node.node.get("status") or {}).get("images"))
+        self._set_flag("has_images", i, images)
         self.taint_sig[i] = self._signature_id(node, i)
         for name, col in self._alloc.items():
             self._set_amount(col, i, node.allocatable.get(name, 0))
@@ -387,7 +408,7 @@ class NodeArrays:
             return 0
         sig = _taint_signature(node.taints)
         if sig is None:
-            self.exotic[i] = True
+            self._mark_exotic(i)
             return 0
         sid = self._sig_ids.get(sig)
         if sid is None:
