@@ -157,6 +157,8 @@ class Framework:
         nominated: Callable[[str], Sequence[PodInfo]] | None = None,
     ) -> None:
         self._profile_name: str = profile.scheduler_name
+        # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
+        vector_arrays.set_enabled(self, True)
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
         self.objects = objects
         # Live only: VolumeBinding's PreBind writes PV/claim bindings through it (set by berth.schedule.live.run).

@@ -387,16 +387,29 @@ class NodeArrays:
             self._epoch += 1
         self.gen[i] = node.generation
         self.ids[i] = id(node)
-        self._set_flag("exotic", i, False)
+        # A clone of the row's node with other pods only (what an assume or a bind makes): the node's own parts
+        # (allocatable, taints, images ...) are the very same objects, so only the pod-derived columns change.
+        same_node = (
+            old is not None
+            and old is not node
+            and old.node is node.node
+            and old.allocatable is node.allocatable
+            and old.taints is node.taints
+            and old.image_states is node.image_states
+            and old.unschedulable == node.unschedulable
+            and not self.exotic[i]
+        )
+        if not same_node:
+            self._set_flag("exotic", i, False)
+            self._set_amount(self.allowed_pods, i, node.allocatable.get("pods", 0))
+            self._set_flag("unschedulable", i, bool(node.unschedulable))
+            images = bool(node.image_states) or bool((node.node.get("status") or {}).get("images"))
+            self._set_flag("has_images", i, images)
+            self.taint_sig[i] = self._signature_id(node, i)
+            for name, col in self._alloc.items():
+                self._set_amount(col, i, node.allocatable.get(name, 0))
         self.pod_count[i] = len(node.pods)
-        self._set_amount(self.allowed_pods, i, node.allocatable.get("pods", 0))
-        self._set_flag("unschedulable", i, bool(node.unschedulable))
         self._set_flag("has_ports", i, bool(node.used_ports))
-        images = bool(node.image_states) or bool((node.node.get("status") or {}).get("images"))
-        self._set_flag("has_images", i, images)
-        self.taint_sig[i] = self._signature_id(node, i)
-        for name, col in self._alloc.items():
-            self._set_amount(col, i, node.allocatable.get(name, 0))
         for name, col in self._req.items():
             self._set_amount(col, i, node.requested.get(name, 0))
         for name, col in self._nz.items():
