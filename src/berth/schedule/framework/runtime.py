@@ -24,6 +24,15 @@ Status)`` returning the raw scores of all ``nodes`` at once, ``normalize_scores(
 Status)`` as a list form of NormalizeScore, and a Filter plugin ``filter_nodes(state, pod, nodes)
 -> list[Status]`` (one status per node, same order); the framework then calls them instead of the per-node
 methods. Results must equal the per-node path. Integer scores are weighted and summed as int64 arrays.
+
+Fused hooks (vectorised path only, over rows of the profile's :class:`~berth.schedule.vector.NodeArrays`; the
+scheduler uses them when Filter runs over the whole snapshot): ``filter_mask(state, pod, arrays, rows)`` -> a
+boolean array (True: the node passes this plugin; False: it may not -- the per-node Filter chain decides), True
+(every row passes) or None (no vector answer for this pod); ``score_array(state, pod, nodes, arrays, rows)`` ->
+int64 raw scores or None; ``normalize_array(state, pod, raw)`` -> int64 or None. Hooks may answer with views of
+memo columns: the framework never writes to what they return. Exotic rows always take the per-node forms. A
+QueueSort plugin may offer ``sort_key(qp)``, a key with exactly ``less``'s order, which the queue's heap compares
+instead of calling ``less``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,14 @@ Rules the kernels keep, so both paths agree exactly:
 - values outside what int64/float64 can hold exactly (beyond 2**52, negative amounts) send that node -- or the
   whole pod -- down the per-node path.
 
+The fused path (what the scheduler runs by default): :meth:`NodeArrays.sync` follows the snapshot's change log
+so position ``i`` of the node list is row ``i`` (a rotating filter chunk is a slice: a view, no copy); per chunk
+the framework ANDs every Filter plugin's ``filter_mask`` and asks the per-node Filter chain only about the nodes a
+mask failed; Score plugins answer with ``score_array``/``normalize_array`` and the framework range-checks and
+weights them all in one stacked array. Kernel results that depend only on a node and the pod's requests are memo
+columns (:meth:`NodeArrays.memo_column`): computed once for all rows, then only for rows refreshed since, so a pod
+shaped like the previous one costs a lookup per plugin.
+
 Switch: a framework (the plugins' handle) with attribute ``berth_vectorised = False`` runs the reference path;
 :func:`enabled` reads it. The benchmark's ``--verify`` uses that to compare both paths.
 """
