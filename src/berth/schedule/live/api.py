@@ -20,7 +20,6 @@ may be restarting). :class:`PermissionLog` turns 403s into one log line per miss
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import ssl
@@ -31,6 +30,8 @@ from typing import Any
 
 import urllib3
 from kubernetes.client.exceptions import ApiException
+
+from berth.schedule.live import http11
 
 JSON = "application/json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # lists such as conditions merge by key
@@ -215,9 +216,9 @@ class KeepAlive:
     """One kept-alive HTTPS connection per thread to the API server, for request/answer calls.
 
     Why: urllib3's pool costs as much client CPU per request as ``http.client`` itself (pool lookup, retries,
-    response wrapping); the scheduler's writers (binding workers, the event recorder, status patches) each send
-    one request after another from their own thread, so a plain connection per thread does the same job at half
-    the cost. Used only for a direct connection -- no proxy, no ``tls-server-name`` -- else :func:`call` uses the
+    response wrapping), and ``http.client`` as much again as :mod:`.http11`; the scheduler's writers (binding
+    workers, the event recorder, status patches) each send one request after another from their own thread, so a
+    plain connection per thread does the same job at a quarter of the cost. Used only for a direct connection -- no proxy, no ``tls-server-name`` -- else :func:`call` uses the
     pool. A kept-alive connection the server closed meanwhile is re-opened once (as urllib3 does); any other
     failure is :class:`Unreachable`. :meth:`reset` (the API server went away) makes every thread reconnect.
     """
@@ -257,17 +258,14 @@ class KeepAlive:
         """Every thread opens a new connection for its next request."""
         self.generation += 1
 
-    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
-        """This thread's connection, and whether it was just opened."""
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+    def _connection(self) -> tuple[http11.Connection, bool]:
+        """This thread's connection, and whether it is a new one."""
+        conn: http11.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and self._local.generation == self.generation:
             return conn, False
         if conn is not None:
             conn.close()
-        if self.https:
-            conn = http.client.HTTPSConnection(self.host, self.port, context=self.context)
-        else:
-            conn = http.client.HTTPConnection(self.host, self.port)
+        conn = http11.Connection(self.host, self.port, self.context)
         self._local.conn, self._local.generation = conn, self.generation
         return conn, True
 
@@ -289,25 +287,20 @@ class KeepAlive:
         seconds = max(timeout) if isinstance(timeout, tuple) else timeout
         while True:
             conn, fresh = self._connection()
-            conn.timeout = seconds
             try:
-                if conn.sock is not None:
-                    conn.sock.settimeout(seconds)
-                conn.request(method, self.prefix + target, body=data, headers=headers)
-                resp = conn.getresponse()
-                raw = resp.read()
-            except ConnectionError as exc:  # reset, broken pipe, RemoteDisconnected (not a timeout)
+                resp = conn.request(method, self.prefix + target, headers, data, seconds)
+            except ConnectionError as exc:  # reset, broken pipe, closed before answering (not a timeout)
                 self._drop()
                 if not fresh:
                     continue  # the server closed the kept-alive connection: open a new one, once
                 raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
-            except (OSError, http.client.HTTPException, ValueError) as exc:
+            except (OSError, ValueError) as exc:  # timeouts, TLS errors, malformed answers
                 self._drop()
                 raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
             if resp.status >= 500 or resp.will_close:
                 # As _check: never reuse a connection to a failing server (it may be a stopped server's handler).
                 self._drop()
-            return resp.status, resp.reason, raw
+            return resp.status, resp.reason, resp.body
 
 
 def read_json(resp: Any) -> dict[str, Any]:

@@ -1,0 +1,172 @@
+"""A minimal HTTP/1.1 client connection for the live scheduler's request/answer calls.
+
+Why not ``http.client``: per request it builds headers one ``putheader`` call at a time, sends headers and body in
+two writes, and parses the answer's headers into an ``email.message.Message`` -- together about half of the client
+CPU of a binding, measured on ``berth bench schedule --live``. The API server's answers need none of that: a status
+line, a few headers of which three matter (``Content-Length``, ``Transfer-Encoding``, ``Connection``) and a JSON
+body. This module sends one write per request and reads exactly those headers.
+
+What it supports: one request at a time on a kept-alive connection (plain or TLS), bodies with ``Content-Length``,
+``chunked`` bodies (trailers skipped), bodies delimited by the connection closing, interim 1xx answers (skipped).
+Not supported, and never sent by berth: ``Expect: 100-continue``, pipelining, compression. Errors are the socket's
+(``OSError``; :class:`ConnectionError` when the server closed the connection before answering, which the caller
+may retry once on a reused connection) or :class:`ProtocolError` for a malformed answer.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from dataclasses import dataclass
+from typing import BinaryIO
+
+MAX_LINE = 65536
+MAX_HEADERS = 200
+
+
+class ProtocolError(ValueError):
+    """The server's answer is not valid HTTP/1.1."""
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    reason: str
+    body: bytes
+    will_close: bool  # the server closes the connection after this answer
+
+
+class Connection:
+    """One connection to ``host:port`` (TLS when ``context`` is given), opened on first use."""
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext | None = None) -> None:
+        self.host = host
+        self.port = port
+        self.context = context
+        self._host_header = host if port in (80, 443) else f"{host}:{port}"
+        if ":" in host and not host.startswith("["):  # an IPv6 literal
+            self._host_header = f"[{host}]:{port}"
+        self.sock: socket.socket | None = None
+        self._rfile: BinaryIO | None = None
+
+    def connect(self, timeout: float | None) -> None:
+        sock = socket.create_connection((self.host, self.port), timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.context is not None:
+            try:
+                sock = self.context.wrap_socket(sock, server_hostname=self.host)
+            except BaseException:
+                sock.close()
+                raise
+        self.sock = sock
+        self._rfile = sock.makefile("rb")
+
+    def close(self) -> None:
+        rfile, sock = self._rfile, self.sock
+        self._rfile = self.sock = None
+        if rfile is not None:
+            rfile.close()
+        if sock is not None:
+            sock.close()
+
+    def request(
+        self,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        body: bytes | None,
+        timeout: float | None,
+    ) -> Response:
+        """Send one request and read its whole answer."""
+        if self.sock is None:
+            self.connect(timeout)
+        assert self.sock is not None
+        self.sock.settimeout(timeout)
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {self._host_header}"]
+        for key, value in headers.items():
+            if "\r" in value or "\n" in value or "\r" in key or "\n" in key:
+                raise ValueError(f"header {key!r} contains a line break")
+            lines.append(f"{key}: {value}")
+        if body is not None or method in ("POST", "PUT", "PATCH"):
+            lines.append(f"Content-Length: {len(body or b'')}")
+        message = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        self.sock.sendall(message + body if body else message)
+        return self._read_response(method)
+
+    def _readline(self) -> bytes:
+        assert self._rfile is not None
+        line = self._rfile.readline(MAX_LINE + 1)
+        if len(line) > MAX_LINE:
+            raise ProtocolError("answer line too long")
+        return line
+
+    def _read_response(self, method: str) -> Response:
+        rfile = self._rfile
+        assert rfile is not None
+        while True:
+            line = self._readline()
+            if not line:
+                raise ConnectionError("the server closed the connection without answering")
+            version, _, rest = line.decode("latin-1").rstrip("\r\n").partition(" ")
+            code, _, reason = rest.partition(" ")
+            if not version.startswith("HTTP/") or not code.isdigit():
+                raise ProtocolError(f"malformed status line {line[:80]!r}")
+            status = int(code)
+            length: int | None = None
+            chunked = False
+            close = version == "HTTP/1.0"
+            for _ in range(MAX_HEADERS + 1):
+                header = self._readline()
+                if header in (b"\r\n", b"\n", b""):
+                    break
+                name, _, value = header.decode("latin-1").partition(":")
+                name, value = name.strip().lower(), value.strip()
+                if name == "content-length":
+                    if not value.isdigit():
+                        raise ProtocolError(f"bad Content-Length {value!r}")
+                    length = int(value)
+                elif name == "transfer-encoding":
+                    chunked = value.lower().endswith("chunked")
+                elif name == "connection":
+                    tokens = {t.strip().lower() for t in value.split(",")}
+                    close = "close" in tokens or (close and "keep-alive" not in tokens)
+            else:
+                raise ProtocolError("too many headers")
+            if 100 <= status < 200 and status != 101:
+                continue  # an interim answer: the real one follows
+            break
+        if method == "HEAD" or status in (204, 304):
+            data = b""
+        elif chunked:
+            data = self._read_chunked()
+        elif length is not None:
+            data = rfile.read(length)
+            if len(data) < length:
+                raise ConnectionError(f"answer cut short: {len(data)} of {length} bytes")
+        else:
+            data = rfile.read()
+            close = True
+        return Response(status, reason, data, close)
+
+    def _read_chunked(self) -> bytes:
+        rfile = self._rfile
+        assert rfile is not None
+        parts: list[bytes] = []
+        while True:
+            size_line = self._readline()
+            if not size_line:
+                raise ConnectionError("answer cut short inside a chunked body")
+            size_text = size_line.split(b";", 1)[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError as exc:
+                raise ProtocolError(f"bad chunk size {size_text[:20]!r}") from exc
+            if size == 0:
+                while self._readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(parts)
+            chunk = rfile.read(size)
+            if len(chunk) < size:
+                raise ConnectionError("answer cut short inside a chunk")
+            parts.append(chunk)
+            self._readline()  # the CRLF after the chunk
