@@ -68,6 +68,43 @@ def edge_workdir(tmp_path_factory: pytest.TempPathFactory, edge_package: Path) -
     return work
 
 
+def edge_next_chart(tmp: Path) -> Path:
+    """edge-hooks 0.4.0: the Service ``app`` dropped, a ConfigMap ``added`` new, ``app-settings`` changed."""
+    chart = tmp / "edge-hooks-next"
+    shutil.copytree(EDGE_CHART, chart)
+    (chart / "Chart.yaml").write_text(
+        (chart / "Chart.yaml").read_text().replace("version: 0.3.0", "version: 0.4.0"), encoding="utf-8"
+    )
+    res = chart / "templates" / "resources.yaml"
+    text = res.read_text()
+    service = text[
+        text.index("apiVersion: v1\nkind: Service\n") : text.index("apiVersion: edge.example.com/v1")
+    ]
+    added = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: added\ndata: {new: "yes"}\n---\n'
+    res.write_text(text.replace(service, added).replace("greeting: {{ .Values.greeting | quote }}",
+                                                        "greeting: {{ .Values.greeting | quote }}\n  next: \"yes\""),
+                   encoding="utf-8")  # fmt: skip
+    return chart
+
+
+def setup_twice(work: Path, first: Path, second: Path) -> Path:
+    """A work dir set up from ``first`` and then from ``second``: revision 1 holds ``first``'s render."""
+    for chart in (first, second):
+        code = cli.main(
+            ["install", "setup", "--pull", str(chart), "--namespace", "edge", "--work-dir", str(work),
+             "--non-interactive"]
+        )  # fmt: skip
+        assert code == 0
+    return work
+
+
+@pytest.fixture(scope="session")
+def edge_history_workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """edge-hooks 0.3.0 set up, then 0.4.0 over it (read-only for tests)."""
+    tmp = tmp_path_factory.mktemp("history")
+    return setup_twice(tmp / "w", EDGE_CHART, edge_next_chart(tmp))
+
+
 @pytest.fixture
 def workdir_copy(tmp_path: Path, edge_workdir: Path) -> Path:
     dest = tmp_path / "w"

@@ -292,5 +292,111 @@ def test_upgrade_plan_uses_the_is_upgrade_render(edge_workdir: Path) -> None:
     body = (edge_workdir / "out" / files["ConfigMap edge/app-settings"]).read_text()
     assert "isInstall: 'false'" in body
     assert all(o.file.startswith("upgrade/lifecycle/pre-upgrade/") for o in step(p, "pre-upgrade").objects)
-    rollback = setup.build_plan(wd, Action.ROLLBACK, "W")
-    assert all(not o.file.startswith("upgrade/") for s in rollback.steps for o in s.objects)
+
+
+# ---- prune and rollback: the previous revision ---------------------------------------------------------------
+
+
+def _rendered(*docs: str) -> list[tuple[split.RenderedObject, str]]:
+    objs = split.parse_render("".join(docs))
+    return [(o, f"revisions/1/manifests/{o.kind.lower()}-{o.name}.yaml") for o in objs]
+
+
+@pytest.mark.parametrize(
+    ("previous", "remaining", "pruned", "kept"),
+    [
+        pytest.param(
+            [doc("Deployment", "web", api="apps/v1"), doc("ConfigMap", "cfg"), doc("ServiceAccount", "sa")],
+            {"cfg"},
+            ["ServiceAccount ns/sa", "Deployment ns/web"],
+            [],
+            id="install-order-of-the-replaced-manifest",
+        ),
+        pytest.param(
+            [doc("ConfigMap", "cfg", annotations={"helm.sh/resource-policy": "keep"}), doc("Service", "svc")],
+            set(),
+            ["Service ns/svc"],
+            ["ConfigMap ns/cfg"],
+            id="keep-listed-as-kept",
+        ),
+        pytest.param(
+            [doc("ConfigMap", "cfg", annotations={"helm.sh/resource-policy": "Keep"})],
+            set(),
+            ["ConfigMap ns/cfg"],
+            [],
+            id="only-the-exact-value-keeps",
+        ),
+        pytest.param([doc("ConfigMap", "cfg")], {"cfg"}, None, [], id="nothing-dropped-no-step"),
+    ],
+)
+def test_prune_step(
+    previous: list[str], remaining: set[str], pruned: list[str] | None, kept: list[str]
+) -> None:
+    replaced = tuple(_rendered(*previous))
+    still = frozenset(o.ref for o, _ in replaced if o.name in remaining)
+    st, k = plan.prune_step(replaced, still, "revision 1")
+    assert (labels(st.objects) if st else None) == pruned
+    assert [x.obj.label for x in k] == kept
+    assert all("revision 1" in x.reason for x in k)
+    if st is not None:
+        assert st.phase == "prune" and all(o.file.startswith("revisions/1/") for o in st.objects)
+
+
+def test_prune_matches_group_kind_namespace_and_name() -> None:
+    """A ConfigMap and a custom ``ConfigMap`` of another group are different objects (Helm's isMatchingInfo)."""
+    replaced = tuple(_rendered(doc("ConfigMap", "x"), doc("ConfigMap", "x", api="other.example.com/v1")))
+    st, _ = plan.prune_step(replaced, frozenset({replaced[0][0].ref}), "r")
+    assert st is not None and [o.api_version for o in st.objects] == ["other.example.com/v1"]
+
+
+def test_upgrade_plan_prunes_what_the_previous_revision_had(edge_history_workdir: Path) -> None:
+    wd = setup.load_workdir(edge_history_workdir)
+    prev = wd.previous()
+    assert prev is not None and prev.number == 1 and prev.meta["chart"]["version"] == "0.3.0"
+    p = setup.build_plan(wd, Action.UPGRADE, "W", wait=True)
+    got = phases(p)
+    # Helm's Update applies, then deletes what the old manifest had, then waits; post-upgrade after that.
+    assert got[got.index("prune") - 1] == "apply" and got[got.index("prune") + 1] == "readiness"
+    assert got[-1] == "post-upgrade"
+    prune = step(p, "prune")
+    assert labels(prune.objects) == ["Service edge/app"]
+    assert (edge_history_workdir / "out" / prune.objects[0].file).is_file()
+    assert prune.objects[0].file.startswith("revisions/1/")
+    assert "Thing edge/default-thing" not in [o.label for s in p.steps for o in s.objects]  # install-only
+    assert {"phase": "prune", "objects": [{"kind": "Service", "name": "app", "namespace": "edge"}]} in (
+        p.to_json()["steps"]
+    )
+    assert "prune 1 object(s) of revision 1 (edge-hooks 0.3.0)" in plan.render_text(p)
+
+
+def test_rollback_plan_uses_the_target_revisions_objects_and_hooks(edge_history_workdir: Path) -> None:
+    wd = setup.load_workdir(edge_history_workdir)
+    p = setup.build_plan(wd, Action.ROLLBACK, "W")
+    files = [o.file for s in p.steps if s.phase != "prune" for o in s.objects]
+    assert files and all(f.startswith("revisions/1/") for f in files)
+    assert "Service edge/app" in labels(applied(p))  # dropped by 0.4.0, back with revision 1
+    assert step(p, "pre-rollback").objects[0].file.startswith("revisions/1/lifecycle/pre-rollback/")
+    assert not any(f.startswith("revisions/1/upgrade/") for f in files)  # the install render of revision 1
+    assert "Thing edge/default-thing" not in labels(applied(p))  # install-only: never touched again
+    prune = step(p, "prune")  # what the current render added, from the current files
+    assert labels(prune.objects) == ["ConfigMap added"]
+    assert not prune.objects[0].file.startswith("revisions/")
+    body = (edge_history_workdir / "out" / next(f for f in files if "app-settings" in f)).read_text()
+    assert "next" not in body  # the 0.3.0 ConfigMap, not the current one
+
+
+def test_rollback_without_a_recorded_revision_is_refused(run: Run, edge_workdir: Path) -> None:
+    r = run("install", "plan", "--work-dir", edge_workdir, "--action", "rollback")
+    assert r.code == 2
+    assert f"{edge_workdir.resolve()}/out/revisions: a rollback goes back to an earlier revision" in r.err
+    assert "berth install upgrade --work-dir" in r.err
+    r = run("install", "script", "--work-dir", edge_workdir, "--action", "rollback")
+    assert r.code == 2 and "none recorded" in r.err
+    stored = (edge_workdir / "out" / "lifecycle" / "plan.yaml").read_text()
+    assert "unavailable:" in stored and "action: rollback" in stored
+
+
+def test_install_plan_of_a_first_setup_has_no_prune(edge_workdir: Path) -> None:
+    wd = setup.load_workdir(edge_workdir)
+    assert wd.previous() is None
+    assert "prune" not in phases(setup.build_plan(wd, Action.UPGRADE, "W"))

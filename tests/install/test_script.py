@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Run
+from .conftest import Run, setup_twice
 
 SHIM = r"""#!/usr/bin/env bash
 echo "$*" >> "$FAKE_LOG"
@@ -22,6 +22,13 @@ case "$*" in
       *) printf 'Complete=True\n' ;;
     esac ;;
   *"get pod"*) echo Succeeded ;;
+  *"get --ignore-not-found"*)
+    # prune's live read: absent (FAKE_ABSENT), a live copy saying keep (FAKE_KEEP), else an ordinary object
+    case "$*" in
+      *"${FAKE_ABSENT:-none}"*) ;;
+      *"${FAKE_KEEP:-none}"*) printf 'keep|' ;;
+      *) printf '|' ;;
+    esac ;;
   *"get crd "*)
     # a CRD is absent at its first lookup (unless FAKE_CRDS_EXIST), present afterwards
     marker="$FAKE_LOG.crd.$(echo "$*" | sed 's/.*get crd //; s/ .*//')"
@@ -85,9 +92,11 @@ def summary(calls: list[str]) -> list[str]:
     return out
 
 
-def test_script_is_valid_bash_and_keeps_to_bash_3_2(run: Run, edge_workdir: Path, tmp_path: Path) -> None:
+def test_script_is_valid_bash_and_keeps_to_bash_3_2(
+    run: Run, edge_history_workdir: Path, tmp_path: Path
+) -> None:
     for action in ("install", "upgrade", "uninstall", "rollback", "test"):
-        script = make_script(run, edge_workdir, tmp_path, "--action", action)
+        script = make_script(run, edge_history_workdir, tmp_path, "--action", action)
         assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
         text = script.read_text()
         assert text.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in text
@@ -288,3 +297,68 @@ def test_crds_folder_crd_is_created_only_when_absent(
     assert (
         "CRD things.edge.example.com exists; Helm leaves crds/ CRDs under their current owner" in proc.stdout
     )
+
+
+def test_upgrade_script_prunes_after_apply_and_before_post_upgrade(
+    run: Run, edge_history_workdir: Path, tmp_path: Path, shim: dict[str, str]
+) -> None:
+    script = make_script(run, edge_history_workdir, tmp_path, "--action", "upgrade")
+    assert "prune_file revisions/1/manifests/" in script.read_text()
+    proc, calls = run_script(script, shim, "--context", "c")
+    assert proc.returncode == 0, proc.stderr
+    s = summary(calls)
+    pruned = [c for c in s if c.startswith("delete revisions/1/")]
+    assert len(pruned) == 1 and "service" in pruned[0]
+    last_apply = max(i for i, c in enumerate(s) if c.startswith("apply upgrade/manifests/"))
+    assert last_apply < s.index(pruned[0]) < s.index("wait-job config-deployer")  # then post-upgrade
+    delete_call = next(c for c in calls if " delete " in c and "revisions/1/" in c)
+    assert "--ignore-not-found --wait=false" in delete_call
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        pytest.param({"FAKE_KEEP": "revisions/1/"}, "kept (its live copy has helm.sh/resource-policy: keep)",
+                     id="live-keep"),
+        pytest.param({"FAKE_ABSENT": "revisions/1/"}, "not on the cluster (or not readable)", id="already-gone"),
+    ],
+)  # fmt: skip
+def test_upgrade_script_reads_the_live_copy_before_pruning(
+    run: Run,
+    edge_history_workdir: Path,
+    tmp_path: Path,
+    shim: dict[str, str],
+    env: dict[str, str],
+    expected: str,
+) -> None:
+    script = make_script(run, edge_history_workdir, tmp_path, "--action", "upgrade")
+    proc, calls = run_script(script, shim, "--context", "c", **env)
+    assert proc.returncode == 0, proc.stderr
+    assert expected in proc.stdout
+    assert not [c for c in calls if " delete " in c and "revisions/1/" in c]
+
+
+def test_rollback_script_runs_the_target_revision(
+    run: Run, edge_history_workdir: Path, tmp_path: Path, shim: dict[str, str]
+) -> None:
+    proc, calls = run_script(
+        make_script(run, edge_history_workdir, tmp_path, "--action", "rollback"), shim, "--context", "c"
+    )
+    assert proc.returncode == 0, proc.stderr
+    s = summary(calls)
+    assert s[0].startswith("delete revisions/1/lifecycle/pre-rollback/")  # before-hook-creation
+    assert s[1].startswith("apply revisions/1/lifecycle/pre-rollback/")
+    assert any(c.startswith("apply revisions/1/manifests/service") for c in s)
+    assert "delete manifests/configmap-added.yaml" in s  # added by the current render: pruned
+    assert all(c.startswith(("apply revisions/1/", "delete revisions/1/", "delete manifests/", "wait-job"))
+               for c in s)  # fmt: skip
+
+
+def test_script_of_a_work_dir_set_up_twice_from_the_same_chart_prunes_nothing(
+    run: Run, tmp_path: Path, shim: dict[str, str]
+) -> None:
+    from .conftest import EDGE_CHART
+
+    work = setup_twice(tmp_path / "w", EDGE_CHART, EDGE_CHART)
+    text = make_script(run, work, tmp_path, "--action", "upgrade").read_text()
+    assert "prune_file " not in text.split("# prune_file FILE NAMESPACE")[1].split("ensure_namespace()")[1]

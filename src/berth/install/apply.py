@@ -13,7 +13,9 @@ events or delete timing itself. Per step phase:
     secrets     server-side apply
     apply       server-side apply, in the plan's order
     readiness   wait for Deployments available, StatefulSets/DaemonSets ready, Jobs complete
-    delete      delete with background propagation (uninstall, upgrade's prune), not waited on (Helm 4)
+    delete      delete with background propagation (uninstall), not waited on (Helm 4)
+    prune       upgrade and rollback: the same, except that an object whose live copy says
+                ``helm.sh/resource-policy: keep`` stays (Helm's ``KubeClient.Update``)
 
 Every step and every object's outcome goes into the run receipt (:mod:`berth.install.receipt`) as it happens;
 ``--resume`` continues from where the previous run stopped. Before anything is written, the permissions the plan
@@ -203,7 +205,7 @@ def crd_decision(desired: dict[str, Any], live: dict[str, Any] | None) -> tuple[
 
 @dataclass
 class Executor:
-    """Runs ``steps`` (a plan's steps, plus any the caller adds: prune, --delete-crds) against ``kube``."""
+    """Runs ``steps`` (a plan's steps, plus any the caller adds: --delete-crds) against ``kube``."""
 
     kube: kubeops.KubeOps
     plan: Plan
@@ -213,8 +215,6 @@ class Executor:
     reporter: Reporter
     options: ApplyOptions
     state: receipt.ResumeState | None = None
-    prune_steps: frozenset[int] = frozenset()
-    """Indices of delete steps that prune: an object whose live copy has ``resource-policy: keep`` stays."""
     warnings: list[str] = field(default_factory=list)
     _docs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -304,8 +304,8 @@ class Executor:
             self.do_apply(i, step)
         elif phase == Phase.READINESS.value:
             self.do_readiness(i, step)
-        elif phase == Phase.DELETE.value:
-            self.do_delete(i, step, prune=i in self.prune_steps)
+        elif phase in (Phase.DELETE.value, Phase.PRUNE.value):
+            self.do_delete(i, step, prune=phase == Phase.PRUNE.value)
         elif step.is_hook:
             self.do_hooks(i, step)
         else:
@@ -561,6 +561,9 @@ def needed_permissions(steps: tuple[Step, ...]) -> list[tuple[str, str, str, str
                 add("create", o, "")
             elif step.phase == Phase.DELETE.value:
                 add("delete", o, ns)
+            elif step.phase == Phase.PRUNE.value:
+                add("get", o, ns)
+                add("delete", o, ns)
             elif step.phase == Phase.READINESS.value:
                 add("get", o, ns)
             else:
@@ -626,7 +629,6 @@ def execute(
     options: ApplyOptions,
     reporter: Reporter,
     steps: tuple[Step, ...] | None = None,
-    prune_steps: frozenset[int] = frozenset(),
     extra: dict[str, Any] | None = None,
 ) -> Outcome:
     """Run ``plan`` (or ``steps`` built from it) with a receipt, resume state and permission check."""
@@ -653,7 +655,7 @@ def execute(
         work, plan, steps, kube.context, kube.server, plan_id, options.dry_run,
         state.run if state else None, extra,
     )  # fmt: skip
-    executor = Executor(kube, plan, steps, work / "out", rec, reporter, options, state, prune_steps)
+    executor = Executor(kube, plan, steps, work / "out", rec, reporter, options, state)
     with reporter.live():
         ran = executor.run()
     lines = [

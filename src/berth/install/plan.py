@@ -8,8 +8,9 @@ install    namespace -> crds (server-side apply, wait Established) -> pre-instal
            before Secrets) -> secrets -> apply (the rest, install order) -> [readiness, only with --wait] ->
            post-install
 upgrade    namespace -> crds (templated ones only: Helm never upgrades ``crds/``) -> pre-upgrade -> [apply] ->
-           secrets -> apply -> [readiness] -> post-upgrade
-rollback   pre-rollback -> [apply] -> secrets -> apply -> [readiness] -> post-rollback
+           secrets -> apply -> [prune] -> [readiness] -> post-upgrade
+rollback   pre-rollback -> [apply] -> secrets -> apply -> [prune] -> [readiness] -> post-rollback, all of the
+           *target* revision (its objects, its hooks)
 uninstall  pre-delete -> delete (uninstall order; ``resource-policy: keep`` and ``crds/`` CRDs left in place; the
            release namespace outlives post-delete) -> post-delete
 test       test
@@ -20,6 +21,13 @@ order (not "weight, kind, name" as Helm's docs say). Per hook: delete it first i
 other kind: nothing); on failure delete it if ``hook-failed`` and delete the already-succeeded
 ``hook-succeeded`` hooks in forward order; after the whole event succeeds delete the ``hook-succeeded`` ones in
 reverse. CRD hooks are never deleted.
+
+Prune (upgrade and rollback): Helm's ``KubeClient.Update`` (``pkg/kube/client.go``) first creates or patches every
+object of the new manifest, then deletes each object of the *replaced* revision's manifest that the new one lacks
+(matched by group, kind, namespace and name), in that manifest's order -- which is install order, as Helm stores
+it -- one by one, with background propagation and without waiting, skipping any whose **live** copy carries
+``helm.sh/resource-policy: keep``. Only then comes the wait, then the post hooks. The plan lists the objects whose
+replaced copy says ``keep`` as kept; executors still check the live copy of the rest, as Helm does.
 """
 
 from __future__ import annotations
@@ -54,6 +62,9 @@ class Phase(StrEnum):
     SECRETS = "secrets"
     APPLY = "apply"
     DELETE = "delete"
+    PRUNE = "prune"
+    """Upgrade and rollback: delete what the replaced revision had and the new one lacks, unless the live copy says
+    ``keep`` (the one phase whose executors read the live object before deleting)."""
     READINESS = "readiness"
 
 
@@ -242,6 +253,50 @@ def hook_step(event: HookEvent, result: split_mod.Split, timeout: int, prefix: s
     return Step(event.value, tuple(objs), desc, timeout, tuple(reversed(succeeded)))
 
 
+Replaced = tuple[tuple[split_mod.RenderedObject, str], ...]
+"""Release objects of the revision an upgrade or rollback replaces, each with its file (relative to ``W/out``)."""
+
+
+def release_files(
+    result: split_mod.Split, prefix: str = "", skip: frozenset[Any] = frozenset()
+) -> list[tuple[split_mod.RenderedObject, str]]:
+    """What a render makes a release own -- ordinary objects, Secrets, templated CRDs, never ``crds/`` ones -- with
+    their files, in render order."""
+    files = result.file_names
+    out = [(o, f"{prefix}manifests/{files[o.ref]}") for o in (*result.crds, *result.ordinary)]
+    out += [(o, f"{prefix}secrets/{files[o.ref]}") for o in result.secrets]
+    return [
+        (o, f) for o, f in sorted(out, key=lambda p: p[0].order) if o.ref not in skip and not o.from_crds_dir
+    ]
+
+
+def prune_step(replaced: Replaced, remaining: frozenset[Any], source: str) -> tuple[Step | None, list[Kept]]:
+    """The prune step: ``replaced`` objects not in ``remaining``, in install order (the order Helm stores and walks
+    the replaced manifest in); those whose replaced copy says ``keep`` are listed as kept instead."""
+    gone = kinds.sort_for_install([p for p in replaced if p[0].ref not in remaining], lambda p: p[0].kind)
+    pruned: list[PlanObject] = []
+    kept: list[Kept] = []
+    for o, file in gone:
+        po = PlanObject(o.kind, o.name, o.namespace, o.api_version, file)
+        if o.keep == RESOURCE_POLICY_KEEP:
+            kept.append(
+                Kept(
+                    po, f"helm.sh/resource-policy: keep; no longer rendered, Helm never prunes it ({source})"
+                )
+            )
+        else:
+            pruned.append(po)
+    if not pruned:
+        return None, kept
+    step = Step(
+        Phase.PRUNE.value,
+        tuple(pruned),
+        f"prune {len(pruned)} object(s) of {source} the new render no longer has (its install order, not waited "
+        "on; one whose live copy says helm.sh/resource-policy: keep stays)",
+    )
+    return step, kept
+
+
 def runner_command(action: Action, work_dir: str) -> str:
     return f"berth install script --work-dir {work_dir} --action {action.value}"
 
@@ -256,10 +311,16 @@ def build(
     hook_timeout: int = DEFAULT_HOOK_TIMEOUT_SECONDS,
     install_only: frozenset[Any] = frozenset(),
     prefix: str = "",
+    replaced: Replaced = (),
+    remaining: frozenset[Any] = frozenset(),
+    replaced_source: str = "the previous revision",
 ) -> Plan:
-    """The plan of ``action`` over ``result``. ``install_only`` holds identities rendered only under
-    ``.Release.IsInstall`` (absent from the ``--is-upgrade`` render): upgrade and rollback neither apply nor
-    prune them. ``prefix`` is put before every file path (``upgrade/`` when ``result`` is the upgrade variant)."""
+    """The plan of ``action`` over ``result`` (for rollback: the target revision's render). ``install_only`` holds
+    identities rendered only under ``.Release.IsInstall`` (absent from the ``--is-upgrade`` render): upgrade and
+    rollback neither apply nor prune them. ``prefix`` is put before every file path (``upgrade/`` when ``result``
+    is the upgrade variant, ``revisions/N/`` for a recorded revision). Upgrade and rollback prune the
+    ``replaced`` objects (the revision being replaced, named by ``replaced_source``) that are not in
+    ``remaining`` (what the new render has, install-only objects included)."""
     if action in (Action.UPGRADE, Action.ROLLBACK) and install_only:
         result = dataclasses.replace(
             result, hooks=tuple(h for h in result.hooks if h.obj.ref not in install_only)
@@ -310,6 +371,11 @@ def build(
                     f"server-side apply {len(late)} object(s) in Helm's install order",
                 )
             )
+        if action in (Action.UPGRADE, Action.ROLLBACK):
+            prune, kept_now = prune_step(replaced, remaining, replaced_source)
+            kept.extend(kept_now)
+            if prune is not None:
+                steps.append(prune)
         if wait:
             ready = [o for o in ordinary if o.kind in ROLLOUT_KINDS or o.kind in ("Job", "Pod")]
             if ready:

@@ -33,7 +33,13 @@ RUNS_DIR = "out/runs"
 TARGET_FILE = "target.yaml"
 INVENTORY_PHASES = frozenset(
     p.value
-    for p in (plan_mod.Phase.APPLY, plan_mod.Phase.SECRETS, plan_mod.Phase.CRDS, plan_mod.Phase.DELETE)
+    for p in (
+        plan_mod.Phase.APPLY,
+        plan_mod.Phase.SECRETS,
+        plan_mod.Phase.CRDS,
+        plan_mod.Phase.DELETE,
+        plan_mod.Phase.PRUNE,
+    )
 )
 
 
@@ -231,7 +237,6 @@ class ResumeState:
     succeeded_hooks: dict[int, dict[str, str]] = field(default_factory=dict)
     in_flight_hooks: dict[int, dict[str, str]] = field(default_factory=dict)
     """Hooks created but not yet judged when the run stopped (uids): waited on again, not re-created."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def resume_state(work_dir: Path, action: str, plan_id: str) -> ResumeState:
@@ -252,7 +257,7 @@ def resume_state(work_dir: Path, action: str, plan_id: str) -> ResumeState:
             f"resuming would skip the wrong steps: run `{cmd}` without --resume",
             str(path),
         )
-    state = ResumeState(path.stem, extra={k: spec.get(k) for k in ("prune",) if k in spec})
+    state = ResumeState(path.stem)
     for step in spec.get("steps") or []:
         idx = int(step["index"])
         if step.get("status") == "done":

@@ -6,6 +6,8 @@ Every decision -- order, which event, which deletion when -- is made here at gen
 loops on ``date +%s`` (no GNU ``timeout``) that stop at once on a ``Failed`` Job or Pod and print its logs, applies
 delete policies exactly as Helm does, and is safe to re-run: applies are server-side, deletions ignore missing
 objects, and ``--from-step N`` resumes where a failed run stopped. It ends with the plan's steps it did not run.
+The prune step of upgrade and rollback plans reads each live object first and leaves it when it carries
+``helm.sh/resource-policy: keep``, as Helm does; its files are in ``out/revisions/`` (or ``out/`` for rollback).
 
 Bash 3.2 rules kept: no associative arrays, ``mapfile``, ``${v,,}``, ``|&``, ``[[ -v ]]`` or empty-array
 expansions under ``set -u``.
@@ -121,6 +123,21 @@ delete_nowait() {
   else
     kc delete --ignore-not-found --wait=false -f "$OUT/$1"
   fi
+}
+
+# prune_file FILE NAMESPACE -- upgrade/rollback prune, as Helm's KubeClient.Update: read the live object first;
+# gone or unreadable: skip it; its live copy says helm.sh/resource-policy: keep: leave it; else delete, not waited on
+prune_file() {
+  if [ -n "$2" ]; then
+    policy="$(kc get --ignore-not-found -n "$2" -f "$OUT/$1" -o 'jsonpath={.metadata.annotations.helm\.sh/resource-policy}{"|"}')" || policy=''
+  else
+    policy="$(kc get --ignore-not-found -f "$OUT/$1" -o 'jsonpath={.metadata.annotations.helm\.sh/resource-policy}{"|"}')" || policy=''
+  fi
+  case "$policy" in
+    '') echo "not on the cluster (or not readable): $1" ;;
+    'keep|') echo "kept (its live copy has helm.sh/resource-policy: keep): $1" ;;
+    *) delete_nowait "$1" "$2" ;;
+  esac
 }
 
 ensure_namespace() {
@@ -263,6 +280,8 @@ def _step_lines(step: Step, plan: Plan) -> list[str]:
         return [f"  apply_file {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
     if step.phase == Phase.DELETE.value:
         return [f"  delete_nowait {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
+    if step.phase == Phase.PRUNE.value:
+        return [f"  prune_file {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
     if step.phase == Phase.READINESS.value:
         out = []
         for o in step.objects:

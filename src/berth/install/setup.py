@@ -13,11 +13,12 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from berth.install import chart as chart_mod
-from berth.install import collector, helm, layout, package, wizard
+from berth.install import collector, helm, layout, package, revisions, wizard
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -69,6 +70,42 @@ class Workdir:
     install_only: frozenset[objects.Ref]
     upgrade: split_mod.Split | None
     """The upgrade variant when it differs from the install render (files under ``out/upgrade/``)."""
+    out_dir: Path | None = None
+    """Where ``revisions/`` is (``W/out``, or setup's staging copy of it); None: no history."""
+
+    def previous(self) -> revisions.Revision | None:
+        """The newest recorded revision: what an upgrade replaces and a rollback goes back to."""
+        return revisions.latest(self.out_dir) if self.out_dir is not None else None
+
+
+def _replaced(
+    result: split_mod.Split,
+    upgrade: split_mod.Split | None,
+    install_only: frozenset[objects.Ref],
+    prefix: str,
+) -> tuple[plan_mod.Replaced, frozenset[objects.Ref]]:
+    """A render's release objects with their files (install-only ones left out: never pruned), and every identity
+    it renders (install-only ones included: never pruned either)."""
+    objs = plan_mod.release_files(result, prefix, install_only)
+    if upgrade is not None:
+        have = {o.ref for o, _ in objs}
+        objs += [
+            p for p in plan_mod.release_files(upgrade, f"{prefix}{UPGRADE_DIR}/") if p[0].ref not in have
+        ]
+    refs = {o.ref for o, _ in plan_mod.release_files(result, prefix)}
+    if upgrade is not None:
+        refs |= {o.ref for o, _ in plan_mod.release_files(upgrade)}
+    return tuple(objs), frozenset(refs)
+
+
+def no_revision_error(wd: Workdir, work_dir: str) -> InputError:
+    where = str((wd.out_dir or Path(work_dir) / "out") / revisions.REVISIONS_DIR)
+    return InputError(
+        "a rollback goes back to an earlier revision, and this work dir has none recorded (setup records the "
+        "render it replaces here; this one was set up only once). To go back to another version, run "
+        f"`berth install upgrade --work-dir {work_dir} --pull OLDREF` (or setup) with that version's package",
+        where,
+    )
 
 
 def build_plan(
@@ -78,25 +115,61 @@ def build_plan(
     wait: bool = False,
     hook_timeout: int = plan_mod.DEFAULT_HOOK_TIMEOUT_SECONDS,
 ) -> plan_mod.Plan:
-    """The plan of ``action``: upgrade uses the ``--is-upgrade`` render when it differs, like Helm would."""
+    """The plan of ``action``. Upgrade uses the ``--is-upgrade`` render when it differs, like Helm would, and prunes
+    what the previous revision had and this render lacks. Rollback applies the previous revision's render and
+    runs its hooks (as ``helm rollback`` runs the target revision's), pruning what the current render added; it
+    raises :class:`InputError` when no revision is recorded."""
+    release, ns = wd.package.release, wd.namespace
+    if action == plan_mod.Action.ROLLBACK:
+        target = wd.previous()
+        if target is None:
+            raise no_revision_error(wd, work_dir)
+        # The revision's install render, without its install-only objects (nothing pruned them): the usual target
+        # is the revision an install created, before the upgrade being undone.
+        current, _ = _replaced(wd.split, wd.upgrade, wd.install_only, "")
+        _, kept_refs = _replaced(target.split, target.upgrade, target.install_only, target.prefix)
+        return plan_mod.build(
+            target.split, action, release, ns, work_dir, wait, hook_timeout, target.install_only,
+            target.prefix, current, kept_refs, "the current render",
+        )  # fmt: skip
+    replaced: plan_mod.Replaced = ()
+    remaining: frozenset[objects.Ref] = frozenset()
+    source = ""
+    if action == plan_mod.Action.UPGRADE:
+        prev = wd.previous()
+        if prev is not None:
+            replaced, _ = _replaced(prev.split, prev.upgrade, prev.install_only, prev.prefix)
+            _, remaining = _replaced(wd.split, wd.upgrade, wd.install_only, "")
+            source = prev.label
     if action == plan_mod.Action.UPGRADE and wd.upgrade is not None:
         return plan_mod.build(
-            wd.upgrade, action, wd.package.release, wd.namespace, work_dir, wait, hook_timeout,
-            prefix=f"{UPGRADE_DIR}/",
+            wd.upgrade, action, release, ns, work_dir, wait, hook_timeout,
+            prefix=f"{UPGRADE_DIR}/", replaced=replaced, remaining=remaining, replaced_source=source,
         )  # fmt: skip
     return plan_mod.build(
-        wd.split, action, wd.package.release, wd.namespace, work_dir, wait, hook_timeout, wd.install_only
-    )
+        wd.split, action, release, ns, work_dir, wait, hook_timeout, wd.install_only,
+        replaced=replaced, remaining=remaining, replaced_source=source,
+    )  # fmt: skip
 
 
 def plan_document(wd: Workdir, work_dir: str) -> dict[str, Any]:
-    """``W/out/lifecycle/plan.yaml``: the plan of every action, for review (``berth install plan`` rebuilds it)."""
-    plans = [build_plan(wd, action, work_dir).to_json() for action in plan_mod.Action]
+    """``W/out/lifecycle/plan.yaml``: the plan of every action, for review (``berth install plan`` rebuilds it);
+    an action that cannot be planned yet (rollback without a recorded revision) is listed with the reason."""
+    plans: list[dict[str, Any]] = []
+    unavailable: list[dict[str, str]] = []
+    for action in plan_mod.Action:
+        try:
+            plans.append(build_plan(wd, action, work_dir).to_json())
+        except InputError as exc:
+            unavailable.append({"action": action.value, "reason": str(exc)})
+    spec: dict[str, Any] = {"release": wd.package.release, "namespace": wd.namespace, "plans": plans}
+    if unavailable:
+        spec["unavailable"] = unavailable
     return {
         "apiVersion": layout.API_VERSION,
         "kind": "LifecyclePlan",
         "metadata": {"name": f"{wd.package.name}-plan"},
-        "spec": {"release": wd.package.release, "namespace": wd.namespace, "plans": plans},
+        "spec": spec,
     }
 
 
@@ -249,7 +322,10 @@ def run(
         )
         if upgrade is not None:
             layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade")
-        wd = Workdir(pkg, selection, answers.effective, namespace, result, install_only, upgrade)
+        recorded = revisions.record(
+            work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        )
+        wd = Workdir(pkg, selection, answers.effective, namespace, result, install_only, upgrade, out)
         doc = plan_document(wd, str(opts.work_dir))
         (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
@@ -273,6 +349,11 @@ def run(
     lines.append(
         f"Extracted {n_hooks} hook object(s) to {out_dir}/lifecycle (events: {events}); plan in {out_dir}/{PLAN_FILE}"
     )
+    if recorded is not None:
+        lines.append(
+            f"Recorded the render this replaced as revision {recorded} in {out_dir}/{revisions.REVISIONS_DIR} "
+            "(what upgrade prunes against and rollback goes back to)"
+        )
     lines += [f"warning: {w}" for w in result.warnings]
     for u in facts.get("unmet", []):
         lines.append(f"requirement: {u['requirement']}; fix: {u['fix']}")
@@ -302,4 +383,4 @@ def load_workdir(work_dir: Path) -> Workdir:
     upgrade = None
     if (out / UPGRADE_DIR / layout.INDEX_FILE).is_file():
         upgrade, _ = layout.read_split(out / UPGRADE_DIR)
-    return Workdir(pkg, selection, answers, namespace, result, install_only, upgrade)
+    return Workdir(pkg, selection, answers, namespace, result, install_only, upgrade, out)

@@ -2,12 +2,13 @@
 plan -- pre-upgrade hooks, apply, prune what the new render dropped, post-upgrade hooks.
 
 Re-rendering is the install engineer's ``setup`` (:func:`berth.install.setup.run`), which re-uses the work dir's
-selection and answers; the old render is read first, so the diff and the prune list compare what was there with
-what is now. Pruning follows Helm's upgrade (``pkg/action/upgrade.go``): a release object the new render no longer
-has is deleted unless its **live** copy carries ``helm.sh/resource-policy: keep``; objects rendered only under
-``.Release.IsInstall`` are never pruned (Helm keeps them the same way). The prune step runs after the new objects
-are applied (and waited on), before post-upgrade hooks. Setup replaces ``W/out`` as a whole, so the run receipts
-in ``W/out/runs`` are carried across it.
+selection and answers and records the render it replaces as a revision (:mod:`berth.install.revisions`). The
+prune is a step of the upgrade plan itself (:func:`berth.install.setup.build_plan`), computed from that revision,
+so ``berth install plan``/``script --action upgrade`` show and run exactly what this command does: after the new
+objects are applied and before the wait and post-upgrade hooks, as Helm's ``KubeClient.Update`` does, a release
+object of the previous revision that the new render lacks is deleted unless its **live** copy carries
+``helm.sh/resource-policy: keep``; objects rendered only under ``.Release.IsInstall`` are never pruned. Setup
+replaces ``W/out`` as a whole, so the run receipts in ``W/out/runs`` are carried across it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from berth.install import apply, receipt, setup
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
-from berth.kube import canonical, kinds, objects, yamlio
+from berth.kube import canonical, objects, yamlio
 from berth.kube.errors import InputError
 
 
@@ -67,38 +67,6 @@ def diff_lines(old: setup.Workdir, new: setup.Workdir) -> list[str]:
     return lines or ["(no change to release objects)"]
 
 
-def prune_objects(old: setup.Workdir, new: setup.Workdir) -> list[dict[str, str]]:
-    """Release objects the old work dir had that the new render dropped (uninstall order)."""
-    before: dict[objects.Ref, split_mod.RenderedObject] = {}
-    for variant in (old.split, old.upgrade):
-        if variant is not None:
-            before.update(release_objects(variant, old.install_only))
-    now = set(release_objects(new.split)) | set(release_objects(applied_variant(new)))
-    gone = kinds.sort_for_uninstall([o for r, o in before.items() if r not in now], lambda o: o.kind)
-    return [
-        {"apiVersion": o.api_version, "kind": o.kind, "name": o.name, "namespace": o.namespace} for o in gone
-    ]
-
-
-def with_prune(
-    plan: plan_mod.Plan, prune: list[dict[str, str]]
-) -> tuple[tuple[plan_mod.Step, ...], frozenset[int]]:
-    """The plan's steps with the prune step before the post-upgrade hooks (or last)."""
-    if not prune:
-        return plan.steps, frozenset()
-    step = plan_mod.Step(
-        plan_mod.Phase.DELETE.value,
-        tuple(plan_mod.PlanObject(p["kind"], p["name"], p["namespace"], p["apiVersion"], "") for p in prune),
-        f"prune {len(prune)} object(s) the new render dropped (uninstall order; live keep objects stay)",
-    )
-    steps = list(plan.steps)
-    at = len(steps)
-    if steps and steps[-1].phase == plan_mod.POST_EVENT[plan_mod.Action.UPGRADE].value:
-        at -= 1
-    steps.insert(at, step)
-    return tuple(steps), frozenset({at + 1})
-
-
 def rerender(work: Path, source: UpgradeSource, namespace: str, reporter: apply.Reporter) -> None:
     """Run setup again with the new reference; the run receipts survive the swap of ``W/out``."""
     runs = work / receipt.RUNS_DIR
@@ -138,7 +106,6 @@ def run(
             raise InputError(
                 f"nothing to resume: no earlier upgrade run in {work / receipt.RUNS_DIR}", "--resume"
             )
-        prune = list(found[-1]["spec"].get("prune") or [])
     else:
         old = setup.load_workdir(work)
         if options.dry_run:
@@ -154,13 +121,10 @@ def run(
         reporter.print("Changes to release objects:")
         for line in diff_lines(old, new):
             reporter.print(f"  {line}")
-        prune = prune_objects(old, new)
     wd = setup.load_workdir(work)
     plan = setup.build_plan(wd, plan_mod.Action.UPGRADE, str(work), options.wait, options.timeout)
-    steps, prune_steps = with_prune(plan, prune)
     kube = apply.connect_checked(options, reporter)
     try:
-        extra: dict[str, Any] = {"prune": prune}
-        return apply.execute(kube, plan, options, reporter, steps, prune_steps, extra)
+        return apply.execute(kube, plan, options, reporter)
     finally:
         kube.close()

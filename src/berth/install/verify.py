@@ -19,7 +19,7 @@ from berth.install import helm, layout, package, setup
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
-from berth.kube.errors import BerthError
+from berth.kube.errors import BerthError, InputError
 
 OBJECT_DIRS = ("manifests", "secrets", "lifecycle")
 
@@ -154,7 +154,10 @@ def _plan_problems(out: Path, wd: setup.Workdir) -> list[str]:
     stored = {p.get("action"): p.get("steps") for p in plans}
     problems = []
     for action in plan_mod.Action:
-        fresh = setup.build_plan(wd, action, "W").to_json()["steps"]
+        try:
+            fresh = setup.build_plan(wd, action, "W").to_json()["steps"]
+        except InputError:  # rollback without a recorded revision: listed as unavailable, not planned
+            fresh = None
         if stored.get(action.value) != fresh:
             problems.append(f"{setup.PLAN_FILE}: the {action.value} plan differs from the one W/out implies")
     return problems

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from berth.install import receipt, setup
 from berth.install.live_cli import apply_command, status_command, uninstall_command, upgrade_command
 from berth.kube import client as kube_client
 
-from ..conftest import EDGE_CHART
+from ..conftest import edge_next_chart
 from .conftest import Audit, run_live
 from .test_apply import RESOURCE
 
@@ -79,29 +78,12 @@ def test_uninstall_delete_crds(
     )
 
 
-def changed_chart(tmp: Path) -> Path:
-    chart = tmp / "edge-hooks-next"
-    shutil.copytree(EDGE_CHART, chart)
-    (chart / "Chart.yaml").write_text(
-        (chart / "Chart.yaml").read_text().replace("version: 0.3.0", "version: 0.4.0"), encoding="utf-8"
-    )
-    res = chart / "templates" / "resources.yaml"
-    text = res.read_text()
-    service = text[
-        text.index("apiVersion: v1\nkind: Service\n") : text.index("apiVersion: edge.example.com/v1")
-    ]
-    res.write_text(text.replace(service, "").replace("greeting: {{ .Values.greeting | quote }}",
-                                                     "greeting: {{ .Values.greeting | quote }}\n  next: \"yes\""),
-                   encoding="utf-8")  # fmt: skip
-    return chart
-
-
 def test_upgrade_rerenders_diffs_prunes_and_runs_upgrade_hooks(
     capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path, tmp_path: Path
 ) -> None:
     installed(capsys, cluster, edge_work)
     start = len(audit.writes())
-    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--pull", changed_chart(tmp_path)]
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--pull", edge_next_chart(tmp_path)]
     res = run_live(capsys, upgrade_command, *args)
     assert res.code == 0, res.err
     assert "  - Service edge/app" in res.out and "  ~ ConfigMap edge/app-settings" in res.out
@@ -114,6 +96,14 @@ def test_upgrade_rerenders_diffs_prunes_and_runs_upgrade_hooks(
         writes.index("patch jobs.batch config-deployer"),  # post-upgrade
     ]
     assert order == sorted(order)
+    # The prune the live command ran is the upgrade plan's own step (the one a script runs too).
+    wd = setup.load_workdir(edge_work)
+    p = setup.build_plan(wd, plan_mod.Action.UPGRADE, str(edge_work), wait=True)
+    phases = [s.phase for s in p.steps]
+    assert phases.index("prune") == phases.index("readiness") - 1  # Helm: delete inside Update, then wait
+    assert [o.file for o in next(s for s in p.steps if s.phase == "prune").objects] == [
+        "revisions/1/manifests/service-edge-app.yaml"
+    ]
     assert not [w for w in writes if "things.edge.example.com default-thing" in w]  # install-only: untouched
     assert not exists(cluster, "/api/v1/namespaces/edge/services/app")
     actions = [b["spec"]["action"] for _, b in receipt.receipts(edge_work)]
@@ -170,7 +160,7 @@ def test_upgrade_resume_keeps_the_prune_list(
     from .test_apply import fail_job
 
     installed(capsys, cluster, edge_work)
-    chart = changed_chart(tmp_path)
+    chart = edge_next_chart(tmp_path)
     hooks = chart / "templates" / "hooks-pre.yaml"
     marker = "    helm.sh/hook: pre-upgrade\n"
     hooks.write_text(
@@ -188,7 +178,8 @@ def test_upgrade_resume_keeps_the_prune_list(
     assert res.code == 0, res.err
     assert not exists(cluster, "/api/v1/namespaces/edge/services/app")
     spec = receipt.receipts(edge_work)[-1][1]["spec"]
-    assert spec["result"] == "succeeded" and spec["prune"][0]["name"] == "app"
+    prune = next(s for s in spec["steps"] if s["phase"] == "prune")
+    assert spec["result"] == "succeeded" and [o["name"] for o in prune["objects"]] == ["app"]
 
 
 def test_status_lists_objects_applied_earlier_but_no_longer_rendered_as_extra(
@@ -198,7 +189,7 @@ def test_status_lists_objects_applied_earlier_but_no_longer_rendered_as_extra(
 
     installed(capsys, cluster, edge_work)
     upgrade.rerender(
-        edge_work, upgrade.UpgradeSource(str(changed_chart(tmp_path))), "edge", apply.Reporter(quiet=True)
+        edge_work, upgrade.UpgradeSource(str(edge_next_chart(tmp_path))), "edge", apply.Reporter(quiet=True)
     )
     res = run_live(capsys, status_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
     assert res.code == 1
@@ -218,10 +209,10 @@ def test_upgrade_never_prunes_an_object_whose_live_copy_says_keep(
         "app", "edge", {"metadata": {"annotations": {"helm.sh/resource-policy": "keep"}}}
     )
     api.close()
-    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--pull", changed_chart(tmp_path)]
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--pull", edge_next_chart(tmp_path)]
     res = run_live(capsys, upgrade_command, *args)
     assert res.code == 0, res.err
     assert "= Service edge/app kept (its live copy has helm.sh/resource-policy: keep)" in res.out
     assert exists(cluster, "/api/v1/namespaces/edge/services/app")
-    prune = next(s for s in receipt.receipts(edge_work)[-1][1]["spec"]["steps"] if s["phase"] == "delete")
+    prune = next(s for s in receipt.receipts(edge_work)[-1][1]["spec"]["steps"] if s["phase"] == "prune")
     assert [(o["name"], o["action"]) for o in prune["objects"]] == [("app", "kept")]

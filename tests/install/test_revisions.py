@@ -1,0 +1,67 @@
+"""The work dir's release history: what setup records, how much it keeps, what a revision reads back as."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from berth.install import revisions, verify
+from berth.kube.errors import InputError
+
+from .conftest import Run
+
+
+def test_setup_records_the_render_it_replaces(edge_history_workdir: Path) -> None:
+    out = edge_history_workdir / "out"
+    assert revisions.numbers(out) == [1]
+    rev = out / "revisions" / "1"
+    assert sorted(p.name for p in rev.iterdir()) == [
+        ".gitignore", "lifecycle", "manifests", "revision.yaml", "secrets", "spec", "upgrade",
+    ]  # fmt: skip
+    assert not (rev / "lifecycle" / "plan.yaml").exists() and not (rev / "runs").exists()
+    assert (rev / "manifests" / "service-edge-app.yaml").is_file() or (
+        rev / "manifests" / "service-app.yaml"
+    ).is_file()
+    assert stat.S_IMODE((rev / "secrets").stat().st_mode) == 0o700  # Secrets stay private in the history
+    assert (rev / ".gitignore").read_text().startswith("secrets/\n")
+    loaded = revisions.load(out, 1)
+    assert loaded.label == "revision 1 (edge-hooks 0.3.0)"
+    assert "Service" in {o.kind for o in loaded.split.ordinary}
+    assert verify.run(edge_history_workdir).ok  # the history is not a stale render
+
+
+def test_setup_prints_the_recorded_revision(run: Run, tmp_path: Path, edge_history_workdir: Path) -> None:
+    work = tmp_path / "w"
+    shutil.copytree(edge_history_workdir, work)
+    r = run("install", "setup", "--pull", edge_history_workdir / "package", "--namespace", "edge",
+            "--work-dir", work, "--non-interactive")  # fmt: skip
+    assert r.code == 0, r.err
+    assert f"Recorded the render this replaced as revision 2 in {work.resolve()}/out/revisions" in r.out
+    assert revisions.numbers(work / "out") == [1, 2]
+
+
+def test_history_keeps_the_newest_ten(tmp_path: Path, edge_workdir: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    shutil.copytree(edge_workdir / "out", old)
+    for n in range(1, 13):
+        new.mkdir()
+        assert revisions.record(old, edge_workdir / "package", new, "t") == n
+        shutil.rmtree(old / "revisions", ignore_errors=True)
+        shutil.copytree(new / "revisions", old / "revisions")
+        shutil.rmtree(new)
+    assert revisions.numbers(old) == list(range(3, 13))
+    assert revisions.latest(old) is not None and revisions.latest(old).number == 12  # type: ignore[union-attr]
+
+
+def test_nothing_to_record_on_a_first_setup(tmp_path: Path) -> None:
+    (tmp_path / "new").mkdir()
+    assert revisions.record(tmp_path / "none", tmp_path / "pkg", tmp_path / "new", "t") is None
+    assert revisions.latest(tmp_path / "new") is None
+
+
+def test_loading_a_missing_revision_names_the_recorded_ones(edge_history_workdir: Path) -> None:
+    with pytest.raises(InputError, match=r"no revision 7 recorded \(recorded: 1\)"):
+        revisions.load(edge_history_workdir / "out", 7)
