@@ -826,12 +826,12 @@ class Scheduler:
         """
         arr = np.asarray(totals)
         if arr.ndim == 1 and arr.dtype.kind in "iu":  # the usual int totals: one array pass instead of a loop
-            tied = np.flatnonzero(arr == arr.max()).tolist()
+            tied: Sequence[int] | np.ndarray[Any, np.dtype[np.intp]] = np.flatnonzero(arr == arr.max())
         else:
             best = max(totals)
             tied = [i for i, total in enumerate(totals) if total == best]
         chosen = tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]
-        return nodes[chosen].name
+        return nodes[int(chosen)].name
 
     def _post_filter(
         self, fw: Framework, state: CycleState, pod: PodInfo, num_all: int, diagnosis: Diagnosis

@@ -120,6 +120,10 @@ def _invalid_score(name: str, bad: Any) -> Status:
     )
 
 
+# run_score_rows checks both score bounds with one unsigned maximum, which needs the lower bound to be 0.
+assert MIN_NODE_SCORE == 0
+
+
 def _out_of_range(names: Sequence[str], parts: Sequence[IntArray]) -> Status | None:
     """The error :meth:`Framework.run_score` reports for the first plugin (in order) with a score outside
     [MIN_NODE_SCORE, MAX_NODE_SCORE], or None."""
@@ -680,8 +684,9 @@ class Framework:
             return self.run_score(state, pod, nodes)
         marker = arrays.changes()
         names: list[str] = []
-        weights: list[int] = []
-        parts: list[IntArray] = []  # normalised scores per plugin; range-checked and weighted together below
+        parts: list[IntArray] = []  # normalised scores per plugin so far (to name the first out of range)
+        acc: IntArray | None = None
+        in_range = True
         skip = state.skip_score
         for name, plugin, weight, batch, score_array, normalize_array in self._score_arrays:
             if name in skip:
@@ -710,20 +715,25 @@ class Framework:
                 if raw is None:
                     return self.run_score(state, pod, nodes)
             assert raw is not None
+            raw = raw.astype(np.int64, copy=False)
             names.append(name)
-            weights.append(weight)
             parts.append(raw)
+            # One reduction checks both bounds (MIN_NODE_SCORE is 0): a negative int64 seen as uint64 is huge.
+            if raw.size and int(raw.view(np.uint64).max()) > MAX_NODE_SCORE:
+                in_range = False
+            if acc is None:  # a new array: hooks may answer with views of their memo columns
+                acc = raw * weight if weight != 1 else raw.copy()
+            else:
+                acc = acc + raw * weight if weight != 1 else acc + raw
         if arrays.changes() != marker and arrays.flagged["exotic"] and arrays.exotic[rows].any():
             return self.run_score(state, pod, nodes)  # a hook made a column that showed a row exotic
-        if not parts:
-            return np.zeros(len(nodes), np.int64), SUCCESS
-        stack = np.vstack(parts)  # one range check and one weighted sum for all plugins
-        if int(stack.max()) > MAX_NODE_SCORE or int(stack.min()) < MIN_NODE_SCORE:
+        if not in_range:
             problem = _out_of_range(names, parts)
             assert problem is not None
             return [], problem
-        totals: IntArray = np.asarray(weights, np.int64) @ stack
-        return totals, SUCCESS
+        if acc is None:
+            return np.zeros(len(nodes), np.int64), SUCCESS
+        return acc, SUCCESS
 
     def _plugin_scores(
         self,
