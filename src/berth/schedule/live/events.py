@@ -70,48 +70,99 @@ class PodEvent:
 
 
 class EventRecorder:
-    """Posts :class:`PodEvent` s from a background thread; never blocks the scheduling loop.
+    """Posts :class:`PodEvent` s from background threads; never blocks the scheduling loop.
+
+    ``workers`` threads post concurrently: one thread waits out each Event's round trip, and at a few hundred pods
+    a second a single one falls behind a busy API server. An unreachable API server is logged once per outage (not
+    once per Event); events still queued when :meth:`close` gives up are dropped.
 
     Args:
         api_client: the official client's ApiClient.
         permissions: 403s are logged once per missing permission.
         capacity: events waiting beyond this are dropped (counted in ``dropped``), as client-go's broadcaster does.
+        workers: posting threads.
     """
 
-    def __init__(self, api_client: Any, permissions: api.PermissionLog, capacity: int = 10_000) -> None:
+    def __init__(
+        self, api_client: Any, permissions: api.PermissionLog, capacity: int = 10_000, workers: int = 2
+    ) -> None:
         self._api_client = api_client
         self._permissions = permissions
         self._queue: queue.Queue[PodEvent | None] = queue.Queue(capacity)
         self._instance_suffix = socket.gethostname()
         self._use_core = False
+        self._lock = threading.Lock()
+        self._unreachable = False  # logged for the current outage already
+        self._closing = False
         self.posted = 0
         self.failed = 0
         self.dropped = 0
-        self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
-        self._thread.start()
+        self._threads = [
+            threading.Thread(target=self._run, name=f"event-recorder-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def record(self, event: PodEvent) -> None:
         try:
             self._queue.put_nowait(event)
         except queue.Full:
-            self.dropped += 1
+            with self._lock:
+                self.dropped += 1
+
+    @property
+    def pending(self) -> int:
+        """Events queued and not posted yet."""
+        return self._queue.qsize()
 
     def close(self, timeout: float = 5.0) -> None:
-        """Post what is queued (up to ``timeout`` seconds), then stop."""
-        with contextlib.suppress(queue.Full):
-            self._queue.put(None, timeout=timeout)
-        self._thread.join(timeout)
+        """Post what is queued (up to ``timeout`` seconds), then stop; what is still queued then is dropped."""
+        deadline = time.monotonic() + timeout
+        for _ in self._threads:
+            with contextlib.suppress(queue.Full):
+                self._queue.put(None, timeout=max(0.0, deadline - time.monotonic()))
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._closing = True
+        left = self._drain()
+        if left:
+            log.warning("dropped %d queued event(s) at shutdown", left)
+
+    def _drain(self) -> int:
+        """Empty the queue (not the stop markers' job any more); the number of events dropped."""
+        left = 0
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if event is not None:
+                left += 1
+        with self._lock:
+            self.dropped += left
+        return left
 
     def _run(self) -> None:
         while True:
             event = self._queue.get()
             if event is None:
                 return
+            with self._lock:
+                if self._closing:
+                    self.dropped += 1
+                    continue
             try:
                 self._post(event)
-                self.posted += 1
+                with self._lock:
+                    self.posted += 1
+                    if self._unreachable:
+                        self._unreachable = False
+                        log.info("recording events again")
             except api.ApiError as exc:
-                self.failed += 1
+                with self._lock:
+                    self.failed += 1
                 ns = str((event.pod.get("metadata") or {}).get("namespace") or "default")
                 if exc.status == 403:
                     group = "" if self._use_core else "events.k8s.io"
@@ -119,10 +170,20 @@ class EventRecorder:
                 else:
                     log.warning("could not record event %s for pod %s: %s", event.reason, ns, exc)
             except api.Unreachable as exc:
-                self.failed += 1
-                log.warning("could not record event %s: API server unreachable: %s", event.reason, exc)
+                with self._lock:
+                    self.failed += 1
+                    first = not self._unreachable
+                    self._unreachable = True
+                if first:
+                    log.warning(
+                        "could not record event %s: API server unreachable: %s (further failures until it "
+                        "answers again are counted, not logged)",
+                        event.reason,
+                        exc,
+                    )
             except Exception:
-                self.failed += 1
+                with self._lock:
+                    self.failed += 1
                 log.exception("could not record event %s", event.reason)
 
     def _post(self, event: PodEvent) -> None:
