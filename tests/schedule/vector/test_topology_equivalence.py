@@ -45,11 +45,26 @@ NAMESPACE_OBJECTS = (
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+SERVICES = tuple(
+    {"kind": "Service", "metadata": {"name": "web", "namespace": ns}, "spec": {"selector": {"app": "x"}}}
+    for ns in NAMESPACES
+)
+
+
 class Handle(FakeHandle):
-    """A fake handle that lists Namespace objects (for namespaceSelector)."""
+    """A fake handle that lists Namespace objects (for namespaceSelector) and, with ``services``, a Service
+    selecting ``app: x`` in each namespace (so pods without constraints of their own get the system defaults)."""
+
+    def __init__(self, nodes: Sequence[NodeInfo], services: bool = False) -> None:
+        super().__init__(nodes)
+        self.objects_listed = NAMESPACE_OBJECTS + (SERVICES if services else ())
 
     def list_objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
-        return [o for o in NAMESPACE_OBJECTS if o["kind"] == kind]
+        return [
+            o
+            for o in self.objects_listed
+            if o["kind"] == kind and (namespace is None or o["metadata"].get("namespace") == namespace)
+        ]
 
 
 # --- strategies ----------------------------------------------------------------------------------------------------
@@ -126,6 +141,8 @@ def clusters(draw: st.DrawFn) -> list[NodeInfo]:
             labels[HOST] = f"h{i}" if draw(st.integers(0, 3)) else "shared"
         if draw(st.booleans()):
             labels[RACK] = draw(st.sampled_from(["r0", "r1", ""]))
+        if draw(st.integers(0, 9)) == 0 and ZONE in labels:
+            labels[ZONE] = ""  # the empty value: the same domain as "no zone" for system-default spreading
         out.append(
             node(
                 f"n{i}",
@@ -246,11 +263,17 @@ def normalised(
 
 
 @SETTINGS
-@given(cluster=clusters(), incoming=incoming_pods(), start=st.integers(0, 8), victim=st.integers(0, 30))
+@given(
+    cluster=clusters(),
+    incoming=incoming_pods(),
+    start=st.integers(0, 8),
+    victim=st.integers(0, 30),
+    services=st.booleans(),
+)
 def test_pod_topology_spread_agrees(
-    cluster: list[NodeInfo], incoming: PodInfo, start: int, victim: int
+    cluster: list[NodeInfo], incoming: PodInfo, start: int, victim: int, services: bool
 ) -> None:
-    handle = Handle(cluster)
+    handle = Handle(cluster, services)
     plugin = pts.PodTopologySpread(None, handle)
     ref_state, ref_status = pre_filter(plugin, handle, incoming, cluster, False)
     vec_state, vec_status = pre_filter(plugin, handle, incoming, cluster, True)
@@ -286,9 +309,27 @@ def test_pod_topology_spread_agrees(
             )
             # the original states are untouched by the clones' updates
             assert [dict(c) for c in vec.counts] == [dict(c) for c in ref.counts]
-    assert normalised(plugin, handle, incoming, cluster, True) == normalised(
-        plugin, handle, incoming, cluster, False
-    )
+    for candidates in chunks(cluster, start):  # PreScore sees the feasible nodes, counts over all of them
+        assert normalised(plugin, handle, incoming, candidates, True) == normalised(
+            plugin, handle, incoming, candidates, False
+        )
+
+
+@SETTINGS
+@given(cluster=clusters(), incoming=incoming_pods(), start=st.integers(0, 8))
+def test_system_default_spreading_agrees(cluster: list[NodeInfo], incoming: PodInfo, start: int) -> None:
+    """A pod selected by a Service and without constraints of its own: hostname and zone ScheduleAnyway
+    defaults, where a node without a zone label counts in the domain "" (as does a zone label "")."""
+    raw = incoming.pod
+    raw["spec"].pop("topologySpreadConstraints", None)
+    raw["metadata"]["labels"]["app"] = "x"
+    incoming = PodInfo(raw)
+    handle = Handle(cluster, services=True)
+    plugin = pts.PodTopologySpread(None, handle)
+    for candidates in chunks(cluster, start):
+        assert normalised(plugin, handle, incoming, candidates, True) == normalised(
+            plugin, handle, incoming, candidates, False
+        )
 
 
 @SETTINGS

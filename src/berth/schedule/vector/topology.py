@@ -71,6 +71,7 @@ class Domains:
         if i is None:
             i = self.ids[value] = len(self.values)
             self.values.append(value)
+            self._first = None
             if i >= len(self._rows):
                 self._rows = np.concatenate([self._rows, np.zeros(len(self._rows), np.int64)])
         return i
