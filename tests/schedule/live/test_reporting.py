@@ -174,3 +174,24 @@ def test_the_computed_minimal_role_is_enough(env: Env, tmp_path: Path) -> None:
         eventually(lambda: _events(env, "FailedScheduling") and _events(env, "Scheduled"), 30, "events")
         eventually(lambda: sched.status.patches == 1, 30, "status patch")
     assert sched.permissions.missing == []
+
+
+def test_event_recorder_logs_an_outage_once_and_drops_what_is_left_at_shutdown(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from berth.schedule.live import api, events
+
+    def unreachable(*_args: Any, **_kwargs: Any) -> dict[str, Any]:
+        raise api.Unreachable("ConnectionRefusedError: [Errno 111] Connection refused")
+
+    monkeypatch.setattr(api, "call", unreachable)
+    recorder = events.EventRecorder(object(), api.PermissionLog(logging.getLogger("test")), workers=2)
+    p = pod("p")
+    with caplog.at_level(logging.INFO, logger="berth.schedule.live"):
+        for _ in range(50):
+            recorder.record(events.scheduled_event(p, "s", "node-1"))
+        eventually(lambda: recorder.failed == 50, 10, "every post failed")
+        recorder.close(timeout=2.0)
+    unreachable_lines = [r for r in caplog.records if "API server unreachable" in r.getMessage()]
+    assert len(unreachable_lines) == 1
+    assert (recorder.posted, recorder.failed, recorder.dropped) == (0, 50, 0)
