@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from berth.cluster import defaults, eventsv1
+from berth.cluster import admission, defaults, eventsv1
 from berth.cluster import errors as E
 from berth.cluster import resources as R
 from berth.cluster import store as S
@@ -804,8 +804,6 @@ class Api:
                 )
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None, user: str = "") -> None:
-        from berth.cluster import admission
-
         admission.validate(self, rt, obj, old, user)
 
     def _manager(self, manager: str | None, user: str) -> str:
@@ -814,8 +812,6 @@ class Api:
     def _managed_update(
         self, rt: ResourceType, old: Obj | None, new: Obj, manager: str, subresource: str
     ) -> None:
-        from berth.cluster import admission
-
         admission.track_update(self, rt, old, new, manager, subresource, format_time(self.clock()))
 
     # ---- create --------------------------------------------------------------------------------------------
@@ -848,16 +844,12 @@ class Api:
             )
             return eventsv1.from_core(out)
         if rt.virtual:
-            from berth.cluster import admission
-
             return admission.review(self, rt, _copy(obj), namespace, user)
         if "create" not in rt.verbs:
             raise E.method_not_allowed("create", rt.resource)
         if not owned:
             obj = _copy(obj)
         self._check_kind(rt, obj, version)
-        from berth.cluster import admission
-
         admission.decode_check(rt, obj, field_validation)
         ns = self._scope(rt, obj, namespace)
         meta = _meta(obj)
@@ -890,8 +882,6 @@ class Api:
             self._validate(rt, obj, None, user)
             meta.pop("managedFields", None)
             if apply_patch is not None:
-                from berth.cluster import admission
-
                 meta["managedFields"] = admission.apply_fields_for_create(
                     self, rt, obj, apply_patch, manager or ""
                 )
@@ -1025,8 +1015,6 @@ class Api:
             raise E.method_not_allowed("update", rt.resource)
         obj = _copy(obj)
         self._check_kind(rt, obj, version)
-        from berth.cluster import admission
-
         admission.decode_check(rt, obj, field_validation)
         ns = self._scope(rt, obj, namespace)
         meta = _meta(obj)
@@ -1354,8 +1342,6 @@ class Api:
                 "the body of the request was in an unknown format - accepted media types include: "
                 "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
             )
-        from berth.cluster import admission
-
         ns = self._ns_key(rt, namespace) if rt.namespaced else ""
         with self.store.locked():
             entry = self.store.get(rt.resource, ns, name)
@@ -1450,8 +1436,6 @@ class Api:
         dry_run: bool,
     ) -> tuple[Obj, bool]:
         """Patch an ``events.k8s.io/v1`` Event: patch its v1 shape, store the core shape."""
-        from berth.cluster import admission
-
         with self.store.locked():
             try:
                 cur = self.do_get(rt, name, namespace)
