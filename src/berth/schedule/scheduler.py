@@ -685,6 +685,7 @@ class Scheduler:
         self, fw: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], diagnosis: Diagnosis
     ) -> tuple[list[NodeInfo], Status | None]:
         """Filter from the rotating start until enough nodes pass (upstream ``findNodesThatPassFilters``)."""
+        self._fused_rows = None
         n = len(nodes)
         if n == 0:
             return [], None
@@ -700,7 +701,6 @@ class Scheduler:
         if self._nominated_for(pod):
             ordered = list(nodes[start:]) + list(nodes[:start]) if start else nodes
             return self._find_feasible_with_nominated(fw, state, pod, ordered, to_find, diagnosis)
-        self._fused_rows = None
         if vector.enabled(fw) and nodes is self._snapshot.node_infos():
             # The vectorised path: masks over rows of the node columns (same nodes examined, same verdicts).
             arrays = fw.node_arrays()
