@@ -7,7 +7,8 @@ scheduler_perf's SchedulingBasic shape: ``nodes`` nodes (4 cpu, 32Gi, 110 pods),
 having synced to the last successful binding.
 
 The cluster runs in its own process (as an API server would), so the scheduler's Python and the server's Python do
-not share one interpreter lock; its kubelet is off (bound pods stay as bound -- the benchmark is about binding).
+not share one interpreter lock; as in scheduler_perf its nodes have no kubelet (bound pods stay as bound -- the
+benchmark is about binding) and no heartbeat, and the audit log is off.
 """
 
 from __future__ import annotations
@@ -48,7 +49,14 @@ def serve_cluster(argv: list[str] | None = None) -> None:
         node_cpu="4",
         node_memory="32Gi",
         node_pods="110",
-        controller_overrides={"events": False, "disabled": frozenset({"kubelet"})},
+        # As scheduler_perf: nodes are objects without kubelets -- no pod lifecycle, no per-node heartbeat Lease
+        # (1,000 nodes renewing every 10 s would be 100 Lease updates a second of background load on the server);
+        # no audit log (kube-apiserver's default).
+        controller_overrides={
+            "events": False,
+            "disabled": frozenset({"kubelet"}),
+            "heartbeat_interval": 24 * 3600.0,
+        },
         audit=False,
     )
     with Cluster(options):
