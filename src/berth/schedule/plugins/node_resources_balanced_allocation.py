@@ -91,6 +91,8 @@ class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
         super().__init__(args or NodeResourcesBalancedAllocationArgs(), handle)
         self._names = [n for n, _ in self.args.resources]
         self._allocation = fit.ResourceAllocation(self._names, use_requested=True)
+        # Per distinct pod requests: the (resource, request) pairs scored, None when beyond the kernels.
+        self._items: dict[tuple[int, ...], tuple[tuple[str, int], ...] | None] = {}
 
     def pre_score(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> fw.Status:
         requests = fit.pod_request_list(pod, self._names, non_zero=False)
@@ -116,12 +118,22 @@ class NodeResourcesBalancedAllocation(fw.PreScorePlugin, fw.ScorePlugin):
         array, equal to :meth:`score` per node (a memo column keyed by the pod's requests; rows the kernel cannot
         decide are asked per node)."""
         requests = self._pod_requests(state, pod)
-        if not kernels.pod_values_fit(requests):
+        shape = tuple(requests)
+        if shape in self._items:
+            items = self._items[shape]
+        else:  # a new request shape: are its amounts safe for the kernels, and what does it score?
+            if len(self._items) >= fit.CACHED_SHAPES:
+                self._items.clear()
+            items = self._items[shape] = (
+                tuple(
+                    (name, pod_req)
+                    for name, _, pod_req, _ in self._allocation.scored_items(requests, self.args.resources)
+                )
+                if kernels.pod_values_fit(requests)
+                else None
+            )
+        if items is None:
             return None
-        items = tuple(
-            (name, pod_req)
-            for name, _, pod_req, _ in self._allocation.scored_items(requests, self.args.resources)
-        )
         column = arrays.memo_column(
             ("balanced", items),
             lambda r: _balanced_or_undecided(arrays, r, items),

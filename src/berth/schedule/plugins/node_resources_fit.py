@@ -329,7 +329,7 @@ def allocatable_and_requested(
     return alloc, req
 
 
-_CACHED_SHAPES = 256  # distinct pod request shapes remembered per plugin (then forgotten all at once)
+CACHED_SHAPES = 256  # distinct pod request shapes remembered per plugin (then forgotten all at once)
 
 # --- the plugin ----------------------------------------------------------------------------------------------------
 
@@ -364,7 +364,7 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         self._last: tuple[fw.CycleState | None, _PreFilterState] = (None, _PreFilterState((), True))
         # Per distinct pod requests: the PreFilter state and the scored items (see _pre_filter_state, score_array).
         self._states: dict[tuple[tuple[str, int], ...], _PreFilterState] = {}
-        self._items: dict[tuple[int, ...], tuple[tuple[str, bool, int, int], ...]] = {}
+        self._items: dict[tuple[int, ...], tuple[tuple[str, bool, int, int], ...] | None] = {}
 
     # Filter ----------------------------------------------------------------------------------------------------
 
@@ -373,7 +373,7 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         key = tuple(pod.requests.items())
         s = self._states.get(key)
         if s is None:
-            if len(self._states) >= _CACHED_SHAPES:
+            if len(self._states) >= CACHED_SHAPES:
                 self._states.clear()
             s = self._states[key] = self._build_pre_filter_state(pod.requests)
         return s
@@ -490,17 +490,24 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         """The framework's fused Score hook (vectorised path, rows that are not exotic): raw scores as an int64
         array, equal to :meth:`score` per node (a memo column keyed by the pod's requests). None for
         RequestedToCapacityRatio or amounts beyond the kernels."""
-        pod_requests = self._pod_requests(state, pod)
         strategy = self.args.scoring_strategy.type
-        if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED) or not kernels.pod_values_fit(pod_requests):
+        if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
             return None
+        pod_requests = self._pod_requests(state, pod)
         shape = tuple(pod_requests)
-        items = self._items.get(shape)
-        if items is None:
-            if len(self._items) >= _CACHED_SHAPES:
+        if shape in self._items:
+            items = self._items[shape]
+        else:  # a new request shape: are its amounts safe for the kernels, and what does it score?
+            if len(self._items) >= CACHED_SHAPES:
                 self._items.clear()
             resources = self.args.scoring_strategy.resources
-            items = self._items[shape] = tuple(self._allocation.scored_items(pod_requests, resources))
+            items = self._items[shape] = (
+                tuple(self._allocation.scored_items(pod_requests, resources))
+                if kernels.pod_values_fit(pod_requests)
+                else None
+            )
+        if items is None:
+            return None
         least = strategy == LEAST_ALLOCATED
         column = arrays.memo_column(
             ("allocated", least, items),
