@@ -178,7 +178,9 @@ class Cluster:
             self._stopping = True
         starter, self._scheduler_starter = self._scheduler_starter, None
         if starter is not None and starter is not threading.current_thread():
-            starter.join()
+            # Starting takes seconds of imports; a stop meanwhile waits a little, else the starter stops the
+            # scheduler itself once it is up (it sees _stopping).
+            starter.join(5.0)
         while self._services:
             service = self._services.pop()
             with contextlib.suppress(Exception):
