@@ -334,26 +334,28 @@ def test_system_default_spreading_agrees(cluster: list[NodeInfo], incoming: PodI
 
 @SETTINGS
 @given(
-    counts=st.lists(st.integers(0, 3), min_size=1, max_size=6),
-    order=st.permutations(range(6)),
+    counts=st.lists(st.integers(0, 3), min_size=1, max_size=40),
+    order=st.permutations(range(40)),
+    absent=st.sets(st.integers(0, 39)),
     empty_value=st.booleans(),
 )
 def test_critical_paths_equal_the_sequential_update(
-    counts: list[int], order: list[int], empty_value: bool
+    counts: list[int], order: list[int], absent: set[int], empty_value: bool
 ) -> None:
-    """The vectorised critical paths are those the reference's ``update`` leaves after meeting the domains in
-    order of first appearance (also when a domain's value is the empty string, the paths' sentinel)."""
+    """The vectorised critical paths are those the reference's ``update`` leaves after meeting the present
+    domains in order of first appearance (also when a domain's value is the empty string, the paths' sentinel),
+    for a few domains (plain Python) and many (arrays)."""
     values = [f"v{i}" for i in range(len(counts))]
     if empty_value:
         values[0] = ""
-    seq = [i for i in order if i < len(counts)]
+    present = np.array([i not in absent for i in range(len(counts))], np.bool_)
+    seq = [i for i in order if i < len(counts) and present[i]]
     paths = pts.CriticalPaths()
     for i in seq:
         paths.update(values[i], counts[i])
-    present = np.ones(len(counts), np.bool_)
     got = topology.critical_paths(values, np.array(counts, np.int64), present, np.array(seq, np.int32))
     assert got == paths.paths
-    first_rows = np.array([seq.index(i) for i in range(len(counts))], np.int64)
+    first_rows = np.array([seq.index(i) if i in seq else 10**6 for i in range(len(counts))], np.int64)
     by_first = topology.critical_paths(values, np.array(counts, np.int64), present, None, first_rows)
     assert by_first == paths.paths
 

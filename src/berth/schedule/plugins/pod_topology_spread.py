@@ -512,7 +512,7 @@ class PreFilterState:
     critical: list[CriticalPaths]
     required: node_affinity.RequiredAffinity
     index: topology.NodeIndex | None = None
-    verdicts: tuple[int, npt.NDArray[np.int8]] | None = None  # (index version, every row's Filter verdict)
+    verdicts: list[tuple[str, npt.NDArray[np.int8]]] | None = None  # per constraint: key, verdict per domain
 
     def min_match(self, i: int) -> int:
         if len(self.counts[i]) < self.constraints[i].min_domains:
@@ -850,35 +850,38 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         rows = index.rows_of(nodes)
         if rows is None:
             return None
-        cached = s.verdicts
-        if cached is None or cached[0] != index.version:
-            every = PodTopologySpread._row_verdicts(s, pod, index)
-            if every is None:
+        tables = s.verdicts
+        if tables is None:
+            tables = PodTopologySpread._verdict_tables(s, pod)
+            if tables is None:
                 return None
-            cached = s.verdicts = (index.version, every)
-        verdict = cached[1][rows]
-        if not verdict.any():
+            s.verdicts = tables
+        verdict: npt.NDArray[np.int8] | None = None
+        for key, table in tables:
+            d = index.domain(key)
+            if len(table) <= d.size:  # a domain met after PreFilter (rare): the per-node loop answers
+                return None
+            got = table[d.col[rows]]
+            verdict = got if verdict is None else np.where(verdict == 0, got, verdict)
+        if verdict is None or not verdict.any():
             return [fw.SUCCESS] * len(rows)
         return list(map(_VERDICTS.__getitem__, verdict.tolist()))
 
     @staticmethod
-    def _row_verdicts(
-        s: PreFilterState, pod: PodInfo, index: topology.NodeIndex
-    ) -> npt.NDArray[np.int8] | None:
-        """Every row's verdict (0 pass, 1 missing label, 2 skewed: the first failing constraint), once per pod:
-        the scheduler filters several chunks per pod, each then costs one take."""
-        verdict = np.zeros(index.size, np.int8)
+    def _verdict_tables(s: PreFilterState, pod: PodInfo) -> list[tuple[str, npt.NDArray[np.int8]]] | None:
+        """Per constraint, the verdict of each domain id (0 pass, 2 skewed) and, last, of a node without the key
+        (1, read by id -1), computed once per pod: a chunk then costs one take per constraint."""
+        out: list[tuple[str, npt.NDArray[np.int8]]] = []
         for i, c in enumerate(s.constraints):
             counts = s.counts[i]
             if not isinstance(counts, topology.DomainCounts) or counts.extra:
                 return None
             limit = c.max_skew + s.min_match(i) - (1 if selector_matches(c.selector, pod.labels) else 0)
-            ids = index.domain(c.topology_key).col
-            open_ = verdict == 0
-            missing = ids < 0
-            verdict[open_ & missing] = 1
-            verdict[open_ & ~missing & (topology.lookup(counts.counts, ids) > limit)] = 2
-        return verdict
+            table = np.empty(len(counts.counts) + 1, np.int8)
+            table[:-1] = np.where(counts.counts > limit, 2, 0)
+            table[-1] = 1
+            out.append((c.topology_key, table))
+        return out
 
     # --- PreScore / Score / NormalizeScore ---------------------------------------------------------------------
 

@@ -393,6 +393,7 @@ def lookup(values: IntArray, ids: DomArray | IntArray) -> IntArray:
 
 
 _BIG = np.iinfo(np.int64).max
+_SMALL = 32  # domains up to which critical paths are found in plain Python
 
 
 def critical_paths(
@@ -410,6 +411,24 @@ def critical_paths(
     for the second path, the first-met domain with the smallest count among the rest. Empty: sentinels.
     """
     paths: list[list[Any]] = [["", MAX_INT32], ["", MAX_INT32]]
+    if first_rows is not None and len(counts) <= _SMALL:
+        # A few domains (zones): plain Python on lists is cheaper than a dozen array calls.
+        order = sorted(
+            (first, i)
+            for i, (first, here) in enumerate(zip(first_rows.tolist(), present.tolist(), strict=True))
+            if here
+        )
+        values_list = counts.tolist()
+        for slot in range(2):
+            best = -1
+            for _, i in order:
+                if best < 0 or values_list[i] < values_list[best]:
+                    best = i
+            if best < 0:
+                break
+            paths[slot] = [values[best], values_list[best]]
+            order = [(f, i) for f, i in order if i != best]
+        return paths
     if not bool(present.any()):
         return paths
     masked = np.where(present, counts, _BIG)
