@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import io
+import subprocess
 import tarfile
 import threading
 from collections.abc import Iterator
@@ -212,3 +213,143 @@ def test_oci_references_go_through_helm_pull(tmp_path: Path, monkeypatch: pytest
     args = log.read_text().split()
     assert args[:2] == ["pull", "oci://registry.example.com/charts/t"]
     assert args[args.index("--version") + 1] == "1.0.0"
+
+
+# Helm's own table (pkg/ignore/rules_test.go TestIgnore): pattern, path, is the path a folder, ignored?
+HELM_IGNORE_CASES = [
+    ("helm.txt", "helm.txt", False, True),
+    ("helm.*", "helm.txt", False, True),
+    ("helm.*", "rudder.txt", False, False),
+    ("*.txt", "tiller.txt", False, True),
+    ("*.txt", "cargo/a.txt", False, True),
+    ("cargo/*.txt", "cargo/a.txt", False, True),
+    ("cargo/*.*", "cargo/a.txt", False, True),
+    ("cargo/*.txt", "mast/a.txt", False, False),
+    ("ru[c-e]?er.txt", "rudder.txt", False, True),
+    ("templates/.?*", "templates/.dotfile", False, True),
+    (".*", ".", True, False),
+    (".*", ".joonix", False, True),
+    (".*", "helm.txt", False, False),
+    ("cargo/", "cargo", True, True),
+    ("cargo/", "mast", True, False),
+    ("helm.txt/", "helm.txt", False, False),
+    ("!helm.txt", "helm.txt", False, False),
+    ("!helm.txt", "tiller.txt", False, True),
+    ("!*.txt", "cargo", True, True),
+    ("!cargo/", "mast", True, True),
+    ("/a.txt", "a.txt", False, True),
+    ("/a.txt", "cargo/a.txt", False, False),
+    ("/cargo/a.txt", "cargo/a.txt", False, True),
+    # Go's filepath.Match: * and ? stop at /; classes negate with ^.
+    ("cargo/*", "cargo/deep/a.txt", False, False),
+    ("a?c", "a/c", False, False),
+    ("[^a]*.txt", "b.txt", False, True),
+    ("[^a]*.txt", "a.txt", False, False),
+    ("\\*.txt", "*.txt", False, True),
+    ("\\*.txt", "a.txt", False, False),
+    # A negation is not git's: it decides "ignored" for every path it does not match, and a match only lets the
+    # next rules decide -- so it cannot bring back what an earlier rule ignored.
+    ("!*.yaml\n*.txt", "notes.md", False, True),
+    ("!*.yaml\nvalues-*.yaml", "values-dev.yaml", False, True),
+    ("!*.yaml\nvalues-*.yaml", "chart.yaml", False, False),
+    ("*.txt\n!keep.txt", "keep.txt", False, True),
+    ("!templates/", "templates/cm.yaml", False, True),
+]
+
+
+@pytest.mark.parametrize(
+    ("patterns", "path", "is_dir", "expected"),
+    HELM_IGNORE_CASES,
+    ids=[f"{p!r}-{n}" for p, n, _, _ in HELM_IGNORE_CASES],
+)
+def test_helmignore_rules_are_helms(patterns: str, path: str, is_dir: bool, expected: bool) -> None:
+    rules = chart.parse_helmignore(patterns)[: -len(chart.HELMIGNORE_DEFAULTS)]
+    assert chart.ignored(path, is_dir, rules) is expected
+
+
+def test_helmignore_default_rule_drops_dotfiles_in_templates_only() -> None:
+    rules = chart.parse_helmignore("")
+    assert [r.raw for r in rules] == ["templates/.?*"]
+    assert chart.ignored("templates/.swp", False, rules)
+    assert not chart.ignored("templates/a/.swp", False, rules)
+    assert not chart.ignored(".helmignore", False, rules)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("foo/**/bar", r"double-star \(\*\*\) syntax is not supported"),
+        ("[z-", "malformed glob pattern"),
+        ("[]a]", "malformed glob pattern"),
+        ("!x[", "malformed glob pattern"),
+        ("trailing\\", "malformed glob pattern"),
+    ],
+)
+def test_helmignore_bad_lines_are_refused_with_their_place(tmp_path: Path, line: str, message: str) -> None:
+    src = tmp_path / "src"
+    (src / "templates").mkdir(parents=True)
+    (src / "Chart.yaml").write_bytes(CHART_YAML)
+    (src / ".helmignore").write_text(f"# ok\n*.orig\n{line}\n")
+    with pytest.raises(InputError, match=message) as info:
+        chart.resolve(str(src), tmp_path / "w")
+    assert f"{src / '.helmignore'} line 3" in str(info.value)
+
+
+def test_folder_packing_honours_helmignore_negation(tmp_path: Path) -> None:
+    """``!`` keeps only what it matches (Helm's rule): everything but Chart.yaml, values and templates goes."""
+    src = tmp_path / "src"
+    (src / "templates").mkdir(parents=True)
+    (src / "Chart.yaml").write_bytes(CHART_YAML)
+    (src / ".helmignore").write_text("!Chart.yaml\n")
+    (src / "templates" / "cm.yaml").write_text("x")
+    (src / "README.md").write_text("x")
+    rules = chart.helmignore(src)
+    assert chart.ignored("README.md", False, rules) and chart.ignored("templates", True, rules)
+    assert not chart.ignored("Chart.yaml", False, rules)
+    locked = chart.resolve(str(src), tmp_path / "w")
+    with tarfile.open(locked.archive) as tar:
+        assert sorted(tar.getnames()) == ["t/Chart.yaml"]
+    helm = subprocess.run(
+        [tools.find("helm").path, "package", str(src), "-d", str(tmp_path / "helm")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert helm.returncode == 0, helm.stderr
+    with tarfile.open(next((tmp_path / "helm").glob("*.tgz"))) as tar:
+        assert sorted(tar.getnames()) == ["t/Chart.yaml"]  # Helm packs the same single file
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        "",
+        "*.md\ndocs/\n",
+        "!*.yaml\n",
+        "!templates/\n",
+        "/README.md\nci/values-*.yaml\n",
+        "*.txt\n!keep.txt\n",
+        "ci/\n!docs/\n",
+    ],
+    ids=["defaults-only", "names-and-dirs", "negated-glob", "negated-dir", "rooted-and-paths", "no-git-unignore",
+         "dir-then-negation"],
+)  # fmt: skip
+def test_folder_packing_keeps_what_helm_package_keeps(tmp_path: Path, rules: str) -> None:
+    src = tmp_path / "t"
+    for rel in ["templates/cm.yaml", "templates/.hidden", "templates/sub/x.yaml", "README.md", "docs/a.txt",
+                "docs/keep.txt", "ci/values-dev.yaml", "values.yaml"]:  # fmt: skip
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text("a: 1\n")
+    (src / "Chart.yaml").write_bytes(CHART_YAML)
+    (src / ".helmignore").write_text(rules)
+    helm = subprocess.run(
+        [tools.find("helm").path, "package", str(src), "-d", str(tmp_path / "helm")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    if helm.returncode != 0:  # Helm refuses a chart whose Chart.yaml its rules leave out: so does berth
+        assert "Chart.yaml" in helm.stderr
+        with pytest.raises(InputError, match=r"\.helmignore: its rules leave out Chart\.yaml"):
+            chart.resolve(str(src), tmp_path / "w")
+        return
+    with tarfile.open(chart.resolve(str(src), tmp_path / "w").archive) as tar:
+        mine = sorted(tar.getnames())
+    with tarfile.open(next((tmp_path / "helm").glob("*.tgz"))) as tar:
+        assert mine == sorted(tar.getnames())

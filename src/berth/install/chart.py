@@ -7,11 +7,11 @@ hard links or device files are refused before anything is written (a chart needs
 
 from __future__ import annotations
 
-import fnmatch
 import gzip
 import hashlib
 import io
 import os
+import re
 import subprocess
 import tarfile
 import urllib.error
@@ -25,6 +25,7 @@ from berth.kube import tools, yamlio
 from berth.kube.errors import InputError, ToolError
 
 FETCH_TIMEOUT_SECONDS = 60
+HELMIGNORE = ".helmignore"
 
 
 @dataclass(frozen=True)
@@ -68,30 +69,126 @@ def chart_meta(directory: Path) -> dict[str, Any]:
     return meta
 
 
-def helmignore(directory: Path) -> list[str]:
-    """Patterns of the chart's ``.helmignore`` (comments, blanks and ``!`` negations skipped)."""
-    path = directory / ".helmignore"
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line and not line.startswith(("#", "!")):
-            out.append(line)
-    return out
+HELMIGNORE_DEFAULTS = ("templates/.?*",)
+"""Helm's ``Rules.AddDefaults``: dotfiles directly under ``templates/``, added after the file's own rules."""
 
 
-def ignored(rel: str, is_dir: bool, patterns: list[str]) -> bool:
-    """Whether ``rel`` (posix, relative to the chart) matches a ``.helmignore`` pattern, as Helm's glob rules do
-    for the common forms: ``name``, ``*.ext``, ``dir/``, ``path/to/file``."""
-    name = rel.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        dir_only = pattern.endswith("/")
-        pat = pattern.rstrip("/").lstrip("/")
-        if dir_only and not is_dir:
+@dataclass(frozen=True)
+class IgnoreRule:
+    """One ``.helmignore`` line, parsed as Helm's ``pkg/ignore`` does."""
+
+    raw: str
+    regex: re.Pattern[str]
+    negate: bool
+    must_dir: bool
+    whole_path: bool
+    """The pattern has a ``/``: matched against the whole relative path, else against the base name only."""
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Go's ``filepath.Match`` syntax as a regex: ``*`` and ``?`` never match ``/``; ``[...]`` classes with ``^``
+    negation and ``a-z`` ranges; ``\\`` escapes. Raises ValueError where Go returns ``ErrBadPattern``."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+
+    def escaped(at: int) -> tuple[str, int]:
+        """One class character at ``at`` (``\\x`` is ``x``); ``-``, ``]`` or nothing there is a bad pattern."""
+        if at >= n or pattern[at] in "-]":
+            raise ValueError("bad pattern")
+        if pattern[at] == "\\":
+            at += 1
+            if at >= n:
+                raise ValueError("bad pattern")
+        return pattern[at], at + 1
+
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "\\":
+            if i + 1 >= n:
+                raise ValueError("bad pattern")
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        elif c == "[":
+            i += 1
+            negated = i < n and pattern[i] == "^"
+            i += 1 if negated else 0
+            ranges: list[str] = []
+            while True:
+                if i < n and pattern[i] == "]" and ranges:
+                    i += 1
+                    break
+                lo, i = escaped(i)
+                hi = lo
+                if i < n and pattern[i] == "-":
+                    hi, i = escaped(i + 1)
+                ranges.append(re.escape(lo) + ("-" + re.escape(hi) if hi != lo else ""))
+            out.append(("[^" if negated else "[") + "".join(ranges) + "]")
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def parse_helmignore(text: str, where: str = HELMIGNORE) -> list[IgnoreRule]:
+    """Rules of a ``.helmignore`` in file order, then Helm's default; a ``**`` or a malformed glob is an error
+    (Helm refuses the chart too)."""
+    rules: list[IgnoreRule] = []
+    for lineno, line in enumerate([*text.splitlines(), *HELMIGNORE_DEFAULTS], 1):
+        rule = line.strip()
+        if not rule or rule.startswith("#"):
             continue
-        target = rel if "/" in pat else name
-        if fnmatch.fnmatchcase(target, pat):
+        place = f"{where} line {lineno}"
+        if "**" in rule:
+            raise InputError(
+                f"{rule!r}: double-star (**) syntax is not supported (Helm refuses it too)", place
+            )
+        negate = rule.startswith("!")
+        body = rule[1:] if negate else rule
+        must_dir = body.endswith("/")
+        body = body.removesuffix("/") if must_dir else body
+        whole_path = "/" in body
+        try:
+            _glob_regex(rule)  # Helm checks the raw line, `!` included
+            regex = _glob_regex(body.removeprefix("/"))
+        except ValueError:
+            raise InputError(
+                f"{rule!r}: malformed glob pattern (check [ ] classes and escapes)", place
+            ) from None
+        rules.append(IgnoreRule(rule, regex, negate, must_dir, whole_path))
+    return rules
+
+
+def helmignore(directory: Path) -> list[IgnoreRule]:
+    """The chart folder's ignore rules: its ``.helmignore`` (if any) followed by Helm's default."""
+    path = directory / HELMIGNORE
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return parse_helmignore(text, str(path))
+
+
+def ignored(rel: str, is_dir: bool, rules: list[IgnoreRule]) -> bool:
+    """Whether Helm leaves ``rel`` (posix, relative to the chart) out: the first rule that decides wins. A plain
+    rule decides when it matches (a ``dir/`` rule only for folders). A ``!`` rule decides -- *ignored* -- when it
+    does **not** match (or wants a folder and ``rel`` is a file), and lets evaluation go on when it matches: so
+    ``!x`` alone ignores everything but ``x``, and cannot bring back what an earlier rule ignored (Helm's
+    ``Rules.Ignore``, not git's semantics)."""
+    if rel in ("", ".", "./"):
+        return False
+    name = rel.rsplit("/", 1)[-1]
+    for rule in rules:
+        target = rel if rule.whole_path else name
+        if rule.negate:
+            if (rule.must_dir and not is_dir) or not rule.regex.fullmatch(target):
+                return True
+            continue
+        if rule.must_dir and not is_dir:
+            continue
+        if rule.regex.fullmatch(target):
             return True
     return False
 
@@ -108,6 +205,12 @@ def pack_folder(directory: Path, dest_dir: Path) -> Path:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         patterns = helmignore(directory)
+        if ignored("Chart.yaml", False, patterns):
+            raise InputError(
+                "its rules leave out Chart.yaml, so there is no chart left (Helm refuses it too); note that a "
+                "`!pattern` line ignores every path it does not match",
+                str(directory / HELMIGNORE),
+            )
         for root, dirs, files in os.walk(directory):
             base = Path(root).relative_to(directory)
             dirs[:] = sorted(d for d in dirs if not ignored((base / d).as_posix(), True, patterns))
