@@ -400,3 +400,14 @@ def test_install_plan_of_a_first_setup_has_no_prune(edge_workdir: Path) -> None:
     wd = setup.load_workdir(edge_workdir)
     assert wd.previous() is None
     assert "prune" not in phases(setup.build_plan(wd, Action.UPGRADE, "W"))
+
+
+def test_rollback_to_a_named_revision(run: Run, edge_history_workdir: Path) -> None:
+    r = run("install", "plan", "--work-dir", edge_history_workdir, "--action", "rollback", "--revision", "1",
+            "-o", "json")  # fmt: skip
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["steps"][0]["phase"] == "pre-rollback"
+    r = run("install", "plan", "--work-dir", edge_history_workdir, "--action", "rollback", "--revision", "5")
+    assert r.code == 2 and "no revision 5 recorded (recorded: 1)" in r.err
+    r = run("install", "script", "--work-dir", edge_history_workdir, "--revision", "1")
+    assert r.code == 2 and "--revision: only a rollback goes to a revision" in r.err

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -116,11 +118,21 @@ def setup_cmd(
         click.echo(line)
 
 
-def _plan(work_dir: Path, action: str, wait: bool, timeout: int) -> object:
+def _plan(work_dir: Path, action: str, wait: bool, timeout: int, revision: int | None) -> object:
     from berth.install import plan, setup
 
+    if revision is not None and action != "rollback":
+        raise InputError("only a rollback goes to a revision; add --action rollback", "--revision")
     wd = setup.load_workdir(work_dir)
-    return setup.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout)
+    return setup.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout, revision)
+
+
+def revision_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--revision",
+        type=int,
+        help="Rollback: the recorded revision to go back to (out/revisions/N; default: the newest).",
+    )(fn)
 
 
 @group.command("plan")
@@ -129,11 +141,14 @@ def _plan(work_dir: Path, action: str, wait: bool, timeout: int) -> object:
 @click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
 @click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
-def plan_cmd(work_dir: Path, action: str, output: str, wait: bool, timeout: int) -> None:
+@revision_option
+def plan_cmd(
+    work_dir: Path, action: str, output: str, wait: bool, timeout: int, revision: int | None
+) -> None:
     """Print every step of ACTION in Helm's execution order."""
     from berth.install import plan
 
-    p = _plan(work_dir, action, wait, timeout)
+    p = _plan(work_dir, action, wait, timeout, revision)
     assert isinstance(p, plan.Plan)
     if output == "json":
         click.echo(json.dumps(p.to_json(), indent=2))
@@ -149,12 +164,15 @@ def plan_cmd(work_dir: Path, action: str, output: str, wait: bool, timeout: int)
 )
 @click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
 @click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
-def script_cmd(work_dir: Path, action: str, output: Path | None, wait: bool, timeout: int) -> None:
+@revision_option
+def script_cmd(
+    work_dir: Path, action: str, output: Path | None, wait: bool, timeout: int, revision: int | None
+) -> None:
     """Write a bash 3.2 script (kubectl only) that performs exactly the plan."""
     from berth.install import plan, script
     from berth.kube import yamlio
 
-    p = _plan(work_dir, action, wait, timeout)
+    p = _plan(work_dir, action, wait, timeout, revision)
     assert isinstance(p, plan.Plan)
     text = script.generate(p, (work_dir.resolve() / "out"))
     if output is None:

@@ -114,14 +114,18 @@ def build_plan(
     work_dir: str,
     wait: bool = False,
     hook_timeout: int = plan_mod.DEFAULT_HOOK_TIMEOUT_SECONDS,
+    revision: int | None = None,
 ) -> plan_mod.Plan:
     """The plan of ``action``. Upgrade uses the ``--is-upgrade`` render when it differs, like Helm would, and prunes
-    what the previous revision had and this render lacks. Rollback applies the previous revision's render and
-    runs its hooks (as ``helm rollback`` runs the target revision's), pruning what the current render added; it
-    raises :class:`InputError` when no revision is recorded."""
+    what the previous revision had and this render lacks. Rollback applies the render of ``revision`` (default: the
+    previous one) and runs its hooks (as ``helm rollback`` runs the target revision's), pruning what the current
+    render added; it raises :class:`InputError` when that revision is not recorded."""
     release, ns = wd.package.release, wd.namespace
     if action == plan_mod.Action.ROLLBACK:
-        target = wd.previous()
+        if revision is not None and wd.out_dir is not None:
+            target: revisions.Revision | None = revisions.load(wd.out_dir, revision)
+        else:
+            target = wd.previous()
         if target is None:
             raise no_revision_error(wd, work_dir)
         # The revision's install render, without its install-only objects (nothing pruned them): the usual target
