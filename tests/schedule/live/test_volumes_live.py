@@ -134,6 +134,6 @@ def test_a_refused_volume_write_fails_the_binding_and_the_pod_is_retried(env: En
         if rec.get("verb") == "update"
         and rec.get("resource") == "persistentvolumeclaims"
         and rec["code"] == 409
-        and not str(rec.get("user") or "").startswith("system:")  # the cluster's PV controller retries its own
+        and not str(rec.get("user") or "").startswith("system:")  # not the PV controller's own retries
     ]
     assert len(failed) == 1
