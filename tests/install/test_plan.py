@@ -383,6 +383,11 @@ def test_rollback_plan_uses_the_target_revisions_objects_and_hooks(edge_history_
     assert not prune.objects[0].file.startswith("revisions/")
     body = (edge_history_workdir / "out" / next(f for f in files if "app-settings" in f)).read_text()
     assert "next" not in body  # the 0.3.0 ConfigMap, not the current one
+    text = plan.render_text(p)
+    assert text.startswith(
+        "Plan: rollback release edge-hooks in namespace edge to revision 1 (edge-hooks 0.3.0) ("
+    )
+    assert "Secret(s) from out/revisions/1/secrets" in text
 
 
 def test_rollback_without_a_recorded_revision_is_refused(run: Run, edge_workdir: Path) -> None:

@@ -193,6 +193,8 @@ class Plan:
     kept: tuple[Kept, ...] = ()
     warnings: tuple[str, ...] = ()
     """Review notes (text output and scripts only; not part of the JSON contract)."""
+    target: str = ""
+    """Rollback: the revision it goes back to (text output and scripts only)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -360,7 +362,7 @@ def build(
                 Step(
                     Phase.SECRETS.value,
                     tuple(_plain(o, files, prefix + "secrets") for o in secrets),
-                    f"server-side apply {len(secrets)} Secret(s) from out/secrets",
+                    f"server-side apply {len(secrets)} Secret(s) from out/{prefix}secrets",
                 )
             )
         if late:
@@ -513,8 +515,9 @@ def recreated_warnings(steps: list[Step], action: Action) -> list[str]:
 
 def render_text(plan: Plan) -> str:
     """The human listing: numbered steps, objects in order, waits, timeouts and deletions."""
+    to = f" to {plan.target}" if plan.target else ""
     lines = [
-        f"Plan: {plan.action.value} release {plan.release} in namespace {plan.namespace} "
+        f"Plan: {plan.action.value} release {plan.release} in namespace {plan.namespace}{to} "
         f"({len(plan.steps)} step(s), Helm 4 order: weight, then name, then kind)"
     ]
     for i, step in enumerate(plan.steps, 1):

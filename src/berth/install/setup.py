@@ -9,6 +9,7 @@ upgrade must neither re-apply nor prune them, as Helm's live ``keep`` check does
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -132,10 +133,11 @@ def build_plan(
         # is the revision an install created, before the upgrade being undone.
         current, _ = _replaced(wd.split, wd.upgrade, wd.install_only, "")
         _, kept_refs = _replaced(target.split, target.upgrade, target.install_only, target.prefix)
-        return plan_mod.build(
+        rollback = plan_mod.build(
             target.split, action, release, ns, work_dir, wait, hook_timeout, target.install_only,
             target.prefix, current, kept_refs, "the current render",
         )  # fmt: skip
+        return dataclasses.replace(rollback, target=target.label)
     replaced: plan_mod.Replaced = ()
     remaining: frozenset[objects.Ref] = frozenset()
     source = ""
