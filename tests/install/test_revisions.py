@@ -11,7 +11,7 @@ import pytest
 from berth.install import revisions, verify
 from berth.kube.errors import InputError
 
-from .conftest import Run
+from .conftest import Run, tree_digest
 
 
 def test_setup_records_the_render_it_replaces(edge_history_workdir: Path) -> None:
@@ -65,3 +65,29 @@ def test_nothing_to_record_on_a_first_setup(tmp_path: Path) -> None:
 def test_loading_a_missing_revision_names_the_recorded_ones(edge_history_workdir: Path) -> None:
     with pytest.raises(InputError, match=r"no revision 7 recorded \(recorded: 1\)"):
         revisions.load(edge_history_workdir / "out", 7)
+
+
+def test_a_damaged_revision_is_named(run: Run, tmp_path: Path, edge_history_workdir: Path) -> None:
+    work = tmp_path / "w"
+    shutil.copytree(edge_history_workdir, work)
+    victim = next((work / "out" / "revisions" / "1" / "manifests").glob("service-*.yaml"))
+    victim.unlink()
+    r = run("install", "plan", "--work-dir", work, "--action", "upgrade")
+    assert r.code == 2
+    assert str(victim) in r.err and "missing" in r.err
+
+
+def test_a_failed_setup_leaves_the_history_as_it_was(
+    run: Run, tmp_path: Path, edge_history_workdir: Path
+) -> None:
+    work = tmp_path / "w"
+    shutil.copytree(edge_history_workdir, work)
+    before = tree_digest(work / "out")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "Chart.yaml").write_text("apiVersion: v2\nname: bad\nversion: 0.1.0\n")
+    (bad / "templates").mkdir()
+    (bad / "templates" / "x.yaml").write_text('{{ fail "no" }}\n')
+    r = run("install", "setup", "--pull", bad, "--namespace", "edge", "--work-dir", work, "--non-interactive")
+    assert r.code == 2, r.out + r.err
+    assert tree_digest(work / "out") == before
