@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from runtime_support import (
     JOURNAL_KEY,
     NameScore,
@@ -55,7 +57,31 @@ class FailingScore(fwi.ScorePlugin):
         return 0, fwi.error("no score today")
 
 
-for _cls in (ArrayNameScore, ArrayOutOfRange, FailingScore):
+class _Multiples(fwi.FilterPlugin):
+    """Rejects nodes whose number is a multiple of K; its mask also fails multiples of 7 (which may pass)."""
+
+    NAME = ""
+    K = 1
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        return fwi.unschedulable(f"multiple of {self.K}") if int(node.name[1:]) % self.K == 0 else SUCCESS
+
+    def filter_mask(self, state: CycleState, pod: PodInfo, arrays: Any, rows: Any) -> Any:
+        numbers = np.asarray([int(n.name[1:]) for n in np.asarray(arrays.objs, dtype=object)[rows]])
+        return (numbers % self.K != 0) & (numbers % 7 != 0)
+
+
+class MultiplesOfTwo(_Multiples):
+    NAME = "MultiplesOfTwo"
+    K = 2
+
+
+class MultiplesOfThree(_Multiples):
+    NAME = "MultiplesOfThree"
+    K = 3
+
+
+for _cls in (ArrayNameScore, ArrayOutOfRange, FailingScore, MultiplesOfTwo, MultiplesOfThree):
     REG.register(fwi.PluginSpec(name=_cls.NAME, plugin_class=_cls))
 
 
@@ -253,6 +279,42 @@ def test_fused_score_equals_run_score(score: list[Any]) -> None:
     assert got_status == want_status
     if want_status.is_success:
         assert list(got) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    order=st.permutations(["MultiplesOfTwo", "LabelFilter", "MultiplesOfThree"]),
+    ok=st.lists(st.booleans(), min_size=1, max_size=30),
+    start=st.integers(0, 29),
+    to_find=st.integers(1, 30),
+)
+def test_fused_filter_equals_the_plain_scan(
+    order: list[str], ok: list[bool], start: int, to_find: int
+) -> None:
+    """Masks that pass, fail, or only may fail, mixed with a plugin without a mask, in any order: the same nodes
+    examined, the same feasible nodes in rotation order, the same status (plugin, reason) per rejected node."""
+    fw = build(filter=order)
+    names = [f"n{i + 1}" for i in range(len(ok))]
+    ns = nodes(*names, ok=tuple(n for n, good in zip(names, ok, strict=True) if good))
+    start %= len(ns)
+    arrays = fw.node_arrays()
+    arrays.rows(ns)  # position i is row i
+    state = CycleState()
+    found = fw.find_feasible_rows(state, pod_info("a"), ns, arrays, start, to_find)
+    assert found is not None
+    feasible, rows, rejected = found
+    want_feasible, want_rejected = [], {}
+    for node_ in ns[start:] + ns[:start]:
+        if len(want_feasible) == to_find:
+            break
+        status = fw.run_filter(state, pod_info("a"), node_)
+        if status.is_success:
+            want_feasible.append(node_.name)
+        else:
+            want_rejected[node_.name] = status
+    assert [n.name for n in feasible] == want_feasible
+    assert dict(rejected) == want_rejected
+    assert [arrays.objs[r].name for r in np.arange(len(ns))[rows].tolist()] == want_feasible  # type: ignore[union-attr]
 
 
 def test_prescore_skip_removes_that_plugins_score() -> None:

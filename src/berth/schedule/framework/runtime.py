@@ -483,11 +483,13 @@ class Framework:
         (just passed to ``arrays.sync``) from position ``start`` until ``to_find`` nodes pass.
 
         Chunks are exactly as long as the nodes still needed, so the nodes examined are the plain scan's. Per chunk
-        every Filter plugin with a ``filter_mask`` answers for all its rows at once and the masks are ANDed (exotic
-        rows count as failing); a node some mask fails gets the per-node :meth:`run_filter` (all plugins in order,
-        so its status -- reason, code, plugin -- is the reference's, and a node a mask only *may* fail can still
-        pass); the nodes every mask passes then meet the plugins without a mask answer, plugin by plugin, as in the
-        plain scan. Filter plugins are side-effect free, so the evaluation order does not change any verdict.
+        every Filter plugin with a ``filter_mask`` answers for all its rows at once. When every mask passes every
+        node (the usual case) the chunk is feasible as it is. Otherwise the plugins run in profile order, plugin by
+        plugin as in the plain scan, but each is asked (batch form, else per node) only about the nodes still alive
+        that its own mask did not pass -- every node for a plugin without a mask, exotic rows always -- so per node
+        the plugins still run in order up to the first rejection, a rejected node's status (reason, code, plugin) is
+        the reference's, and a node a mask only *may* fail can still pass. Filter plugins are side-effect free, so
+        the evaluation order does not change any verdict.
 
         Returns (feasible nodes in rotation order, their rows, (node name, status) of the rejected nodes), or
         None when a plugin errors or raises: the caller then runs the plain scan, which reports it exactly.
@@ -522,50 +524,55 @@ class Framework:
             rows = arrays.run(i, want, n)
             chunk = nodes[i : i + want] if i + want <= n else [*nodes[i:], *nodes[: i + want - n]]
             pos += want
+            # Per plugin its mask answer: None (no answer: every node is asked), True (all pass) or an array.
+            answers: list[tuple[str, FilterFn, BatchFilterFn | None, Any]] = []
             mask: vector_arrays.BoolArray | bool = True
-            others: list[tuple[str, FilterFn, BatchFilterFn | None]] = []
+            unanswered = False
             for name, fn, mask_fn, batch in entries:
                 m = mask_fn(state, pod, arrays, rows) if mask_fn is not None else None
+                answers.append((name, fn, batch, m))
                 if m is None:
-                    others.append((name, fn, batch))
+                    unanswered = True
                 elif m is not True:
                     mask = m if mask is True else mask & m
-            if arrays.flagged["exotic"]:
-                exotic = arrays.exotic[rows]
-                if exotic.any():
-                    mask = ~exotic if mask is True else mask & ~exotic
-            if not others and (not isinstance(mask, np.ndarray) or bool(mask.all())):
-                feasible.extend(chunk)
+            exotic = arrays.exotic[rows] if arrays.flagged["exotic"] else None
+            if exotic is not None and not exotic.any():
+                exotic = None
+            if not unanswered and exotic is None and (not isinstance(mask, np.ndarray) or bool(mask.all())):
+                feasible.extend(chunk)  # every mask passes every node: the usual case
                 runs.append(rows)
                 continue
-            ok = mask.copy() if isinstance(mask, np.ndarray) else np.ones(want, np.bool_)
-            if isinstance(mask, np.ndarray):
-                for j in np.flatnonzero(~mask).tolist():
-                    status = self.run_filter(state, pod, chunk[j])
-                    if status.code is ok_code:
-                        ok[j] = True
-                    elif not status.is_rejected:
-                        return None
-                    else:
-                        rejected.append((chunk[j].name, status))
-            candidates = np.flatnonzero(mask).tolist() if isinstance(mask, np.ndarray) else list(range(want))
-            for name, fn, batch in others:
+            # Plugin by plugin in profile order, each asked (batch form, else per node) only about the nodes still
+            # alive that its mask did not pass (every node for a plugin without a mask; exotic rows always):
+            # per node the plugins run in order up to the first rejection, as the reference chain does.
+            ok = np.ones(want, np.bool_)
+            for name, fn, batch, m in answers:
+                if m is None:
+                    asked = ok
+                elif m is True:
+                    if exotic is None:
+                        continue
+                    asked = ok & exotic
+                else:
+                    asked = ok & ~m if exotic is None else ok & (~m | exotic)
+                candidates = np.flatnonzero(asked).tolist()
                 if not candidates:
-                    break
+                    continue
                 subset = [chunk[j] for j in candidates]
                 results = (
                     batch(state, pod, subset) if batch is not None else [fn(state, pod, x) for x in subset]
                 )
-                keep = []
+                last: Status | None = None
+                named = SUCCESS
                 for j, status in zip(candidates, results, strict=True):
                     if status.code is ok_code:
-                        keep.append(j)
-                    elif not status.is_rejected:
+                        continue
+                    if not status.is_rejected:
                         return None
-                    else:
-                        ok[j] = False
-                        rejected.append((chunk[j].name, status.with_plugin(name)))
-                candidates = keep
+                    ok[j] = False
+                    if status is not last:  # plugins tend to hand out one Status object per reason
+                        last, named = status, status.with_plugin(name)
+                    rejected.append((chunk[j].name, named))
             passed = np.flatnonzero(ok)
             feasible.extend([chunk[j] for j in passed.tolist()])
             runs.append((np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows)[passed])
