@@ -327,6 +327,9 @@ def _filter_rows(
         and isinstance(existing, topology.PairCounts)
     ) or (affinity.extra or anti.extra or existing.extra):
         return None
+    for counts in (affinity, anti, existing):
+        if not all(index.same_domains(key, ids) for key, ids in counts.ids.items()):
+            return None
     rows = index.rows_of(nodes)
     if rows is None:
         return None
@@ -904,7 +907,9 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             if rows is not None:
                 total = np.zeros(len(rows), np.int64)
                 for key, values in s.topology_score.items():
-                    if not isinstance(values, topology.DomainCounts):
+                    if not isinstance(values, topology.DomainCounts) or not s.index.same_domains(
+                        key, values.ids
+                    ):
                         break
                     total += topology.lookup(values.counts, s.index.domain(key).col[rows])
                 else:

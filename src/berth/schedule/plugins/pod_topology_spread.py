@@ -498,6 +498,7 @@ class CriticalPaths:
 
 
 Counts = dict[str, int] | topology.DomainCounts  # topology value -> matching pods (present domains only)
+VerdictTable = tuple[str, Mapping[str, int], npt.NDArray[np.int8]]
 
 
 @dataclass(slots=True)
@@ -512,7 +513,7 @@ class PreFilterState:
     critical: list[CriticalPaths]
     required: node_affinity.RequiredAffinity
     index: topology.NodeIndex | None = None
-    verdicts: list[tuple[str, npt.NDArray[np.int8]]] | None = None  # per constraint: key, verdict per domain
+    verdicts: list[VerdictTable] | None = None  # per constraint: key, its id map, the verdict per domain id
 
     def min_match(self, i: int) -> int:
         if len(self.counts[i]) < self.constraints[i].min_domains:
@@ -857,9 +858,9 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
                 return None
             s.verdicts = tables
         verdict: npt.NDArray[np.int8] | None = None
-        for key, table in tables:
+        for key, ids, table in tables:
             d = index.domain(key)
-            if len(table) <= d.size:  # a domain met after PreFilter (rare): the per-node loop answers
+            if len(table) <= d.size or d.ids is not ids:  # domains met (or renumbered) after PreFilter: rare
                 return None
             got = table[d.col[rows]]
             verdict = got if verdict is None else np.where(verdict == 0, got, verdict)
@@ -868,10 +869,10 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
         return list(map(_VERDICTS.__getitem__, verdict.tolist()))
 
     @staticmethod
-    def _verdict_tables(s: PreFilterState, pod: PodInfo) -> list[tuple[str, npt.NDArray[np.int8]]] | None:
+    def _verdict_tables(s: PreFilterState, pod: PodInfo) -> list[VerdictTable] | None:
         """Per constraint, the verdict of each domain id (0 pass, 2 skewed) and, last, of a node without the key
         (1, read by id -1), computed once per pod: a chunk then costs one take per constraint."""
-        out: list[tuple[str, npt.NDArray[np.int8]]] = []
+        out: list[VerdictTable] = []
         for i, c in enumerate(s.constraints):
             counts = s.counts[i]
             if not isinstance(counts, topology.DomainCounts) or counts.extra:
@@ -880,7 +881,7 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
             table = np.empty(len(counts.counts) + 1, np.int8)
             table[:-1] = np.where(counts.counts > limit, 2, 0)
             table[-1] = 1
-            out.append((c.topology_key, table))
+            out.append((c.topology_key, counts.ids, table))
         return out
 
     # --- PreScore / Score / NormalizeScore ---------------------------------------------------------------------
@@ -1045,7 +1046,11 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
                     cnt = np.zeros(len(rows), np.int64)
             else:
                 counts = s.counts[i]
-                if not isinstance(counts, topology.DomainCounts) or counts.extra:
+                if (
+                    not isinstance(counts, topology.DomainCounts)
+                    or counts.extra
+                    or not index.same_domains(c.topology_key, counts.ids)
+                ):
                     return None
                 cnt = topology.lookup(counts.counts, ids)
             total = np.where(ids >= 0, total + (cnt * s.weights[i] + (c.max_skew - 1)), total)

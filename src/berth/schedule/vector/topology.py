@@ -216,7 +216,10 @@ class NodeIndex:
 
         self._sums.clear()
         self.version += 1
-        for d in self.domains.values():
+        for key, d in list(self.domains.items()):
+            if d.size > 2 * n + 64:  # values of nodes long gone (hostnames under churn): start the key afresh
+                del self.domains[key]
+                continue
             d.col = moved(d.col, -1)
             d.recount()
         for count in self._counts.values():
@@ -230,6 +233,11 @@ class NodeIndex:
             self._refresh(i, nodes[i])
         for count in self._counts.values():
             count.total = int(count.col.sum())
+
+    def same_domains(self, key: str, ids: Mapping[str, int]) -> bool:
+        """Whether ``ids`` (kept by a cycle state) is still ``key``'s id map (not replaced by a fresh one)."""
+        d = self.domains.get(key)
+        return d is not None and d.ids is ids
 
     def _source(self, source: Source) -> IntArray | None:
         """The column a sum adds up: ``("count", key)`` or ``("keyed", key, topology key)`` (None: not there)."""
