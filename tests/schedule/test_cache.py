@@ -40,6 +40,29 @@ def test_add_confirms_an_assumed_pod_even_on_another_node() -> None:
     assert [len(n.pods) for n in snap.node_infos()] == [0, 1]
 
 
+@pytest.mark.parametrize(
+    "echo_first", [True, False], ids=["echo-of-the-last-assumed", "echo-of-an-earlier-one"]
+)
+def test_confirming_the_assumed_object_leaves_the_node_as_remove_and_add_would(echo_first: bool) -> None:
+    """The simulation echoes the very PodInfo it assumed; the cache then keeps the node as it is (the pod is last on
+    it) or moves the pod to the end (another pod was assumed after it), as removing and re-adding does."""
+    cache = Cache()
+    cache.add_node(node("n1"))
+    a, b = pod_info("a").with_node("n1"), pod_info("b").with_node("n1")
+    cache.assume_pod(a)
+    if not echo_first:
+        cache.assume_pod(b)
+    cache.add_pod(a)
+    assert not cache.is_assumed("default/a")
+    info = cache.update_snapshot(Snapshot()).get("n1")
+    assert info is not None
+    assert [p.name for p in info.pods] == (["a"] if echo_first else ["b", "a"])
+    assert info.requested["cpu"] == (100 if echo_first else 200)
+    cache.remove_pod("default/a")
+    info = cache.update_snapshot(Snapshot()).get("n1")
+    assert info is not None and [p.name for p in info.pods] == ([] if echo_first else ["b"])
+
+
 def test_assumed_pods_expire_only_when_a_ttl_is_given() -> None:
     clock = VirtualClock()
     for ttl, expected in ((None, []), (30.0, ["default/a"])):

@@ -361,6 +361,12 @@ class Cache:
         with self._lock:
             st = self._pods.get(pod.key)
             if st is not None:
+                info = self._nodes.get(pod.node_name)
+                if st.pod is pod and info is not None and info.pods and info.pods[-1] is pod:
+                    # The very pod assumed, still last on its node (the simulation's own echo): removing and
+                    # re-adding it would leave the node exactly as it is, so only the pod's state changes.
+                    self._pods[pod.key] = _PodState(pod)
+                    return
                 # Confirmation or update: swap in the observed copy (it may sit on another node than assumed).
                 self._remove_from_node(st.pod)
                 self._add_to_node(pod)
