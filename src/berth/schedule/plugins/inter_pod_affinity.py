@@ -475,6 +475,14 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             return ()
         return [n for n in nodes if any(map(_AFFINITY_OF, n.pods))]
 
+    def _none_listed(self, which: str) -> bool:
+        """The snapshot offers upstream's list ``which`` and it is empty (False when it offers none)."""
+        try:
+            listing = getattr(self.handle.snapshot(), which, None)
+        except Exception:  # a handle without a snapshot (unit use)
+            return False
+        return callable(listing) and not listing()
+
     def _existing_anti_pairs(
         self, pod: PodInfo, node: NodeInfo, ns_labels: NamespaceLabels
     ) -> tuple[tuple[TopologyPair, ...], bool]:
@@ -510,6 +518,15 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         terms = self.terms_of(pod)
         if terms.error is not None:
             return None, fw.unresolvable(f"parsing pod: {terms.error}")
+        if (
+            not terms.required_affinity
+            and not terms.required_anti
+            and self._none_listed(HAVE_REQUIRED_ANTI_AFFINITY)
+        ):
+            return (
+                None,
+                fw.skip(),
+            )  # nothing to check (the common case): no need to bring the node index in step
         ns_labels = NamespaceLabels(self.handle)
         if vector.enabled(self.handle):
             vectorised = self._pre_filter_vectorised(pod, terms, ns_labels, nodes)
@@ -755,6 +772,8 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             all_nodes: Sequence[NodeInfo] = self.handle.snapshot().node_infos()
         except Exception:  # a handle without a snapshot (unit use): the nodes we were given are all we know
             all_nodes = nodes
+        if not has_constraints and self._none_listed(HAVE_AFFINITY):
+            return fw.skip()  # no pod with terms anywhere: nothing scores this pod
         if vector.enabled(self.handle):
             vectorised = self._pre_score_vectorised(pod, terms, has_constraints, all_nodes)
             if vectorised is not None:
