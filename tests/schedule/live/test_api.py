@@ -72,4 +72,9 @@ def test_calls_survive_a_server_closing_kept_alive_connections(env: Env) -> None
     with pytest.raises(api.ApiError) as info:
         api.call(client, "GET", "/api/v1/namespaces/default/pods/nope")
     assert info.value.status == 404
+    conn = fast._local.conn
+    fast.close()  # at shutdown: every connection closed; a later call opens a new one
+    assert conn.sock is None
+    assert api.call(client, "GET", "/api/v1/namespaces/default")["metadata"]["name"] == "default"
+    fast.close()
     client.close()

@@ -25,6 +25,7 @@ import logging
 import ssl
 import threading
 import urllib.parse
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -242,6 +243,8 @@ class KeepAlive:
             self.context = ctx
         self.generation = 0
         self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: weakref.WeakSet[http11.Connection] = weakref.WeakSet()
 
     @staticmethod
     def of(api_client: Any) -> KeepAlive | None:
@@ -258,6 +261,15 @@ class KeepAlive:
         """Every thread opens a new connection for its next request."""
         self.generation += 1
 
+    def close(self) -> None:
+        """Close every thread's connection (at shutdown; a thread still using one sees :class:`Unreachable`)."""
+        self.generation += 1
+        with self._lock:
+            conns = list(self._open)
+            self._open.clear()
+        for conn in conns:
+            conn.close()
+
     def _connection(self) -> tuple[http11.Connection, bool]:
         """This thread's connection, and whether it is a new one."""
         conn: http11.Connection | None = getattr(self._local, "conn", None)
@@ -267,6 +279,8 @@ class KeepAlive:
             conn.close()
         conn = http11.Connection(self.host, self.port, self.context)
         self._local.conn, self._local.generation = conn, self.generation
+        with self._lock:
+            self._open.add(conn)
         return conn, True
 
     def _drop(self) -> None:

@@ -364,6 +364,9 @@ class LiveScheduler:
         if self.health is not None:
             self.health.stop()
         for client in (self.reader, self.writer):
+            keep_alive = api.KeepAlive.of(client)
+            if keep_alive is not None:
+                keep_alive.close()
             with contextlib.suppress(Exception):
                 client.close()
         log.info("berth scheduler stopped")
