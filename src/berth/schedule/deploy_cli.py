@@ -62,8 +62,9 @@ def _notes(notes: tuple[str, ...]) -> None:
 def rbac_command(config_path: str, plugin_refs: tuple[str, ...], output: str, name: str) -> None:
     """Print the minimal ClusterRole the configured profiles need, each rule annotated with who needs it.
 
-    Computed from the scheduler core (pod/node informers, pods/status, events), leader election (a lease, only
-    when leaderElection.leaderElect is true) and what every enabled plugin reads and writes.
+    Computed from the scheduler core (pod/node informers, pods/status patches, events.k8s.io Events), leader
+    election (a lease, only when leaderElection.leaderElect is true) and what every enabled plugin berth runs
+    reads and writes -- only the verbs `berth schedule run` sends.
     """
     reg = build_registry(plugin_refs)
     cfg = config_mod.load(config_path, reg)
