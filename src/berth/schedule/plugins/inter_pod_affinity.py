@@ -28,8 +28,13 @@ place such pods exactly where kube-scheduler would.
   ``ignorePreferredTermsOfExistingPods`` skips scoring when the incoming pod has no preferred terms.
 
 Parsed terms are cached per pod (keyed by the identity of the pod's affinity dict, which each PodInfo owns), so
-a cycle compares labels with dict lookups and never re-parses selectors. State shapes are plain dicts of
-``(key, value) -> count`` (filter) and ``key -> value -> score`` (score) for the later vectorised path.
+a cycle compares labels with dict lookups and never re-parses selectors. State shapes are mappings of
+``(key, value) -> count`` (filter) and ``key -> value -> score`` (score): plain dicts on the reference path, arrays
+over topology domains (:class:`~berth.schedule.vector.topology.PairCounts`, ``DomainCounts``) on the default
+vectorised path, which computes them from per-node columns of the node index (:mod:`berth.schedule.vector.topology`)
+-- matching pods per term, and per class of incoming pod (namespace + labels) the existing pods' terms that match
+it. Terms whose namespaceSelector reads Namespace labels take the reference loops (those labels change without any
+node changing).
 """
 
 from __future__ import annotations

@@ -33,7 +33,12 @@ Bad input never raises: a constraint with an invalid label selector gives upstre
 (``obtaining pod's hard topology spread constraints: ...``), and a topology key no node has makes every node
 report the missing-label reason.
 
-State shapes (kept simple for the later vectorised path): per constraint a ``dict[topology value, count]``.
+Two paths, one answer: the per-node methods (and the loops in PreFilter/PreScore when the vectorised path is
+switched off, :func:`berth.schedule.vector.set_enabled`) are the reference; by default PreFilter, Filter, PreScore
+and Score run on the node index of :mod:`berth.schedule.vector.topology` (per-domain sums of per-node matching-pod
+columns, kept in step with the snapshot one changed node at a time). State shapes are the same mappings either way
+-- per constraint ``topology value -> count`` (a dict, or a :class:`~berth.schedule.vector.topology.DomainCounts`
+over arrays) -- so the per-node Filter and preemption's AddPod/RemovePod work on both.
 """
 
 from __future__ import annotations
