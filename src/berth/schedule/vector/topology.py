@@ -10,7 +10,13 @@ per node, in the snapshot's own order (row ``i`` is ``snapshot.node_infos()[i]``
 - *count columns*: per caller-chosen key, ``fn(node)`` for every row (e.g. matching pods for ``(selector,
   namespace)``), computed once and then only for rows whose node changed;
 - *keyed columns*: ``fn(node) -> {topology key: int}`` spread over one column per topology key (existing pods'
-  anti-affinity terms matching a class of incoming pods).
+  anti-affinity terms matching a class of incoming pods);
+- *per-domain sums* of a count or keyed column over a key's domains, updated with each row refresh, so a PreFilter
+  over the whole cluster costs O(domains), plus each domain's row count and first row.
+
+Domain ids of a key are never reused while its :class:`Domains` lives; when most ids belong to nodes long gone
+(hostnames under node churn) a new node list starts the key afresh, and cycle states check that the id map they
+hold is still the index's (:meth:`NodeIndex.same_domains`) before reading columns with it.
 
 Staying in step costs O(changed nodes): the cache appends the names it re-clones to ``Snapshot.changes``
 (:mod:`berth.schedule.cache`); :meth:`NodeIndex.sync` reads the log from where it stopped. A new node list (nodes
