@@ -15,6 +15,7 @@ from berth.schedule import config as config_mod
 from berth.schedule import rbac
 from berth.schedule.live.run import LiveScheduler
 from berth.schedule.plugins import registry as registry_mod
+from berth.schedule.queue import Where
 
 from .conftest import Env, eventually, pod
 from .test_faults import PROFILE, one_profile
@@ -82,10 +83,18 @@ def test_metrics_healthz_readyz(env: Env) -> None:
         assert _get(base + "/healthz") == (200, "ok\n")
         env.create(pod("m1", scheduler=PROFILE))
         env.create(pod("m2", scheduler=PROFILE, cpu="100"))
-        eventually(lambda: sched.scheduler.failures, 30, "a failure")
+        eventually(lambda: sched.scheduler.failures, 60, "a failure")
+        # m1's binding may arrive while m2 is being tried: m2 then goes to backoffQ and is tried again before it
+        # rests among the unschedulable pods. Scrape once the queue is there (what the gauges must then show).
+        queue = sched.scheduler.queue
+        eventually(
+            lambda: queue.where("default/m2") is Where.UNSCHEDULABLE and queue.where("default/m1") is None,
+            60,
+            "m2 resting in the unschedulable queue",
+        )
         sli = "scheduler_pod_scheduling_sli_duration_seconds_count"
         code, text = eventually(
-            lambda: (got := _get(base + "/metrics"))[1].count(sli) and got, 30, "e2e sample"
+            lambda: (got := _get(base + "/metrics"))[1].count(sli) and got, 60, "e2e sample"
         )
         assert _get(base + "/nope")[0] == 404
     assert code == 200
