@@ -335,6 +335,8 @@ class Informer:
                     log.warning("%s: %s", self.resource.qualified, exc)
                 self._pause(failures)
             except (api.Unreachable, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+                if self._stop.is_set():
+                    return  # stop() closed the watch stream under us: not an outage
                 failures += 1
                 if self.on_unreachable is not None:
                     self.on_unreachable()
