@@ -350,6 +350,9 @@ class LiveScheduler:
             self._loop_thread.join(timeout)
         if isinstance(self.binder, PipelinedBinder):
             self.binder.close()
+            loop = self._loop_thread
+            if loop is None or loop is threading.current_thread() or not loop.is_alive():
+                self._report_late_bindings()
         for inf in self.informers.values():
             inf.stop()
         for inf in self.informers.values():
@@ -535,6 +538,17 @@ class LiveScheduler:
         qp = QueuedPodInfo(pod_info=PodInfo(current), timestamp=time.monotonic(), attempts=attempts)
         sched.queue.add_unschedulable_if_not_present(qp, sched.queue.scheduling_cycle)
         self.status.patch(current, str(FailureReason.SCHEDULER_ERROR), message)
+
+    def _report_late_bindings(self) -> None:
+        """Background bindings that answered after the loop stopped: report them (log line, Scheduled event, e2e
+        sample) before the recorder closes, or a pod bound at a stop would go unreported."""
+        while True:
+            try:
+                item = self.inbox.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, BindDone):
+                self._bind_done(item)
 
     def _wait_inbox(self, timeout: float) -> None:
         try:
