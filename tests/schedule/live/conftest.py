@@ -60,6 +60,17 @@ class Env:
                 out[key] = out.get(key, 0) + 1
         return out
 
+    def bindings_when(self, ready: Callable[[dict[str, int]], bool], timeout: float = 60.0) -> dict[str, int]:
+        """``bindings()`` once ``ready`` holds for them (or at the deadline; the caller asserts what they are). The
+        cluster writes a request's audit line just after sending its response, so a binding the scheduler (or a
+        GET) has already seen can be a moment away from the log on a loaded machine."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.bindings()
+            if ready(got) or time.monotonic() > deadline:
+                return got
+            time.sleep(0.05)
+
     def scheduler(
         self, config: config_mod.SchedulerConfiguration | None = None, **changes: Any
     ) -> LiveScheduler:

@@ -127,7 +127,7 @@ def test_a_refused_volume_write_fails_the_binding_and_the_pod_is_retried(env: En
             lambda: env.call("GET", "/api/v1/namespaces/default/pods/db")["spec"].get("nodeName"), 30, "bind"
         )
     assert calls == ["stale"]
-    assert sorted(env.bindings().values()) == [1]
+    assert sorted(env.bindings_when(lambda b: len(b) >= 1).values()) == [1]
     failed = [
         rec
         for rec in env.audit()
