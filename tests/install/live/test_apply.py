@@ -85,7 +85,7 @@ def test_failed_hook_job_stops_with_logs_and_resume_continues(
     capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path
 ) -> None:
     fail_job(edge_work, "lifecycle/pre-install/job-edge-migrate.yaml", True)
-    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--timeout", "30s"]
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--timeout", "120s"]
     res = run_live(capsys, apply_command, *args)
     assert res.code == 1
     assert "pre-install hook Job edge/migrate failed" in res.err

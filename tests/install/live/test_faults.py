@@ -92,7 +92,7 @@ KILL_POINTS = {
 def test_api_server_killed_mid_apply_then_resume(tmp_path: Path, server: ServerProcess, point: str) -> None:
     action, kinds, nth, phase = KILL_POINTS[point]
     work = setup_workdir(tmp_path, apply.bench_chart(tmp_path), "bench")
-    opts = apply.ApplyOptions(work, kubeconfig=str(server.data / "kubeconfig"), timeout=30)
+    opts = apply.ApplyOptions(work, kubeconfig=str(server.data / "kubeconfig"), timeout=120)
     with pytest.raises(apply.RunFailed, match="no answer from the API server") as err:
         apply.run(opts, KillAt(server, action, kinds, nth))
     assert "--resume" in str(err.value)
@@ -102,7 +102,7 @@ def test_api_server_killed_mid_apply_then_resume(tmp_path: Path, server: ServerP
     assert stopped["phase"] == phase
 
     server.start()
-    outcome = apply.run(apply.ApplyOptions(work, kubeconfig=str(server.data / "kubeconfig"), timeout=30, resume=True),
+    outcome = apply.run(apply.ApplyOptions(work, kubeconfig=str(server.data / "kubeconfig"), timeout=120, resume=True),
                         apply.Reporter(quiet=True))  # fmt: skip
     assert outcome.ran < outcome.total
     spec = receipt.receipts(work)[-1][1]["spec"]

@@ -167,7 +167,7 @@ def test_upgrade_resume_keeps_the_prune_list(
         hooks.read_text().replace(marker, marker + '    berth.dev/simulate-failure: "true"\n'),
         encoding="utf-8",
     )
-    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--timeout", "30s"]
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig, "--timeout", "120s"]
     res = run_live(capsys, upgrade_command, *args, "--pull", chart)
     assert res.code == 1 and "pre-upgrade hook Job edge/upgrade-check failed" in res.err
     assert "berth install upgrade --work-dir" in res.err and "--resume" in res.err
