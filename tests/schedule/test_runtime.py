@@ -81,7 +81,34 @@ class MultiplesOfThree(_Multiples):
     K = 3
 
 
-for _cls in (ArrayNameScore, ArrayOutOfRange, FailingScore, MultiplesOfTwo, MultiplesOfThree):
+class MultiplesOfFive(fwi.FilterPlugin):
+    """Rejects multiples of 5 (of 10: unresolvable); bulk verdicts with shared statuses, except for chunks that
+    start at a multiple of 4 (the hook declines: the per-node Filter decides)."""
+
+    NAME = "MultiplesOfFive"
+    TABLE = (SUCCESS, fwi.unschedulable("multiple of 5"), fwi.unresolvable("multiple of 10"))
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        k = int(node.name[1:])
+        return fwi.unresolvable("multiple of 10") if k % 10 == 0 else self.TABLE[1] if k % 5 == 0 else SUCCESS
+
+    def filter_verdicts(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: Any, rows: Any
+    ) -> Any:
+        numbers = np.asarray([int(n.name[1:]) for n in nodes])
+        if numbers[0] % 4 == 0:
+            return None
+        return np.where(numbers % 10 == 0, 2, np.where(numbers % 5 == 0, 1, 0)).astype(np.int8), self.TABLE
+
+
+for _cls in (
+    ArrayNameScore,
+    ArrayOutOfRange,
+    FailingScore,
+    MultiplesOfTwo,
+    MultiplesOfThree,
+    MultiplesOfFive,
+):
     REG.register(fwi.PluginSpec(name=_cls.NAME, plugin_class=_cls))
 
 
@@ -283,7 +310,7 @@ def test_fused_score_equals_run_score(score: list[Any]) -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(
-    order=st.permutations(["MultiplesOfTwo", "LabelFilter", "MultiplesOfThree"]),
+    order=st.permutations(["MultiplesOfTwo", "LabelFilter", "MultiplesOfThree", "MultiplesOfFive"]),
     ok=st.lists(st.booleans(), min_size=1, max_size=30),
     start=st.integers(0, 29),
     to_find=st.integers(1, 30),
@@ -291,8 +318,8 @@ def test_fused_score_equals_run_score(score: list[Any]) -> None:
 def test_fused_filter_equals_the_plain_scan(
     order: list[str], ok: list[bool], start: int, to_find: int
 ) -> None:
-    """Masks that pass, fail, or only may fail, mixed with a plugin without a mask, in any order: the same nodes
-    examined, the same feasible nodes in rotation order, the same status (plugin, reason) per rejected node."""
+    """Masks that pass, fail, or only may fail, mixed with a plugin without a mask and one with bulk verdicts
+    (which sometimes declines), in any order: the same nodes examined, the same feasible nodes in rotation order, the same status (plugin, reason) per rejected node."""
     fw = build(filter=order)
     names = [f"n{i + 1}" for i in range(len(ok))]
     ns = nodes(*names, ok=tuple(n for n, good in zip(names, ok, strict=True) if good))

@@ -233,6 +233,29 @@ def filter_all(plugin: Any, state: fw.CycleState, incoming: PodInfo, nodes: Sequ
     return [plugin.filter(state, incoming, n) for n in nodes]
 
 
+def verdicts(
+    plugin: Any, state: fw.CycleState, incoming: PodInfo, nodes: Sequence[NodeInfo]
+) -> list[Any] | None:
+    """The bulk-rejection hook's answer as one status per node (None where the hook declines)."""
+    got = plugin.filter_verdicts(state, incoming, nodes, None, None)
+    if got is None:
+        return None
+    verdict, table = got
+    assert len(verdict) == len(nodes)
+    return [table[v] for v in verdict.tolist()]
+
+
+def check_verdicts(
+    plugin: Any, state: fw.CycleState, incoming: PodInfo, nodes: Sequence[NodeInfo], want: Any
+) -> bool:
+    """The hook agrees with the per-node Filter wherever it answers; True when it answered."""
+    got = verdicts(plugin, state, incoming, nodes)
+    if got is None:
+        return False
+    assert got == want
+    return True
+
+
 def normalised(
     plugin: Any, handle: FakeHandle, incoming: PodInfo, nodes: Sequence[NodeInfo], vec: bool
 ) -> Any:
@@ -291,6 +314,8 @@ def test_pod_topology_spread_agrees(
         for chunk in chunks(cluster, start):
             expected = filter_all(plugin, ref_state, incoming, chunk)
             assert plugin.filter_nodes(vec_state, incoming, chunk) == expected
+            check_verdicts(plugin, vec_state, incoming, chunk, expected)
+        assert verdicts(plugin, ref_state, incoming, cluster) is None  # no index: the per-node forms decide
         # Preemption's what-ifs: remove a pod from a node, then add it back, on cloned states.
         target = cluster[victim % len(cluster)]
         if target.pods:
@@ -306,6 +331,9 @@ def test_pod_topology_spread_agrees(
             )
             assert plugin.filter_nodes(vec_copy, incoming, cluster) == filter_all(
                 plugin, ref_copy, incoming, cluster
+            )
+            check_verdicts(
+                plugin, vec_copy, incoming, cluster, filter_all(plugin, ref_copy, incoming, cluster)
             )
             # the original states are untouched by the clones' updates
             assert [dict(c) for c in vec.counts] == [dict(c) for c in ref.counts]
@@ -387,9 +415,10 @@ def test_inter_pod_affinity_agrees(
         want = filter_all(plugin, ref_state, incoming, cluster)
         assert filter_all(plugin, vec_state, incoming, cluster) == want
         for chunk in chunks(cluster, start):
-            assert plugin.filter_nodes(vec_state, incoming, chunk) == filter_all(
-                plugin, ref_state, incoming, chunk
-            )
+            expected = filter_all(plugin, ref_state, incoming, chunk)
+            assert plugin.filter_nodes(vec_state, incoming, chunk) == expected
+            check_verdicts(plugin, vec_state, incoming, chunk, expected)
+        assert verdicts(plugin, ref_state, incoming, cluster) is None  # no index: the per-node forms decide
         target = cluster[victim % len(cluster)]
         if target.pods:
             gone = target.pods[victim % len(target.pods)]
@@ -408,6 +437,9 @@ def test_inter_pod_affinity_agrees(
             )
             assert plugin.filter_nodes(vec_copy, incoming, cluster) == filter_all(
                 plugin, ref_copy, incoming, cluster
+            )
+            check_verdicts(
+                plugin, vec_copy, incoming, cluster, filter_all(plugin, ref_copy, incoming, cluster)
             )
     assert normalised(plugin, handle, incoming, cluster, True) == normalised(
         plugin, handle, incoming, cluster, False
@@ -476,8 +508,18 @@ def workloads(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any
 
 
 def run(nodes: list[dict[str, Any]], pod_objs: list[dict[str, Any]], vectorised: bool, seed: int) -> Any:
+    """Placements, FitError messages and, per Filter pass, the rejected nodes' statuses (the diagnosis)."""
     registry = default_registry()
     s = Scheduler(default_config(registry), registry, seed=seed)
+    diagnoses: list[Any] = []
+    find = s._find_feasible
+
+    def spy(fwk: Any, state: Any, p: PodInfo, ns: Sequence[NodeInfo], diagnosis: Any) -> Any:
+        out = find(fwk, state, p, ns, diagnosis)
+        diagnoses.append((p.key, dict(diagnosis.node_to_status)))
+        return out
+
+    s._find_feasible = spy  # type: ignore[method-assign]
     for fwk in s.frameworks.values():
         vector.set_enabled(fwk, vectorised)
     for n in nodes:
@@ -485,7 +527,11 @@ def run(nodes: list[dict[str, Any]], pod_objs: list[dict[str, Any]], vectorised:
     for p in pod_objs:
         s.add_pod(p)
     s.run_until_idle()
-    return [(p.pod, p.node) for p in s.placements], sorted((f.pod, f.message) for f in s.unschedulable())
+    return (
+        [(p.pod, p.node) for p in s.placements],
+        sorted((f.pod, f.message) for f in s.unschedulable()),
+        diagnoses,
+    )
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -495,3 +541,49 @@ def test_scheduler_places_spread_and_affinity_pods_identically_on_both_paths(
 ) -> None:
     nodes, pod_objs = workload
     assert run(nodes, pod_objs, True, seed) == run(nodes, pod_objs, False, seed)
+
+
+def test_bulk_rejections_name_the_shared_statuses() -> None:
+    """The bulk-rejection hooks answer on the index (not vacuously None) with the per-node Filter's statuses: a
+    node without the key, nodes in the crowded zone (PodTopologySpread), nodes next to a pod the incoming one
+    must avoid (InterPodAffinity)."""
+    web = [pod(f"w{i}", labels={"app": "x"}, node_name="a0") for i in range(2)]
+    cluster = [
+        node("a0", labels={ZONE: "z0", HOST: "a0"}, pods=web),
+        node("a1", labels={ZONE: "z0", HOST: "a1"}),
+        node("b0", labels={ZONE: "z1", HOST: "b0"}),
+        node("bare", labels={HOST: "bare"}),
+    ]
+    spread = {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}
+    selector = {"matchLabels": {"app": "x"}}
+    incoming = pod(
+        "p",
+        labels={"app": "x"},
+        spec={"topologySpreadConstraints": [{**spread, "labelSelector": selector}]},
+        affinity={
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": HOST, "labelSelector": selector}
+                ]
+            }
+        },
+    )
+    handle = Handle(cluster)
+    for plugin, key in (
+        (pts.PodTopologySpread(None, handle), pts.PRE_FILTER_STATE_KEY),
+        (ipa.InterPodAffinity(None, handle), ipa.PRE_FILTER_STATE_KEY),
+    ):
+        state, status = pre_filter(plugin, handle, incoming, cluster, True)
+        assert status.is_success
+        assert state.read(key).index is not None
+        want = filter_all(plugin, state, incoming, cluster)
+        assert sum(not s.is_success for s in want) >= 1
+        for chunk in chunks(cluster, 1)[:3]:  # runs of rows, as the scheduler hands them
+            assert check_verdicts(plugin, state, incoming, chunk, filter_all(plugin, state, incoming, chunk))
+    spread_state, _ = pre_filter(pts.PodTopologySpread(None, handle), handle, incoming, cluster, True)
+    assert verdicts(pts.PodTopologySpread(None, handle), spread_state, incoming, cluster) == [
+        pts._SKEWED,
+        pts._SKEWED,
+        fw.SUCCESS,
+        pts._MISSING_LABEL,
+    ]

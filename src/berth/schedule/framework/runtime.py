@@ -30,7 +30,10 @@ scheduler uses them when Filter runs over the whole snapshot): ``filter_mask(sta
 boolean array (True: the node passes this plugin; False: it may not -- the per-node Filter chain decides), True
 (every row passes) or None (no vector answer for this pod); ``score_array(state, pod, nodes, arrays, rows)`` ->
 int64 raw scores or None; ``normalize_array(state, pod, raw)`` -> int64 or None. Hooks may answer with views of
-memo columns: the framework never writes to what they return. Exotic rows always take the per-node forms. A
+memo columns: the framework never writes to what they return. ``filter_verdicts(state, pod, nodes, arrays,
+rows)`` -> (int8 verdict per node, statuses) or None gives exact bulk rejections: 0 passes, k is ``statuses[k]``
+(a rejection, equal to what the per-node Filter returns; a few shared objects, named once per chunk), so a rejected
+node costs no Filter call. Exotic rows always take the per-node forms. A
 QueueSort plugin may offer ``sort_key(qp)``, a key with exactly ``less``'s order, which the queue's heap compares
 instead of calling ``less``.
 """
@@ -77,6 +80,11 @@ BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], Sequence[Sta
 MaskFn = Callable[
     [CycleState, PodInfo, vector_arrays.NodeArrays, vector_arrays.Rows],
     "vector_arrays.BoolArray | bool | None",
+]
+# Bulk rejections (vectorised path): per node of the chunk an index into the returned statuses (0 passes).
+VerdictFn = Callable[
+    [CycleState, PodInfo, Sequence[NodeInfo], vector_arrays.NodeArrays, vector_arrays.Rows],
+    "tuple[np.ndarray[Any, np.dtype[np.int8]], Sequence[Status]] | None",
 ]
 IntArray = vector_arrays.IntArray
 
@@ -286,8 +294,11 @@ class Framework:
         }
         # Fused forms (berth-only, vectorised path; see the module docstring): per Filter plugin its
         # ``filter_mask``, per Score plugin its ``score_array`` and ``normalize_array`` (None where absent).
-        self._filter_entries: list[tuple[str, FilterFn, MaskFn | None, BatchFilterFn | None]] = [
-            (n, p.filter, _hook(p, "filter_mask"), self.batch_filters.get(n)) for n, p in self.filter
+        self._filter_entries: list[
+            tuple[str, FilterFn, MaskFn | None, BatchFilterFn | None, VerdictFn | None]
+        ] = [
+            (n, p.filter, _hook(p, "filter_mask"), self.batch_filters.get(n), _hook(p, "filter_verdicts"))
+            for n, p in self.filter
         ]
         self._score_arrays: list[tuple[str, fw.ScorePlugin, int, Any, Any, Any]] = [
             (n, p, w, b, _hook(p, "score_array"), _hook(p, "normalize_array"))
@@ -478,11 +489,9 @@ class Framework:
         arrays: vector_arrays.NodeArrays,
         start: int,
         to_find: int,
-        limit: int | None = None,
     ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
         """Filter on the vectorised path: the scheduler's rotating scan over the snapshot's node list ``nodes``
-        (just passed to ``arrays.sync``) from position ``start`` until ``to_find`` nodes pass (or ``limit`` nodes
-        were examined: the scheduler scans the nodes without nominated pods this way, between those with).
+        (just passed to ``arrays.sync``) from position ``start`` until ``to_find`` nodes pass.
 
         Chunks are exactly as long as the nodes still needed, so the nodes examined are the plain scan's. Per chunk
         every Filter plugin with a ``filter_mask`` answers for all its rows at once. When every mask passes every
@@ -497,7 +506,7 @@ class Framework:
         None when a plugin errors or raises: the caller then runs the plain scan, which reports it exactly.
         """
         try:
-            return self._find_feasible_rows(state, pod, nodes, arrays, start, to_find, limit)
+            return self._find_feasible_rows(state, pod, nodes, arrays, start, to_find)
         except Exception:
             return None
 
@@ -509,10 +518,8 @@ class Framework:
         arrays: vector_arrays.NodeArrays,
         start: int,
         to_find: int,
-        limit: int | None = None,
     ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
         n = len(nodes)
-        end = n if limit is None else min(n, limit)
         skip = state.skip_filter
         entries = [e for e in self._filter_entries if e[0] not in skip] if skip else self._filter_entries
         ok_code = Code.SUCCESS
@@ -520,21 +527,26 @@ class Framework:
         runs: list[vector_arrays.Rows] = []
         rejected: list[tuple[str, Status]] = []
         pos = 0
-        while pos < end and len(feasible) < to_find:
-            want = min(to_find - len(feasible), end - pos)
+        while pos < n and len(feasible) < to_find:
+            want = min(to_find - len(feasible), n - pos)
             i = start + pos
             if i >= n:
                 i -= n
             rows = arrays.run(i, want, n)
             chunk = nodes[i : i + want] if i + want <= n else [*nodes[i:], *nodes[: i + want - n]]
             pos += want
-            # Per plugin its mask answer: None (no answer: every node is asked), True (all pass) or an array.
-            answers: list[tuple[str, FilterFn, BatchFilterFn | None, Any]] = []
+            # Per plugin its mask answer: None (no answer: every node is asked), True (all pass) or an array; and
+            # its verdicts (exact statuses per node, see filter_verdicts) where it gives them.
+            answers: list[tuple[str, FilterFn, BatchFilterFn | None, Any, Any]] = []
             mask: vector_arrays.BoolArray | bool = True
             unanswered = False
-            for name, fn, mask_fn, batch in entries:
-                m = mask_fn(state, pod, arrays, rows) if mask_fn is not None else None
-                answers.append((name, fn, batch, m))
+            for name, fn, mask_fn, batch, verdict_fn in entries:
+                v = verdict_fn(state, pod, chunk, arrays, rows) if verdict_fn is not None else None
+                if v is not None:
+                    m = True if not v[0].any() else v[0] == 0
+                else:
+                    m = mask_fn(state, pod, arrays, rows) if mask_fn is not None else None
+                answers.append((name, fn, batch, m, v))
                 if m is None:
                     unanswered = True
                 elif m is not True:
@@ -550,7 +562,30 @@ class Framework:
             # alive that its mask did not pass (every node for a plugin without a mask; exotic rows always):
             # per node the plugins run in order up to the first rejection, as the reference chain does.
             ok = np.ones(want, np.bool_)
-            for name, fn, batch, m in answers:
+            for name, fn, batch, m, v in answers:
+                if v is not None and m is not True:
+                    # Bulk rejections: the plugin's exact statuses, one named Status per reason (exotic rows
+                    # still take the per-node forms below).
+                    verdict, table = v
+                    hit = ok & ~m if exotic is None else ok & ~m & ~exotic
+                    idx = np.flatnonzero(hit)
+                    if idx.size:
+                        named_by = [SUCCESS]
+                        for status in table[1:]:
+                            if not status.is_rejected:
+                                return None
+                            named_by.append(status.with_plugin(name))
+                        ok[idx] = False
+                        rejected.extend(
+                            zip(
+                                [chunk[j].name for j in idx.tolist()],
+                                map(named_by.__getitem__, verdict[idx].tolist()),
+                                strict=True,
+                            )
+                        )
+                    if exotic is None:
+                        continue
+                    m = m | ~exotic  # only exotic rows left for the per-node forms
                 if m is None:
                     asked = ok
                 elif m is True:
@@ -585,52 +620,26 @@ class Framework:
         flat = [np.arange(r.start, r.stop) if isinstance(r, slice) else r for r in runs]
         return feasible, (np.concatenate(flat) if flat else np.zeros(0, np.int64)), rejected
 
-    def promised_pods(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
-        """The pods nominated to ``node_name`` that ``pod``'s Filter must count in (equal or higher priority, not
-        ``pod`` itself); empty where :meth:`run_filter_with_nominated_pods` is plain :meth:`run_filter`."""
-        if self._nominated is None:
-            return []
-        return [p for p in self._nominated(node_name) if p.key != pod.key and p.priority >= pod.priority]
-
     def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Upstream ``RunFilterPluginsWithNominatedPods``: where pods of equal or higher priority are nominated to
         ``node`` (preemption promised them the room), the pod must pass with them added and without them."""
-        promised = self.promised_pods(pod, node.name)
+        promised = (
+            [p for p in self._nominated(node.name) if p.key != pod.key and p.priority >= pod.priority]
+            if self._nominated is not None
+            else []
+        )
         if promised:
-            status = self.run_filter_with_pods_added(state, pod, node, promised)
-            if not status.is_success:
-                return status
-        return self.run_filter(state, pod, node)
-
-    def run_filter_with_pods_added(
-        self, state: CycleState, pod: PodInfo, node: NodeInfo, promised: Sequence[PodInfo]
-    ) -> Status:
-        """The first half of :meth:`run_filter_with_nominated_pods`: Filter on a copy of ``node`` with ``promised``
-        added (PreFilter extensions told, on a copy of ``state`` -- shared when no extension would run, as Filter
-        does not write it). A promised pod already bound to ``node``'s name is added as it is."""
-        live = self.extensions_live(state)
-        state_with, node_with = (state.clone() if live else state), node.clone()
-        for other in promised:
-            placed = other if other.node_name == node.name else other.with_node(node.name)
-            node_with.add_pod(placed)
-            if live:
+            state_with, node_with = state.clone(), node.clone()
+            for other in promised:
+                placed = other.with_node(node.name)
+                node_with.add_pod(placed)
                 status = self.run_pre_filter_extension_add_pod(state_with, pod, placed, node_with)
                 if not status.is_success:
                     return status
-        return self.run_filter(state_with, pod, node_with)
-
-    def extensions_live(self, state: CycleState) -> bool:
-        """Would any PreFilter extension (AddPod/RemovePod) run for this pod? Not when every plugin with
-        extensions skipped it at PreFilter (pods without spread constraints or (anti-)affinity): then "what if"
-        runs need no copy of the CycleState."""
-        skip = state.skip_filter
-        try:
-            return any(
-                name not in skip and plugin.pre_filter_extensions() is not None
-                for name, plugin in self.pre_filter
-            )
-        except Exception:  # the extension runs report it
-            return True
+            status = self.run_filter(state_with, pod, node_with)
+            if not status.is_success:
+                return status
+        return self.run_filter(state, pod, node)
 
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]

@@ -325,6 +325,19 @@ def _filter_rows(
 ) -> list[fw.Status] | None:
     """Filter by array lookups when ``nodes`` are rows of the index the state was built on: the same checks as
     :meth:`InterPodAffinity.filter`, in the same order (the first failing one names the status)."""
+    verdict = _verdict_rows(s, nodes, index)
+    if verdict is None:
+        return None
+    if not verdict.any():
+        return [fw.SUCCESS] * len(verdict)
+    return list(map(_VERDICTS.__getitem__, verdict.tolist()))
+
+
+def _verdict_rows(
+    s: PreFilterState, nodes: Sequence[NodeInfo], index: topology.NodeIndex
+) -> npt.NDArray[np.int8] | None:
+    """Per node of ``nodes`` its verdict (an index into ``_VERDICTS``), or None when ``nodes`` are not rows of
+    the index the state was built on (or its counts cannot be read as arrays)."""
     affinity, anti, existing = s.affinity, s.anti, s.existing_anti
     if not (
         isinstance(affinity, topology.PairCounts)
@@ -341,10 +354,8 @@ def _filter_rows(
     cached = s.verdicts
     if cached is None or cached[0] != index.version:
         cached = s.verdicts = (index.version, _row_verdicts(s, index, affinity, anti, existing))
-    verdict = cached[1][rows]
-    if not verdict.any():
-        return [fw.SUCCESS] * len(rows)
-    return list(map(_VERDICTS.__getitem__, verdict.tolist()))
+    verdict: npt.NDArray[np.int8] = cached[1][rows]
+    return verdict
 
 
 def _row_verdicts(
@@ -721,6 +732,18 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
                 if s.existing_anti.get(pair, 0) > 0:
                     return fw.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return fw.SUCCESS
+
+    def filter_verdicts(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: Any, rows: Any
+    ) -> tuple[npt.NDArray[np.int8], Sequence[fw.Status]] | None:
+        """The runtime's bulk-rejection hook: per node of ``nodes`` an index into the returned statuses (0 passes),
+        exactly :meth:`filter`'s answer, so a rejected node costs no Python call; None where only the per-node
+        forms can tell."""
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or s.index is None:
+            return None
+        verdict = _verdict_rows(s, nodes, s.index)
+        return None if verdict is None else (verdict, _VERDICTS)
 
     def filter_nodes(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[fw.Status]:
         """:meth:`filter` for many nodes at once (the runtime's batch hook); same checks in the same order."""

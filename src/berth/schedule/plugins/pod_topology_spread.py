@@ -848,11 +848,36 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
             out.append(status)
         return out
 
+    def filter_verdicts(
+        self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], arrays: Any, rows: Any
+    ) -> tuple[npt.NDArray[np.int8], Sequence[fw.Status]] | None:
+        """The runtime's bulk-rejection hook: per node of ``nodes`` an index into the returned statuses (0 passes),
+        exactly :meth:`filter`'s answer, so a rejected node costs no Python call; None where only the per-node
+        forms can tell (no PreFilter state, nodes not rows of the state's index, domains met since PreFilter)."""
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or s.index is None:
+            return None
+        verdict = self._verdict_rows(s, pod, nodes, s.index)
+        return None if verdict is None else (verdict, _VERDICTS)
+
     @staticmethod
     def _filter_rows(
         s: PreFilterState, pod: PodInfo, nodes: Sequence[NodeInfo], index: topology.NodeIndex
     ) -> list[fw.Status] | None:
         """:meth:`filter_nodes` by array lookups when ``nodes`` are rows of the index the state was built on."""
+        verdict = PodTopologySpread._verdict_rows(s, pod, nodes, index)
+        if verdict is None:
+            return None
+        if not verdict.any():
+            return [fw.SUCCESS] * len(verdict)
+        return list(map(_VERDICTS.__getitem__, verdict.tolist()))
+
+    @staticmethod
+    def _verdict_rows(
+        s: PreFilterState, pod: PodInfo, nodes: Sequence[NodeInfo], index: topology.NodeIndex
+    ) -> npt.NDArray[np.int8] | None:
+        """Per node of ``nodes`` its verdict (an index into ``_VERDICTS``), or None when ``nodes`` are not rows of
+        the index the state was built on (or domains were met after PreFilter)."""
         rows = index.rows_of(nodes)
         if rows is None:
             return None
@@ -869,9 +894,7 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
                 return None
             got = table[d.col[rows]]
             verdict = got if verdict is None else np.where(verdict == 0, got, verdict)
-        if verdict is None or not verdict.any():
-            return [fw.SUCCESS] * len(rows)
-        return list(map(_VERDICTS.__getitem__, verdict.tolist()))
+        return np.zeros(len(rows), np.int8) if verdict is None else verdict
 
     @staticmethod
     def _verdict_tables(s: PreFilterState, pod: PodInfo) -> list[VerdictTable] | None:
