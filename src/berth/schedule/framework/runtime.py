@@ -489,9 +489,11 @@ class Framework:
         arrays: vector_arrays.NodeArrays,
         start: int,
         to_find: int,
+        limit: int | None = None,
     ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
         """Filter on the vectorised path: the scheduler's rotating scan over the snapshot's node list ``nodes``
-        (just passed to ``arrays.sync``) from position ``start`` until ``to_find`` nodes pass.
+        (just passed to ``arrays.sync``) from position ``start`` until ``to_find`` nodes pass (or ``limit`` nodes
+        were examined: the scheduler scans the nodes without nominated pods this way, between those with).
 
         Chunks are exactly as long as the nodes still needed, so the nodes examined are the plain scan's. Per chunk
         every Filter plugin with a ``filter_mask`` answers for all its rows at once. When every mask passes every
@@ -506,7 +508,7 @@ class Framework:
         None when a plugin errors or raises: the caller then runs the plain scan, which reports it exactly.
         """
         try:
-            return self._find_feasible_rows(state, pod, nodes, arrays, start, to_find)
+            return self._find_feasible_rows(state, pod, nodes, arrays, start, to_find, limit)
         except Exception:
             return None
 
@@ -518,8 +520,10 @@ class Framework:
         arrays: vector_arrays.NodeArrays,
         start: int,
         to_find: int,
+        limit: int | None = None,
     ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
         n = len(nodes)
+        end = n if limit is None else min(n, limit)
         skip = state.skip_filter
         entries = [e for e in self._filter_entries if e[0] not in skip] if skip else self._filter_entries
         ok_code = Code.SUCCESS
@@ -527,8 +531,8 @@ class Framework:
         runs: list[vector_arrays.Rows] = []
         rejected: list[tuple[str, Status]] = []
         pos = 0
-        while pos < n and len(feasible) < to_find:
-            want = min(to_find - len(feasible), n - pos)
+        while pos < end and len(feasible) < to_find:
+            want = min(to_find - len(feasible), end - pos)
             i = start + pos
             if i >= n:
                 i -= n
@@ -620,26 +624,52 @@ class Framework:
         flat = [np.arange(r.start, r.stop) if isinstance(r, slice) else r for r in runs]
         return feasible, (np.concatenate(flat) if flat else np.zeros(0, np.int64)), rejected
 
+    def promised_pods(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name`` that ``pod``'s Filter must count in (equal or higher priority, not
+        ``pod`` itself); empty where :meth:`run_filter_with_nominated_pods` is plain :meth:`run_filter`."""
+        if self._nominated is None:
+            return []
+        return [p for p in self._nominated(node_name) if p.key != pod.key and p.priority >= pod.priority]
+
     def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Upstream ``RunFilterPluginsWithNominatedPods``: where pods of equal or higher priority are nominated to
         ``node`` (preemption promised them the room), the pod must pass with them added and without them."""
-        promised = (
-            [p for p in self._nominated(node.name) if p.key != pod.key and p.priority >= pod.priority]
-            if self._nominated is not None
-            else []
-        )
+        promised = self.promised_pods(pod, node.name)
         if promised:
-            state_with, node_with = state.clone(), node.clone()
-            for other in promised:
-                placed = other.with_node(node.name)
-                node_with.add_pod(placed)
-                status = self.run_pre_filter_extension_add_pod(state_with, pod, placed, node_with)
-                if not status.is_success:
-                    return status
-            status = self.run_filter(state_with, pod, node_with)
+            status = self.run_filter_with_pods_added(state, pod, node, promised)
             if not status.is_success:
                 return status
         return self.run_filter(state, pod, node)
+
+    def run_filter_with_pods_added(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, promised: Sequence[PodInfo]
+    ) -> Status:
+        """The first half of :meth:`run_filter_with_nominated_pods`: Filter on a copy of ``node`` with ``promised``
+        added (PreFilter extensions told, on a copy of ``state`` -- shared when no extension would run, as Filter
+        does not write it). A promised pod already bound to ``node``'s name is added as it is."""
+        live = self.extensions_live(state)
+        state_with, node_with = (state.clone() if live else state), node.clone()
+        for other in promised:
+            placed = other if other.node_name == node.name else other.with_node(node.name)
+            node_with.add_pod(placed)
+            if live:
+                status = self.run_pre_filter_extension_add_pod(state_with, pod, placed, node_with)
+                if not status.is_success:
+                    return status
+        return self.run_filter(state_with, pod, node_with)
+
+    def extensions_live(self, state: CycleState) -> bool:
+        """Would any PreFilter extension (AddPod/RemovePod) run for this pod? Not when every plugin with
+        extensions skipped it at PreFilter (pods without spread constraints or (anti-)affinity): then "what if"
+        runs need no copy of the CycleState."""
+        skip = state.skip_filter
+        try:
+            return any(
+                name not in skip and plugin.pre_filter_extensions() is not None
+                for name, plugin in self.pre_filter
+            )
+        except Exception:  # the extension runs report it
+            return True
 
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]
