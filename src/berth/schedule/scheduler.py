@@ -698,7 +698,14 @@ class Scheduler:
         start = self.next_start_node_index % n
         if not fw.has_filter_plugins:
             return _rotated_slice(nodes, start, 0, to_find), None
-        if self._nominated_for(pod):
+        promised = self._promised_nodes(pod)
+        if promised:
+            if vector.enabled(fw) and nodes is self._snapshot.node_infos():
+                mixed = self._find_feasible_mixed(
+                    fw, state, pod, nodes, start, to_find, set(promised), diagnosis
+                )
+                if mixed is not None:
+                    return mixed
             ordered = list(nodes[start:]) + list(nodes[:start]) if start else nodes
             return self._find_feasible_with_nominated(fw, state, pod, ordered, to_find, diagnosis)
         if vector.enabled(fw) and nodes is self._snapshot.node_infos():
@@ -763,7 +770,8 @@ class Scheduler:
 
     def _nominate(self, pod: PodInfo, node_name: str) -> None:
         self._unnominate(pod.key)
-        self._nominated.setdefault(node_name, {})[pod.key] = pod
+        # Kept bound to the node: Filter counts it there (run_filter_with_nominated_pods), without a copy per run.
+        self._nominated.setdefault(node_name, {})[pod.key] = pod.with_node(node_name)
 
     def _unnominate(self, key: str) -> None:
         for node_name in [n for n, pods in self._nominated.items() if key in pods]:
@@ -778,18 +786,84 @@ class Scheduler:
             if key != pod.key and other.priority < pod.priority:
                 self._unnominate(key)
 
-    def _nominated_for(self, pod: PodInfo) -> bool:
-        """Is any other pod of equal or higher priority nominated somewhere (so Filter must account for it)?"""
-        return any(
-            other.key != pod.key and other.priority >= pod.priority
-            for pods in self._nominated.values()
-            for other in pods.values()
-        )
+    def _promised_nodes(self, pod: PodInfo) -> list[str]:
+        """The nodes where another pod of equal or higher priority is nominated (Filter must count it in there)."""
+        return [
+            node_name
+            for node_name, pods in self._nominated.items()
+            if any(other.key != pod.key and other.priority >= pod.priority for other in pods.values())
+        ]
 
     def _nominated_on(self, node_name: str) -> list[PodInfo]:
         """The pods nominated to ``node_name`` (the frameworks' ``run_filter_with_nominated_pods`` reads them)."""
         pods = self._nominated.get(node_name)
         return list(pods.values()) if pods else []
+
+    def _find_feasible_mixed(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        start: int,
+        to_find: int,
+        promised_set: set[str],
+        diagnosis: Diagnosis,
+    ) -> tuple[list[NodeInfo], Status | None] | None:
+        """Upstream's rule, fast: the rotation is scanned on the vectorised path, then only the nodes examined that
+        carry nominated pods of equal or higher priority are filtered again with them added (per node). Adding pods
+        can only turn a pass into a rejection, so when a node drops out the scan goes on from where it stopped:
+        same nodes examined, same early stop, same order and statuses as :meth:`_find_feasible_with_nominated`.
+        None when the vectorised path declines or a plugin errors (or raises): the caller then runs the per-node
+        scan, which reports it with exactly its nodes examined."""
+        n = len(nodes)
+        arrays = fw.node_arrays()
+        arrays.sync(self._snapshot)
+        feasible: list[NodeInfo] = []
+        runs: list[np.ndarray[Any, np.dtype[np.int64]]] = []
+        rejected: list[tuple[str, Status]] = []
+        pos = 0  # rotation offset of the next node to examine
+        while pos < n and len(feasible) < to_find:
+            first = start + pos if start + pos < n else start + pos - n
+            found = fw.find_feasible_rows(state, pod, nodes, arrays, first, to_find - len(feasible), n - pos)
+            if found is None:
+                return None
+            passed, rows, rejections = found
+            pos += len(passed) + len(rejections)
+            # run_filter_with_nominated_pods is "with the pods added, then without": the scan gave the second.
+            for name, status in rejections:
+                if name in promised_set:
+                    node = self._snapshot.get(name)
+                    if node is None:
+                        return None
+                    added = fw.run_filter_with_pods_added(state, pod, node, fw.promised_pods(pod, name))
+                    if added.code is Code.ERROR:
+                        return None  # the per-node scan reports it with exactly its nodes examined
+                    if not added.is_success:
+                        status = added
+                rejected.append((name, status))
+            keep: list[int] = []
+            for j, node in enumerate(passed):
+                if node.name in promised_set:
+                    added = fw.run_filter_with_pods_added(state, pod, node, fw.promised_pods(pod, node.name))
+                    if added.code is Code.ERROR:
+                        return None
+                    if not added.is_success:
+                        rejected.append((node.name, added))
+                        continue
+                keep.append(j)
+            arr = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows
+            if len(keep) == len(passed):
+                feasible.extend(passed)
+                runs.append(arr)
+            else:
+                feasible.extend([passed[j] for j in keep])
+                runs.append(arr[keep])
+        for node_name, rejection in rejected:
+            diagnosis.node_to_status[node_name] = rejection
+            diagnosis.add_plugin_status(rejection)
+        self._fused_rows = (feasible, arrays, runs[0] if len(runs) == 1 else np.concatenate(runs))
+        return feasible, None
 
     def _find_feasible_with_nominated(
         self,

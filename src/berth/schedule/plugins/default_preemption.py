@@ -40,6 +40,7 @@ nominated to the node, and is retried once the victims' deletions arrive, trying
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -107,12 +108,16 @@ class DefaultPreemptionArgs:
 def _start_time(pod: PodInfo) -> float:
     """``status.startTime`` as seconds; a pod that has not started counts as starting now (latest)."""
     raw = (pod.pod.get("status") or {}).get("startTime")
-    if isinstance(raw, str):
-        try:
-            return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            pass
-    return math.inf
+    return _parse_time(raw) if isinstance(raw, str) else math.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_time(raw: str) -> float:
+    """Cached: the dry run sorts the same victims on every node it tries."""
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return math.inf
 
 
 def more_important(a: PodInfo, b: PodInfo) -> bool:
@@ -263,6 +268,22 @@ class DefaultPreemption(fw.PostFilterPlugin):
         rng = getattr(self.handle, "rng", None)
         return rng if isinstance(rng, random.Random) else self._fallback_rng
 
+    def _extensions_live(self, state: fw.CycleState) -> bool:
+        """Would any PreFilter extension run for this pod (the handle's ``extensions_live``)? When none would, the
+        dry run shares ``state`` across nodes instead of cloning it and skips the calls (all no-ops). A handle that
+        cannot say counts as live."""
+        live: Any = getattr(self.handle, "extensions_live", None)
+        return bool(live(state)) if callable(live) else True
+
+    def _filter_for(self, pod: PodInfo, node_name: str) -> Any:
+        """The Filter run to use on ``node_name`` during the dry run: the plain one where no pod of equal or higher
+        priority is nominated (the handle's ``promised_pods`` says so), else the one counting nominated pods in."""
+        promised: Any = getattr(self.handle, "promised_pods", None)
+        run: Any = getattr(self.handle, "run_filter", None)
+        if callable(promised) and callable(run) and not promised(pod, node_name):
+            return run
+        return self._run_filter
+
     def _run_filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
         run: Any = getattr(self.handle, "run_filter_with_nominated_pods", None)
         if not callable(run):
@@ -322,18 +343,26 @@ class DefaultPreemption(fw.PostFilterPlugin):
         return min(n, num_nodes)
 
     def select_victims(
-        self, state: fw.CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[Budget]
+        self,
+        state: fw.CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        pdbs: Sequence[Budget],
+        extensions: bool = True,
     ) -> tuple[list[PodInfo], int, fw.Status]:
-        """Upstream ``SelectVictimsOnNode`` on ``node`` (a copy) and ``state`` (a copy)."""
+        """Upstream ``SelectVictimsOnNode`` on ``node`` (a copy) and ``state`` (a copy; with ``extensions`` False
+        -- no PreFilter extension would run -- it may be shared, as Filter does not write it)."""
         potential = [p for p in node.pods if p.priority < pod.priority]
-        for p in potential:
-            node.remove_pod(p.key)
-            st = self._run_extension(state, pod, p, node, add=False)
-            if not st.is_success:
-                return [], 0, fw.error(st.message())
         if not potential:
             return [], 0, fw.unresolvable(REASON_NO_VICTIMS)
-        st = self._run_filter(state, pod, node)
+        for p in potential:
+            node.remove_pod(p.key)
+            if extensions:
+                st = self._run_extension(state, pod, p, node, add=False)
+                if not st.is_success:
+                    return [], 0, fw.error(st.message())
+        run_filter = self._filter_for(pod, node.name)
+        st = run_filter(state, pod, node)
         if not st.is_success:
             return [], 0, st
         potential.sort(key=_importance_key)
@@ -343,15 +372,17 @@ class DefaultPreemption(fw.PostFilterPlugin):
         for group, counts in ((violating, True), (fine, False)):
             for p in group:
                 node.add_pod(p)
-                st = self._run_extension(state, pod, p, node, add=True)
-                if not st.is_success:
-                    return [], 0, fw.error(st.message())
-                if self._run_filter(state, pod, node).is_success:
+                if extensions:
+                    st = self._run_extension(state, pod, p, node, add=True)
+                    if not st.is_success:
+                        return [], 0, fw.error(st.message())
+                if run_filter(state, pod, node).is_success:
                     continue
                 node.remove_pod(p.key)
-                st = self._run_extension(state, pod, p, node, add=False)
-                if not st.is_success:
-                    return [], 0, fw.error(st.message())
+                if extensions:
+                    st = self._run_extension(state, pod, p, node, add=False)
+                    if not st.is_success:
+                        return [], 0, fw.error(st.message())
                 victims.append(p)
                 violations += 1 if counts else 0
         if violating and fine:
@@ -368,9 +399,15 @@ class DefaultPreemption(fw.PostFilterPlugin):
         wanted = self.num_candidates(len(potential))
         fine: list[Candidate] = []
         violating: list[Candidate] = []
+        extensions = self._extensions_live(state)
         for i in range(len(potential)):
             node = potential[(offset + i) % len(potential)]
-            victims, violations, st = self.select_victims(state.clone(), pod, node.clone(), pdbs)
+            if not any(p.priority < pod.priority for p in node.pods):  # nothing to evict: no copies needed
+                out.statuses[node.name] = fw.unresolvable(REASON_NO_VICTIMS)
+                continue
+            victims, violations, st = self.select_victims(
+                state.clone() if extensions else state, pod, node.clone(), pdbs, extensions
+            )
             if st.is_success and victims:
                 (violating if violations else fine).append(Candidate(node.name, victims, violations))
                 if fine and len(fine) + len(violating) >= wanted:
