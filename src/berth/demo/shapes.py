@@ -238,19 +238,26 @@ def _resume(
     return took
 
 
-def settled_traffic(admin: Admin, users: list[str], until: str) -> Traffic:
+def settled_traffic(admin: Admin, users: list[str], until: str, watching: int) -> Traffic:
     """:meth:`Admin.traffic` once every closed watch has been logged (the server notices a client that went
-    away within about a second of idling, and only then writes the watch's audit line)."""
+    away within about a second of idling, and only then writes the watch's audit line): at least ``watching``
+    watches (the stopped schedulers' informers, each watching when stopped), and no change for 0.6 s. A quiet
+    spell alone is not enough on a loaded machine: one scheduler's watches could all still be unnoticed."""
     seen: list[Traffic] = []
 
     def stable() -> bool:
         seen.append(admin.traffic(users, until))
         time.sleep(0.6)
         now = admin.traffic(users, until)
-        return now.watches > 0 and now == seen[-1]
+        return now.watches >= max(1, watching) and now == seen[-1]
 
-    wait_for(stable, 10, "the stopped schedulers' watches to close")
+    wait_for(stable, 60, "the stopped schedulers' watches to close")
     return admin.traffic(users, until)
+
+
+def _watching(sched: LiveScheduler) -> int:
+    """How many watches ``sched`` holds open (one per informer the API server serves)."""
+    return sum(1 for inf in sched.informers.values() if inf.served)
 
 
 def _down_pods(
@@ -295,8 +302,9 @@ def measure(
     informers_p = (len(sched.informers),)
     time.sleep(window)
     until = utc_now()
+    watching_p = _watching(sched)
     fleet.stop(sched)
-    traffic_p = settled_traffic(admin, [ident.user], until)
+    traffic_p = settled_traffic(admin, [ident.user], until, watching_p)
     down_p = _down_pods(admin, namespace, "down-one", profiles, settle)
     resumed_p = _resume(
         admin, fleet, cfg, registry, ident, seed, namespace, [f"down-one-{p}" for p in profiles]
@@ -337,7 +345,7 @@ def measure(
     time.sleep(min(settle, 1.0))
     down_s = {p: admin.node_of(namespace, n) for p, n in names.items()}
     fleet.stop(kept)
-    traffic_s = settled_traffic(admin, [i.user for i in idents], until)
+    traffic_s = settled_traffic(admin, [i.user for i in idents], until, sum(_watching(s) for s in scheds))
     stopped_cfg = config_mod.load(separate_files[-1], registry)
     resumed_s = _resume(
         admin, fleet, stopped_cfg, registry, idents[-1], seed, namespace, [names[profiles[-1]]]
