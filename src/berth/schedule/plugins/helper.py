@@ -15,7 +15,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from berth.schedule.framework.interface import MAX_NODE_SCORE, NodeScore
+from berth.schedule.framework.interface import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    CycleState,
+    NodeScore,
+    ScorePlugin,
+    Status,
+)
+from berth.schedule.framework.types import NodeInfo, PodInfo
 
 ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
 
@@ -354,6 +362,20 @@ def decode_resource_specs(
         r.finish()
         out.append((name, weight))
     return tuple(out)
+
+
+def score_each(
+    plugin: ScorePlugin, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+) -> tuple[list[int], Status]:
+    """A batch ``score_nodes`` answered node by node with ``plugin.score`` (the fallback of the vectorised forms):
+    the scores up to the first failure, and that failure's status."""
+    out: list[int] = []
+    for node in nodes:
+        score, status = plugin.score(state, pod, node)
+        if not status.is_success:
+            return out, status
+        out.append(score)
+    return out, SUCCESS
 
 
 def not_active(name: str) -> str:

@@ -961,13 +961,7 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
                     total += topology.lookup(values.counts, s.index.domain(key).col[rows])
                 else:
                     return total.tolist(), fw.SUCCESS
-        out: list[int] = []
-        for node in nodes:
-            score, status = self.score(state, pod, node)
-            if not status.is_success:
-                return out, status
-            out.append(score)
-        return out, fw.SUCCESS
+        return helper.score_each(self, state, pod, nodes)
 
     def score(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, fw.Status]:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)

@@ -1048,13 +1048,7 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
             got = self._score_rows(s, pod, nodes, s.index)
             if got is not None:
                 return got, fw.SUCCESS
-        out: list[int] = []
-        for node in nodes:
-            score, status = self.score(state, pod, node)
-            if not status.is_success:
-                return out, status
-            out.append(score)
-        return out, fw.SUCCESS
+        return helper.score_each(self, state, pod, nodes)
 
     def _score_rows(
         self, s: PreScoreState, pod: PodInfo, nodes: Sequence[NodeInfo], index: topology.NodeIndex
