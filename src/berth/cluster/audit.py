@@ -19,17 +19,19 @@ from pathlib import Path
 from typing import IO
 
 _quote = json.encoder.encode_basestring_ascii  # the C string encoder json.dumps uses: '"text"' with escapes
-_second: list[object] = [-1, ""]
+# One (second, text) pair, replaced whole, so two threads never combine one second with another's text.
+_second: list[tuple[int, str]] = [(-1, "")]
 
 
 def _timestamp() -> str:
     """``2026-11-30T20:00:00.123456Z`` (UTC); the part up to the second is formatted once per second."""
     now = time.time()
     sec = int(now)
-    if _second[0] != sec:
-        _second[1] = datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        _second[0] = sec
-    return f"{_second[1]}.{int((now - sec) * 1_000_000):06d}Z"
+    cached_sec, text = _second[0]
+    if cached_sec != sec:
+        text = datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second[0] = (sec, text)
+    return f"{text}.{int((now - sec) * 1_000_000):06d}Z"
 
 
 class AuditLog:
