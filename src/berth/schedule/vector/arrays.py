@@ -17,12 +17,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from itertools import repeat
 from operator import attrgetter, is_
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from berth.schedule.framework.types import CPU, MEMORY, NodeInfo
+
+T = TypeVar("T")
 
 LIMIT = 2**52
 MEMO_COLUMNS = 16  # memo columns kept per NodeArrays (least recently used dropped first)
@@ -435,24 +437,45 @@ class NodeArrays:
         return len(self.sig_taints)
 
 
-# One NodeArrays per handle (a profile's framework), shared by its plugins.
-_BY_HANDLE: weakref.WeakKeyDictionary[Any, NodeArrays] = weakref.WeakKeyDictionary()
+class PerHandle(Generic[T]):
+    """One ``T`` per handle (a profile's framework), shared by its plugins; a private one kept on ``owner`` (as
+    ``attr``) when the handle cannot be weakly referenced (test doubles)."""
 
-__all__ = ["CPU", "LIMIT", "MEMORY", "NodeArrays", "Rows", "arrays_for", "count", "enabled", "set_enabled"]
+    def __init__(self, factory: Callable[[], T], attr: str) -> None:
+        self._by_handle: weakref.WeakKeyDictionary[Any, T] = weakref.WeakKeyDictionary()
+        self._factory = factory
+        self._attr = attr
+
+    def get(self, handle: Any, owner: Any) -> T:
+        try:
+            value = self._by_handle.get(handle)
+            if value is None:
+                value = self._by_handle[handle] = self._factory()
+            return value
+        except TypeError:
+            found: T | None = getattr(owner, self._attr, None)
+            if found is None:
+                found = self._factory()
+                setattr(owner, self._attr, found)
+            return found
+
+
+_ARRAYS: PerHandle[NodeArrays] = PerHandle(NodeArrays, "_berth_node_arrays")
+
+__all__ = [
+    "CPU",
+    "LIMIT",
+    "MEMORY",
+    "NodeArrays",
+    "PerHandle",
+    "Rows",
+    "arrays_for",
+    "count",
+    "enabled",
+    "set_enabled",
+]
 
 
 def arrays_for(handle: Any, owner: Any) -> NodeArrays:
-    """The NodeArrays shared by the plugins of ``handle``; a private one on ``owner`` when the handle cannot be
-    weakly referenced (test doubles)."""
-    try:
-        arrays = _BY_HANDLE.get(handle)
-        if arrays is None:
-            arrays = NodeArrays()
-            _BY_HANDLE[handle] = arrays
-        return arrays
-    except TypeError:
-        arrays = getattr(owner, "_berth_node_arrays", None)
-        if arrays is None:
-            arrays = NodeArrays()
-            owner._berth_node_arrays = arrays
-        return arrays
+    """The NodeArrays shared by the plugins of ``handle`` (see :class:`PerHandle`)."""
+    return _ARRAYS.get(handle, owner)

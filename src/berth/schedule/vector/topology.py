@@ -33,7 +33,6 @@ are bounded by pods in the cluster).
 
 from __future__ import annotations
 
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from itertools import repeat
@@ -44,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from berth.schedule.framework.types import NodeInfo
+from berth.schedule.vector.arrays import PerHandle
 
 IntArray = npt.NDArray[np.int64]
 DomArray = npt.NDArray[np.int32]
@@ -607,24 +607,12 @@ class PairCounts(Mapping[tuple[str, str], int]):
         return out
 
 
-# One NodeIndex per handle (a profile's framework), shared by its plugins.
-_BY_HANDLE: weakref.WeakKeyDictionary[Any, NodeIndex] = weakref.WeakKeyDictionary()
+_INDEXES: PerHandle[NodeIndex] = PerHandle(NodeIndex, "_berth_node_index")
 
 
 def index_for(handle: Any, owner: Any) -> NodeIndex:
-    """The NodeIndex shared by the plugins of ``handle``; a private one on ``owner`` when the handle cannot be
-    weakly referenced (test doubles)."""
-    try:
-        index = _BY_HANDLE.get(handle)
-        if index is None:
-            index = _BY_HANDLE[handle] = NodeIndex()
-        return index
-    except TypeError:
-        index = getattr(owner, "_berth_node_index", None)
-        if index is None:
-            index = NodeIndex()
-            owner._berth_node_index = index
-        return index
+    """The NodeIndex shared by the plugins of ``handle`` (see :class:`~berth.schedule.vector.arrays.PerHandle`)."""
+    return _INDEXES.get(handle, owner)
 
 
 def synced_index(handle: Any, owner: Any, nodes: Sequence[NodeInfo]) -> NodeIndex:
