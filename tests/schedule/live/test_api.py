@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from kubernetes import client as k8s_client
 
+from berth.kube.client import TOKEN_REFRESH_SECONDS
 from berth.schedule.live import api
-from berth.schedule.live.run import TOKEN_REFRESH_SECONDS, api_client_from
+from berth.schedule.live.run import api_client_from
 
 from .conftest import Env
 
@@ -26,7 +27,7 @@ def test_refresh_hook_runs_once_per_interval_and_stays_installed(monkeypatch: py
     """The kubeconfig loader's hook re-installs itself each time it runs; the throttle must survive that."""
     calls: list[str] = []
     now = [1000.0]
-    monkeypatch.setattr("berth.schedule.live.run.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("berth.kube.client.time.monotonic", lambda: now[0])
 
     def loader_hook(cfg: Any) -> None:
         calls.append("refresh")

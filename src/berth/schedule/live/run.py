@@ -106,43 +106,12 @@ def configuration(kubeconfig: str | None, context: str | None) -> Any:
 
 
 def api_client_from(cfg: Any, pool_size: int) -> Any:
-    """A separate ApiClient (own connection pool) on a copy of ``cfg``.
-
-    The kubeconfig loader's token refresh hook runs before *every* request and re-assigns the host, which re-reads
-    the proxy environment -- a measurable share of a binding's client CPU. Tokens live for minutes to hours, so the
-    hook runs at most every :data:`TOKEN_REFRESH_SECONDS` here (it still re-reads an expired token then).
-    """
+    """A separate ApiClient (own connection pool) on a copy of ``cfg``, its token refresh hook throttled
+    (:func:`berth.kube.client.throttle_token_refresh`)."""
     mine = copy.deepcopy(cfg)
     mine.connection_pool_maxsize = pool_size
-    hook = getattr(mine, "refresh_api_key_hook", None)
-    if hook is not None:
-        mine.refresh_api_key_hook = _Throttled(hook, TOKEN_REFRESH_SECONDS)
+    kube_client.throttle_token_refresh(mine)
     return k8s_client.ApiClient(mine)
-
-
-TOKEN_REFRESH_SECONDS = 10.0
-
-
-class _Throttled:
-    """A refresh hook that calls ``fn(cfg)`` at most once per ``interval`` seconds (the first call always runs),
-    and stays installed: the kubeconfig loader's hook re-installs itself on ``cfg`` each time it runs."""
-
-    def __init__(self, fn: Callable[[Any], Any], interval: float) -> None:
-        self._fn = fn
-        self._interval = interval
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def __call__(self, arg: Any) -> None:
-        now = time.monotonic()
-        with self._lock:
-            if now < self._next:
-                return
-            self._next = now + self._interval
-        try:
-            self._fn(arg)
-        finally:
-            arg.refresh_api_key_hook = self
 
 
 # --- what to watch ------------------------------------------------------------------------------------------------
