@@ -187,6 +187,12 @@ class Store:
         """Revisions up to and including this one are no longer in the event log."""
         return self._compacted
 
+    def last_revision(self, resource: str) -> int:
+        """The revision of ``resource``'s newest event (0: none), without taking the lock. Read ``revision`` first,
+        then this: if this is at most what a watcher has seen, the watcher may fast-forward to that ``revision``
+        (commits set this before the global revision)."""
+        return self._last.get(resource, 0)
+
     def get(self, resource: str, namespace: str, name: str) -> Entry | None:
         return self._objects.get(resource, {}).get(namespace, {}).get(name)
 
@@ -256,8 +262,10 @@ class Store:
             "INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?)",
             (event.rv, event.type, event.resource, event.namespace, event.name, event.value, event.prev),
         )
-        self._rv = event.rv
+        # _last before _rv: a lock-free reader that sees revision R (``revision``) then reads ``last_revision``
+        # sees every event up to R (see last_revision).
         self._last[event.resource] = event.rv
+        self._rv = event.rv
         self._ring.append(event)
         if event.rv % COMPACT_EVERY == 0:
             self._compact_locked()
