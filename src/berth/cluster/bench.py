@@ -6,8 +6,11 @@
   any earlier start); also ``--detach`` (until the command returns), ``python -m berth.cluster up``, a start
   without cached bytecode, and the in-process ``Cluster.start()``;
 * **creates/s** -- ConfigMaps created through the official ``kubernetes`` client over HTTPS from one client
-  process and from three (two threads each), once the server is idle after start-up (the built-in
-  default-scheduler starts in the background after ready). The client builds and sends every request as usual
+  process and from three, once the server is idle after start-up (the built-in default-scheduler starts in the
+  background after ready). Each process opens its connection first and all start together; the clock runs from
+  the first create to the last response, so client start-up and TLS handshakes are not counted. On a 2-core
+  machine the three clients and the server share the cores: the client's ~1 ms of CPU per request is as much of
+  the figure as the server's. The client builds and sends every request as usual
   (``create_namespaced_config_map``) but is asked for the raw response (``_preload_content=False``), which it reads
   whole: the server does all its work, the client skips turning each response into model objects -- so the figure
   is the server's capacity as the official client reaches it, not the client's deserialisation speed. The server's
@@ -228,42 +231,53 @@ def _core(kubeconfig: Path) -> Any:
     return k8s.CoreV1Api(kube_client.api_client(kubeconfig))
 
 
-def _create_worker(args: tuple[str, int, int, int, str]) -> int:
-    """One client process: ``threads`` official-client threads creating ConfigMaps ``index::procs``."""
+CLIENT_PROCESSES = 3
+
+_start_line: Any = None  # the pool workers' shared barrier (set by _join_start_line in each worker)
+
+
+def _join_start_line(barrier: Any) -> None:
+    global _start_line
+    _start_line = barrier
+    import kubernetes  # noqa: F401 - the import (about a second of CPU) happens before the clock starts
+
+
+def _create_worker(args: tuple[str, int, int, int, str]) -> tuple[float, float, int]:
+    """One client process: one official-client connection creating ConfigMaps ``index::procs``.
+
+    The client is built and its connection opened (TLS handshake, one warm-up request) first; then every worker
+    waits at the start line, so the clock covers creates only -- not interpreter start-up, imports or handshakes,
+    which a long-lived client pays once. Returns (start, end, creates) on the shared monotonic clock."""
     kubeconfig, n, index, procs, prefix = args
-    threads = 2
-    apis = [_core(Path(kubeconfig)) for _ in range(threads)]
-
-    def work(t: int) -> int:
-        done = 0
-        for j in range(index * threads + t, n, procs * threads):
-            resp = apis[t].create_namespaced_config_map(
-                "default", {"metadata": {"name": f"{prefix}-{j}"}, "data": {"k": "v"}}, _preload_content=False
-            )
-            resp.read()
-            resp.release_conn()
-            done += 1
-        return done
-
-    with ThreadPoolExecutor(threads) as pool:
-        return sum(pool.map(work, range(threads)))
+    api = _core(Path(kubeconfig))
+    api.list_namespaced_config_map("default", limit=1, _preload_content=False).read()
+    _start_line.wait()
+    start = time.perf_counter()
+    done = 0
+    for j in range(index, n, procs):
+        resp = api.create_namespaced_config_map(
+            "default", {"metadata": {"name": f"{prefix}-{j}"}, "data": {"k": "v"}}, _preload_content=False
+        )
+        resp.read()
+        resp.release_conn()
+        done += 1
+    return start, time.perf_counter(), done
 
 
 def _create_many(kubeconfig: Path, n: int, procs: int, prefix: str) -> float:
-    """Creates/s of ``n`` ConfigMaps from ``procs`` client processes (2 threads each; raw responses, so the
-    figure measures the server rather than the client's model deserialisation)."""
+    """Creates/s of ``n`` ConfigMaps from ``procs`` client processes started together (raw responses, so the figure
+    measures the server rather than the client's model deserialisation): creates over the span from the first
+    worker's start to the last one's end."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(procs) as pool:
-        pool.map(_noop, range(procs))  # start the workers before timing
-        start = time.perf_counter()
-        total = sum(pool.map(_create_worker, [(str(kubeconfig), n, i, procs, prefix) for i in range(procs)]))
-        return total / (time.perf_counter() - start)
-
-
-def _noop(_: int) -> None:
-    import kubernetes  # noqa: F401 - warm the import in the worker
+    barrier = ctx.Barrier(procs)
+    with ctx.Pool(procs, initializer=_join_start_line, initargs=(barrier,)) as pool:
+        spans = pool.map(
+            _create_worker, [(str(kubeconfig), n, i, procs, prefix) for i in range(procs)], chunksize=1
+        )
+    total = sum(done for _, _, done in spans)
+    return total / (max(end for _, end, _ in spans) - min(start for start, _, _ in spans))
 
 
 def _watch_latency(kubeconfig: Path, n: int) -> tuple[float, float]:
@@ -384,9 +398,10 @@ def run(pods: int = 10_000, creates: int = 2_000, controllers: bool = True) -> d
             figures["settle_s"] = _settle(proc.pid)
             kubeconfig = data / "kubeconfig"
             figures["rss_idle_mib"] = _rss_mib(proc.pid)
-            figures["creates_per_s_1_thread"] = _create_many(kubeconfig, creates, 1, "one")
+            figures["creates_per_s_1_process"] = _create_many(kubeconfig, creates, 1, "one")
             cpu0 = _cpu_s(proc.pid)
-            figures["creates_per_s_4_threads"] = _create_many(kubeconfig, creates, 3, "three")
+            figures["creates_per_s_processes"] = _create_many(kubeconfig, creates, CLIENT_PROCESSES, "many")
+            figures["client_processes"] = CLIENT_PROCESSES
             figures["server_cpu_ms_per_create"] = (_cpu_s(proc.pid) - cpu0) / creates * 1000
             p50, p99 = _watch_latency(kubeconfig, 300)
             figures["watch_p50_ms"], figures["watch_p99_ms"] = p50, p99
@@ -397,7 +412,7 @@ def run(pods: int = 10_000, creates: int = 2_000, controllers: bool = True) -> d
             figures["memory_mib"] = _rss_mib(proc.pid)
         finally:
             _stop(proc)
-    figures["creates_per_s"] = max(figures["creates_per_s_1_thread"], figures["creates_per_s_4_threads"])
+    figures["creates_per_s"] = max(figures["creates_per_s_1_process"], figures["creates_per_s_processes"])
     return figures
 
 
@@ -413,8 +428,9 @@ def describe(f: dict[str, Any]) -> list[str]:
         f"  --detach returns {f['detach_s']:.2f} s; `python -m berth.cluster up` {f['module_ready_s']:.2f} s; "
         f"without cached bytecode {f['cold_ready_s']:.2f} s (CPU {f['cold_ready_cpu_s']:.2f} s); "
         f"in-process start {f['start_in_process_s']:.2f} s",
-        f"creates/s (official client): {f['creates_per_s_1_thread']:.0f} (1 process), "
-        f"{f['creates_per_s_4_threads']:.0f} (3 processes)  target >= {TARGETS['creates_per_s']:.0f}  "
+        f"creates/s (official client): {f['creates_per_s_1_process']:.0f} (1 process), "
+        f"{f['creates_per_s_processes']:.0f} ({f['client_processes']} processes)  "
+        f"target >= {TARGETS['creates_per_s']:.0f}  "
         f"{mark(f['creates_per_s'] >= TARGETS['creates_per_s'])}",
         f"server CPU per create:       {f['server_cpu_ms_per_create']:.2f} ms "
         f"(= {1000 / max(f['server_cpu_ms_per_create'], 1e-9):.0f} creates/s on one free core)",
