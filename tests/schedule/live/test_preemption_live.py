@@ -83,6 +83,10 @@ def test_high_priority_pod_preempts_is_nominated_and_bound(env: Env) -> None:
     assert sorted((e["regarding"]["name"], e["note"], e["type"], e["action"]) for e in preempted) == [
         (v, f"Preempted by pod {uid} on node {bound}", "Normal", "Preempting") for v in victims
     ]
+    # ... and, as upstream's recorder call does, the preemptor as the related object.
+    assert {(e["related"]["kind"], e["related"]["name"], e["related"]["uid"]) for e in preempted} == {
+        ("Pod", "vip", uid)
+    }
     # The API calls, in upstream's order for each victim: DisruptionTarget condition, then delete.
     calls = [
         (rec.get("verb"), rec.get("subresource") or "", rec.get("name"))

@@ -204,3 +204,31 @@ def test_event_recorder_logs_an_outage_once_and_drops_what_is_left_at_shutdown(
     unreachable_lines = [r for r in caplog.records if "API server unreachable" in r.getMessage()]
     assert len(unreachable_lines) == 1
     assert (recorder.posted, recorder.failed, recorder.dropped) == (0, 50, 0)
+
+
+def test_event_recorder_falls_back_to_core_events_keeping_related(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server without events.k8s.io/v1 (404 with no details) gets core v1 Events: ``regarding`` becomes
+    ``involvedObject`` and ``related`` (the preemptor of a ``Preempted`` event) stays."""
+    from berth.schedule.live import api, events
+
+    posted: list[tuple[str, dict[str, Any]]] = []
+
+    def call(_client: Any, method: str, url: str, body: Any = None, **_kwargs: Any) -> dict[str, Any]:
+        if url.startswith("/apis/events.k8s.io/"):
+            raise api.ApiError(404, "NotFound", "the server could not find the requested resource")
+        posted.append((url, body))
+        return {}
+
+    monkeypatch.setattr(api, "call", call)
+    recorder = events.EventRecorder(object(), api.PermissionLog(logging.getLogger("test")), workers=1)
+    victim, preemptor = pod("victim"), pod("vip")
+    preemptor["metadata"]["uid"] = "uid-vip"
+    recorder.record(events.PodEvent(victim, "s", events.NORMAL, "Preempted", "Preempting", "note", preemptor))
+    recorder.record(events.scheduled_event(victim, "s", "node-1"))
+    eventually(lambda: recorder.posted == 2, 10, "both posted")
+    recorder.close(timeout=2.0)
+    assert [url for url, _ in posted] == ["/api/v1/namespaces/default/events"] * 2
+    first, second = (body for _, body in posted)
+    assert first["involvedObject"]["name"] == "victim" and first["message"] == "note"
+    assert (first["related"]["name"], first["related"]["uid"]) == ("vip", "uid-vip")
+    assert "related" not in second

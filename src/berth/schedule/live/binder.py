@@ -136,7 +136,13 @@ class ApiBinder:
             note = f"Preempted by pod {uid} on node {node_name}"
             self.recorder.record(
                 events.PodEvent(
-                    victim.pod, preemptor.scheduler_name, events.NORMAL, PREEMPTED, ACTION_PREEMPTING, note
+                    victim.pod,
+                    preemptor.scheduler_name,
+                    events.NORMAL,
+                    PREEMPTED,
+                    ACTION_PREEMPTING,
+                    note,
+                    related=preemptor.pod,
                 )
             )
         return SUCCESS

@@ -67,6 +67,7 @@ class PodEvent:
     reason: str
     action: str
     note: str
+    related: Obj | None = None  # a second object the event is about (the preemptor, for ``Preempted``)
 
 
 class EventRecorder:
@@ -192,14 +193,8 @@ class EventRecorder:
         name = str(meta.get("name") or "")
         now = dt.datetime.now(dt.UTC)
         event_name = f"{name}.{time.time_ns():x}"
-        ref = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "namespace": ns,
-            "name": name,
-            "uid": str(meta.get("uid") or ""),
-            "resourceVersion": str(meta.get("resourceVersion") or ""),
-        }
+        ref = _pod_ref(event.pod)
+        related = _pod_ref(event.related) if event.related is not None else None
         instance = f"{event.reporting_controller}-{self._instance_suffix}"
         if not self._use_core:
             body = {
@@ -215,6 +210,8 @@ class EventRecorder:
                 "note": event.note,
                 "type": event.type,
             }
+            if related is not None:
+                body["related"] = related
             try:
                 # Raw JSON (berth.schedule.live.api): the typed method would first validate the body into its
                 # pydantic model, which costs as much as the request itself on this hot path.
@@ -245,7 +242,22 @@ class EventRecorder:
             "reportingComponent": event.reporting_controller,
             "reportingInstance": instance,
         }
+        if related is not None:
+            core_body["related"] = related
         api.call(self._api_client, "POST", f"/api/v1/namespaces/{ns}/events", body=core_body)
+
+
+def _pod_ref(pod: Obj) -> Obj:
+    """The ObjectReference of a pod, as an Event's ``regarding`` / ``related``."""
+    meta = pod.get("metadata") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": str(meta.get("namespace") or "default"),
+        "name": str(meta.get("name") or ""),
+        "uid": str(meta.get("uid") or ""),
+        "resourceVersion": str(meta.get("resourceVersion") or ""),
+    }
 
 
 def scheduled_event(pod: Obj, scheduler_name: str, node: str) -> PodEvent:
