@@ -77,6 +77,54 @@ def test_struct_map_and_atomic_shapes() -> None:
     assert schema.ANY.list_type == "atomic" and not schema.ANY.map_atomic and schema.ANY.is_any
 
 
+def test_fields_are_memoized_nodes() -> None:
+    pod = schema.for_kind("v1", "Pod")
+    assert pod is not None and schema.for_kind("v1", "Pod") is pod
+    spec = pod.field("spec")
+    assert spec is pod.field("spec") is pod.declared["spec"]
+    assert set(spec.declared) == set(spec.properties)
+    labels = pod.field("metadata").field("labels")
+    assert labels.field("app") is labels.field("tier") is labels.additional
+    assert labels.additional.types - {"null"} == {"string"}
+    assert spec.additional is schema.ANY and spec.field("no-such-field") is schema.ANY
+
+
+def test_unknown_kinds_are_remembered_up_to_a_bound() -> None:
+    table = schema.Schemas(schema.builtin().defs)
+    for i in range(schema._UNKNOWN_KINDS_KEPT + 5):
+        assert table.for_kind("example.com/v1", f"Thing{i}") is None
+    assert table.for_kind("v1", "Pod") is table.definition("io.k8s.api.core.v1.Pod")
+    assert len(table._kinds) == schema._UNKNOWN_KINDS_KEPT + 1
+
+
+@pytest.mark.parametrize(
+    ("path", "fits"),
+    [
+        (("spec", "replicas"), {type(None), int}),
+        (("spec", "paused"), {type(None), bool}),
+        (("spec", "minReadySeconds"), {type(None), int}),
+        (("metadata", "name"), {type(None), str}),
+        (("spec", "strategy", "rollingUpdate", "maxSurge"), {type(None), int, str}),
+        (("spec", "template", "metadata", "annotations", "x"), {type(None), str}),
+        (("no-such-field",), {type(None), bool, int, float, str}),
+    ],
+    ids=["int32", "bool", "int32-seconds", "string", "int-or-string", "map-value", "undeclared"],
+)
+def test_scalars_that_fit_without_a_closer_look(path: tuple[str, ...], fits: set[type]) -> None:
+    node = schema.for_kind("apps/v1", "Deployment")
+    assert node is not None
+    for name in path:
+        node = node.field(name)
+    assert node.scalar_fits == fits
+
+
+def test_base64_strings_always_get_a_closer_look() -> None:
+    secret = schema.for_kind("v1", "Secret")
+    assert secret is not None
+    assert str not in secret.field("data").additional.scalar_fits
+    assert str in secret.field("stringData").additional.scalar_fits
+
+
 def test_conditions_merge_by_type() -> None:
     pod = schema.for_kind("v1", "Pod")
     assert pod is not None

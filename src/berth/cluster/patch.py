@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -472,7 +473,33 @@ _KEY_DEFAULTS: dict[str, Any] = {"protocol": "TCP"}
 _CANON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+# Characters JSON must escape in a string (ensure_ascii=False): quote, backslash and the C0 controls.
+_JSON_ESCAPED = re.compile(r'[\x00-\x1f\\"]')
+
+
 def _canon(value: Any) -> str:
+    """Canonical JSON (sorted keys, no spaces); plain strings, ints and flat objects of them are written directly,
+    as list-item keys almost always are (``{"name":"web"}``, ``{"containerPort":80,"protocol":"TCP"}``)."""
+    kind = type(value)
+    if kind is str:
+        if not _JSON_ESCAPED.search(value):
+            return f'"{value}"'
+    elif kind is int:
+        return repr(value)
+    elif kind is dict and all(type(k) is str for k in value):
+        parts: list[str] = []
+        for key in sorted(value):
+            item = value[key]
+            if _JSON_ESCAPED.search(key):
+                break
+            if type(item) is int:
+                parts.append(f'"{key}":{item!r}')
+            elif type(item) is str and not _JSON_ESCAPED.search(item):
+                parts.append(f'"{key}":"{item}"')
+            else:
+                break
+        else:
+            return "{" + ",".join(parts) + "}"
     return _CANON.encode(value)
 
 
@@ -580,44 +607,62 @@ def created_fields(obj: Obj, node: schema.Node, ignored: Collection[str] = ()) -
     Same result as the general path (compare the object with nothing: everything is added) without walking the
     empty old object, diffing path sets and re-encoding paths -- the create fast path of :func:`record_update`.
     """
-    props = node.properties
+    declared = node.declared
     children: dict[str, Any] = {}
     for key, value in obj.items():
         element = "f:" + key
         if element in ignored or element in _UNWALKED:
             continue
-        child_node = node.field(key)
+        child_node = declared.get(key)
         if element == "f:metadata":
-            sub = _created(value, child_node, False, False, _STRIPPED_META)
+            sub = _created(value, child_node or node.additional, False, False, _STRIPPED_META)
+        elif child_node is None:
+            sub = _created(value, node.additional, True, True)
         else:
-            member = key not in props or value is None or value == {}
-            sub = _created(value, child_node, member, True)
+            sub = _created(value, child_node, value is None or value == {}, True)
         if sub is not None:
-            _merge_into(children, element, sub)
+            children[element] = sub  # keys of a dict: every element is new
     return _finish_created(children, False) or {}
 
 
 def _created(
     value: Any, node: schema.Node, member: bool, tracked: bool, untracked: frozenset[str] = frozenset()
 ) -> dict[str, Any] | None:
-    """One walked value's FieldsV1 subtree (None when neither it nor anything below it is recorded)."""
-    if type(value) is dict and not node.map_atomic:
-        props = node.properties
+    """One walked value's FieldsV1 subtree (None when neither it nor anything below it is recorded).
+
+    A scalar child is recorded in the loop (``{}`` when tracked) rather than by a call: whatever its schema, a value
+    that is not a dict or a list is a leaf.
+    """
+    kind = type(value)
+    if kind is dict and not node.map_atomic:
+        declared = node.declared
         children: dict[str, Any] = {}
         for key, child in value.items():
             element = "f:" + key
-            child_member = key not in props or child is None or child == {}
-            sub = _created(child, node.field(key), child_member, element not in untracked)
-            if sub is not None:
-                _merge_into(children, element, sub)
+            child_kind = type(child)
+            if child_kind is dict or child_kind is list:
+                child_node = declared.get(key)
+                if child_node is None:
+                    sub = _created(child, node.additional, True, element not in untracked)
+                else:
+                    sub = _created(child, child_node, child == {}, element not in untracked)
+                if sub is not None:
+                    children[element] = sub  # keys of a dict: every element is new
+            elif element not in untracked:
+                children[element] = {}
         return _finish_created(children, tracked and (member or not node.is_struct))
-    if type(value) is list and node.list_type != "atomic":
+    if kind is list and node.list_type != "atomic":
         item_node = node.items()
         children = {}
         for i, item in enumerate(value):
-            sub = _created(item, item_node, True, True)
+            item_kind = type(item)
+            sub = _created(item, item_node, True, True) if item_kind is dict or item_kind is list else {}
             if sub is not None:
-                _merge_into(children, item_element(item, node, i), sub)
+                element = item_element(item, node, i)
+                if element in children:
+                    _merge_into(children, element, sub)
+                else:
+                    children[element] = sub
         return _finish_created(children, tracked)
     return {} if tracked else None
 

@@ -199,18 +199,45 @@ class Node:
         """A base64 string (``format: byte``), e.g. Secret ``data`` values."""
         return self.schema.get("format") == "byte"
 
+    @cached_property
+    def scalar_fits(self) -> frozenset[type]:
+        """Python types of JSON-decoded scalars that fit here as they are: no base64 or integral-float check.
+
+        The decode check's fast path (most values are plain strings and numbers of the declared type); anything
+        else -- containers, floats into integers, base64 strings, wrong types -- takes the full check.
+        """
+        accepted = self.accepted
+        fits: set[type] = {type(None)}
+        if accepted is None or "bool" in accepted:
+            fits.add(bool)
+        if accepted is None or "int" in accepted:
+            fits.add(int)
+        if accepted is None or "float" in accepted:
+            fits.add(float)
+        if (accepted is None or "string" in accepted) and not self.is_bytes:
+            fits.add(str)
+        return frozenset(fits)
+
     # -- navigation ------------------------------------------------------------------------------------------------
 
     def field(self, name: str) -> Node:
         """Schema of field or map entry ``name``; :data:`ANY` when undeclared (memoized: walks repeat)."""
-        props = self.properties
-        key = name if name in props else "*"
-        child = self._children.get(key)
-        if child is None:
-            raw = props.get(name) if key == name else self.schema.get("additionalProperties")
-            child = Node(raw, self._defs) if isinstance(raw, Mapping) else ANY
-            self._children[key] = child
-        return child
+        child = self.declared.get(name)
+        return self.additional if child is None else child
+
+    @cached_property
+    def declared(self) -> Mapping[str, Node]:
+        """The node of every declared field, by name (built once; hot walks look fields up here directly)."""
+        return {
+            name: Node(raw, self._defs) if isinstance(raw, Mapping) else ANY
+            for name, raw in self.properties.items()
+        }
+
+    @cached_property
+    def additional(self) -> Node:
+        """Schema of any undeclared key (``additionalProperties``: map values); :data:`ANY` when none is given."""
+        raw = self.schema.get("additionalProperties")
+        return Node(raw, self._defs) if isinstance(raw, Mapping) else ANY
 
     def sub(self, raw: Mapping[str, Any]) -> Node:
         """A node over a nested schema dict (``oneOf`` options, ``additionalProperties``) sharing this graph."""
@@ -269,6 +296,10 @@ ANY = Node({})
 """The schema that says nothing: apply treats maps as granular and lists as atomic; SMP replaces lists."""
 
 
+_UNKNOWN_KINDS_KEPT = 4096
+"""How many (apiVersion, kind) lookups :meth:`Schemas.for_kind` memoizes before it stops adding unknown ones."""
+
+
 class Schemas:
     """The built-in type graph, indexed by group/version/kind."""
 
@@ -282,6 +313,7 @@ class Schemas:
                 )
         self._by_gvk = index
         self._roots: dict[str, Node] = {}
+        self._kinds: dict[tuple[str, str], Node | None] = {}
 
     def definition_name(self, api_version: str, kind: str) -> str | None:
         """``apps/v1``, ``Deployment`` -> ``io.k8s.api.apps.v1.Deployment`` (None when unknown)."""
@@ -289,9 +321,21 @@ class Schemas:
         return self._by_gvk.get((group, version, kind))
 
     def for_kind(self, api_version: str, kind: str) -> Node | None:
-        """Schema of a whole object of a built-in kind, or None when the kind is not built in."""
+        """Schema of a whole object of a built-in kind, or None when the kind is not built in.
+
+        Memoized per (apiVersion, kind): every write asks several times. Unknown pairs are remembered too, but only
+        up to a bound, since clients choose them (custom kinds, typos).
+        """
+        key = (api_version, kind)
+        try:
+            return self._kinds[key]
+        except KeyError:
+            pass
         name = self.definition_name(api_version, kind)
-        return self.definition(name) if name else None
+        node = self.definition(name) if name else None
+        if node is not None or len(self._kinds) < _UNKNOWN_KINDS_KEPT:
+            self._kinds[key] = node
+        return node
 
     def definition(self, name: str) -> Node:
         """The (memoized) node of one definition, e.g. ``io.k8s.api.core.v1.PodSpec``."""

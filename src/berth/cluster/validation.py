@@ -30,7 +30,7 @@ import binascii
 import copy
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from berth.cluster import errors, schema
@@ -210,6 +210,36 @@ def is_config_map_key(value: str) -> list[str]:
     return out
 
 
+class _KnownGood:
+    """One syntax check that remembers the strings it passed (up to a bound: clients choose them).
+
+    Namespaces, label keys and values, annotation keys and data keys repeat from object to object, so a hot write
+    path mostly skips the regexes; object names do not repeat and are checked directly.
+    """
+
+    __slots__ = ("_check", "_ok")
+
+    LIMIT = 8192
+
+    def __init__(self, check: Callable[[str], list[str]]) -> None:
+        self._check = check
+        self._ok: set[str] = set()
+
+    def __call__(self, value: str) -> list[str]:
+        if value in self._ok:
+            return []
+        problems = self._check(value)
+        if not problems and len(self._ok) < self.LIMIT:
+            self._ok.add(value)
+        return problems
+
+
+_namespace_problems = _KnownGood(is_dns1123_label)
+_qualified_name_problems = _KnownGood(is_qualified_name)
+_label_value_problems = _KnownGood(is_label_value)
+_config_key_problems = _KnownGood(is_config_map_key)
+
+
 # -- name rules per kind ----------------------------------------------------------------------------------------
 
 NAME_RULES: dict[str, str] = {
@@ -247,7 +277,7 @@ def validate_metadata(obj: Mapping[str, Any], namespaced: bool | None = None) ->
     """``ValidateObjectMeta``: name/generateName, namespace, labels, annotations."""
     kind = str(obj.get("kind") or "")
     meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
+    if type(meta) is not dict and not isinstance(meta, Mapping):
         return [errors.required("metadata.name", "name or generateName is required")]
     out: list[FieldError] = []
     name = meta.get("name")
@@ -268,25 +298,29 @@ def validate_metadata(obj: Mapping[str, Any], namespaced: bool | None = None) ->
         pass  # upstream clears the namespace of cluster-scoped objects before validating (rest.BeforeCreate)
     elif namespace:
         out += [
-            errors.invalid_value("metadata.namespace", namespace, m) for m in is_dns1123_label(str(namespace))
+            errors.invalid_value("metadata.namespace", namespace, m)
+            for m in _namespace_problems(str(namespace))
         ]
     labels = meta.get("labels") or {}
-    if isinstance(labels, Mapping):
+    if type(labels) is dict or isinstance(labels, Mapping):
         for key, value in labels.items():
-            out += [errors.invalid_value("metadata.labels", key, m) for m in is_qualified_name(str(key))]
+            out += [
+                errors.invalid_value("metadata.labels", key, m) for m in _qualified_name_problems(str(key))
+            ]
             if not isinstance(value, str):
                 out.append(errors.type_invalid(f"metadata.labels[{key}]", value, "must be a string"))
             else:
                 out += [
-                    errors.invalid_value(f"metadata.labels[{key}]", value, m) for m in is_label_value(value)
+                    errors.invalid_value(f"metadata.labels[{key}]", value, m)
+                    for m in _label_value_problems(value)
                 ]
     annotations = meta.get("annotations") or {}
-    if isinstance(annotations, Mapping):
+    if type(annotations) is dict or isinstance(annotations, Mapping):
         size = 0
         for key, value in annotations.items():
             out += [
                 errors.invalid_value("metadata.annotations", key, m)
-                for m in is_qualified_name(str(key).lower())
+                for m in _qualified_name_problems(str(key).lower())
             ]
             size += len(str(key)) + len(str(value))
         if size > TOTAL_ANNOTATION_SIZE:
@@ -516,7 +550,7 @@ def _validate_data(obj: Mapping[str, Any]) -> list[FieldError]:
             out.append(errors.type_invalid(field, data, "must be an object"))
             continue
         for key, value in data.items():
-            out += [errors.invalid_value(f"{field}[{key}]", key, m) for m in is_config_map_key(str(key))]
+            out += [errors.invalid_value(f"{field}[{key}]", key, m) for m in _config_key_problems(str(key))]
             if obj.get("kind") == "ConfigMap" and key in keys:
                 out.append(errors.duplicate(f"{field}[{key}]", key))
             keys.add(str(key))
@@ -755,6 +789,39 @@ def _type_error(value: Any, node: schema.Node, path: tuple[str, ...], struct: st
     return None
 
 
+def _decodes(value: Any, node: schema.Node) -> bool:
+    """Whether ``value`` fits ``node`` for Go's decoder: exactly ``_type_error(...) is None``, without building paths.
+
+    The common case (a body that decodes) takes only this walk; :func:`_type_error` runs only to word a failure.
+    Scalars of a type :attr:`schema.Node.scalar_fits` lists are accepted without a call.
+    """
+    kind = type(value)
+    if kind is dict:
+        accepted = node.accepted
+        if accepted is not None and "object" not in accepted:
+            return False
+        if node.is_any or node.preserve_unknown_fields:
+            return True
+        if node.is_struct:  # unknown fields are a strict-validation matter, not a decode error
+            declared = node.declared
+            for key, child in value.items():
+                sub = declared.get(key)
+                if sub is not None and type(child) not in sub.scalar_fits and not _decodes(child, sub):
+                    return False
+            return True
+        sub = node.additional
+        fits = sub.scalar_fits
+        return all(type(child) in fits or _decodes(child, sub) for child in value.values())
+    if kind is list:
+        accepted = node.accepted
+        if accepted is not None and "array" not in accepted:
+            return False
+        item = node.items()
+        fits = item.scalar_fits
+        return all(type(child) in fits or _decodes(child, item) for child in value)
+    return _type_error(value, node, (), "") is None
+
+
 def _bad_base64_offset(text: str) -> int:
     alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
     for i, ch in enumerate(text):
@@ -774,7 +841,10 @@ def decode_error(obj: Mapping[str, Any]) -> errors.ApiError | None:
     node = schema.for_kind(api_version, kind)
     if node is None:
         return None
-    problem = _type_error(dict(obj), node, (), kind)
+    value = obj if type(obj) is dict else dict(obj)
+    if _decodes(value, node):
+        return None
+    problem = _type_error(value, node, (), kind)
     if problem is None:
         return None
     version = api_version.rpartition("/")[2]
