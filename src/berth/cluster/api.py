@@ -29,6 +29,7 @@ import json
 import random
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -209,13 +210,16 @@ class Watch:
         self._api = api
         self._store = api.store
         self.rtype = rtype
+        self._resource = rtype.resource
         self._shown = shown or rtype
         self._transform = transform
         self._namespace = namespace
         self._labels = label_selector
         self._fields = field_selector
         self._version = version
-        self._pending: list[tuple[str, Obj]] = [("ADDED", transform(o) if transform else o) for o in initial]
+        self._pending: deque[tuple[str, Obj]] = deque(
+            ("ADDED", transform(o) if transform else o) for o in initial
+        )
         if initial_end_bookmark:
             self._pending.append(("BOOKMARK", self._bookmark_obj(start, initial_end=True)))
         self.revision = start
@@ -242,16 +246,32 @@ class Watch:
             return False
         return not self._fields or selectors.fields_match(self._fields, obj, _field_value)
 
+    def fast_forward(self) -> bool:
+        """Nothing to read? True when no event is pending and the store holds no event of this resource after
+        ``revision``; the watch then moves ``revision`` to the store's revision without locking or reading the log
+        (the informer loop asks this of every watch on each pass, and most resources are quiet). Lock-free: the
+        global revision is read before the resource's newest one, and commits set them in the other order."""
+        if self._pending:
+            return False
+        top = self._store.revision
+        if self._store.last_revision(self._resource) > self.revision:
+            return False
+        if top > self.revision:
+            self.revision = top
+        return True
+
     def _fill(self, timeout: float | None) -> None:
-        ready, cursor = self._store.wait_resource(self.rtype.resource, self.revision, timeout)
+        if timeout is not None and timeout <= 0 and self.fast_forward():
+            return
+        ready, cursor = self._store.wait_resource(self._resource, self.revision, timeout)
         if not ready:
             self.revision = cursor  # nothing of ours up to there: skip other resources' events unread
             return
         try:
-            events = self._store.events_after(self.revision, resource=self.rtype.resource)
+            events = self._store.events_after(self.revision, resource=self._resource)
         except S.Compacted as exc:
             raise E.too_old_resource_version(exc.requested, exc.oldest) from exc
-        resource, ns = self.rtype.resource, self._namespace
+        resource, ns = self._resource, self._namespace
         filtered = not self._labels.empty or bool(self._fields)
         for ev in events:
             self.revision = ev.rv
@@ -276,12 +296,12 @@ class Watch:
 
     def next_event(self, timeout: float | None = None) -> tuple[str, Obj] | None:
         if self._pending:
-            return self._pending.pop(0)
+            return self._pending.popleft()
         if self._closed.is_set() or self._store.closed:
             return None
         self._fill(timeout)
         if self._pending:
-            return self._pending.pop(0)
+            return self._pending.popleft()
         return None
 
     @property

@@ -137,3 +137,29 @@ def test_keys_round_trip() -> None:
     assert key_of({"metadata": {"name": "node-1"}}) == "node-1"
     assert split_key("ns/n") == ("ns", "n")
     assert split_key("node-1") == ("", "node-1")
+
+
+def test_a_quiet_watch_fast_forwards_past_other_resources_without_reading_them() -> None:
+    api = Api()
+    watch = api.watch("configmaps", resource_version=str(api.store.revision))
+    for i in range(5):
+        api.create("secrets", {"metadata": {"name": f"s{i}"}}, "default")
+    assert watch.fast_forward()
+    assert watch.revision == api.store.revision
+    api.create("configmaps", cm("c"), "default")
+    assert not watch.fast_forward()  # an event of its own resource: it must be read
+    ev = watch.next_event(0)
+    assert ev is not None and ev[0] == "ADDED" and ev[1]["metadata"]["name"] == "c"
+    assert watch.fast_forward()
+    assert watch.next_event(0) is None
+    watch.close()
+
+
+def test_fast_forward_keeps_undelivered_events() -> None:
+    api = Api()
+    api.create("configmaps", cm("a"), "default")
+    watch = api.watch("configmaps", resource_version="0")  # "0": the current objects first, as ADDED
+    assert not watch.fast_forward()  # the initial ADDED is still pending
+    ev = watch.next_event(0)
+    assert ev is not None and ev[1]["metadata"]["name"] == "a"
+    watch.close()

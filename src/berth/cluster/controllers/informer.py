@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from berth.cluster.controllers import client
 from berth.kube.objects import Obj
@@ -64,10 +65,27 @@ def strip(obj: Obj) -> Obj:
     return obj
 
 
-def _has_revision(watch: object) -> bool:
-    """Does the watch say which store revision it has scanned up to (the in-process Api's ``Watch.revision``)?"""
+class _BatchWatch(Protocol):
+    """What the in-process Api's ``Watch`` adds to the plain contract, so the shared loop can drain in batches."""
+
+    revision: int
+    """The store revision the watch has scanned up to."""
+
+    def fast_forward(self) -> bool:
+        """True (and ``revision`` moved to the store's) when nothing is pending and the log holds nothing new."""
+        ...
+
+
+def _batch_watch(watch: object) -> _BatchWatch | None:
+    """``watch`` when it says which store revision it has scanned up to and can fast-forward, else None."""
     value = getattr(watch, "revision", None)
-    return isinstance(value, int) and not isinstance(value, bool)
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and callable(getattr(watch, "fast_forward", None))
+    ):
+        return cast(_BatchWatch, watch)
+    return None
 
 
 def _rv(obj: Obj) -> str:
@@ -99,6 +117,7 @@ class Informer:
         self._indexes: dict[str, dict[str, set[str]]] = {OWNER_UID_INDEX: {}}
         self._thread: threading.Thread | None = None
         self._watch: client.WatchLike | None = None
+        self._batch: _BatchWatch | None = None  # the watch again, when it can be drained in batches
         self.synced = threading.Event()
         self.relists = 0
         self.rv: str | None = None
@@ -241,10 +260,12 @@ class Informer:
 
     def open_watch(self, rv: str) -> None:
         self.rv = rv
-        self._watch = self.api.watch(self.resource, resource_version=rv)
+        self._watch = w = self.api.watch(self.resource, resource_version=rv)
+        self._batch = _batch_watch(w)
 
     def close_watch(self) -> None:
         w, self._watch = self._watch, None
+        self._batch = None
         if w is not None:
             with contextlib.suppress(Exception):
                 w.close()
@@ -487,7 +508,7 @@ class InformerFactory:
                     ev = inf.fetch(self.BLOCK)  # any write wakes it; the event waits to be ordered
                     if ev is not None:
                         item = (int(_rv(ev[1]) or 0), ev[0], ev[1])
-                        if inf._watch is not None and _has_revision(inf._watch):
+                        if inf._batch is not None:
                             self._buffers.setdefault(resource, []).append(item)
                         else:
                             self._heads[resource] = item
@@ -500,36 +521,50 @@ class InformerFactory:
     def _deliver_batch(self, informers: builtins.list[tuple[str, Informer]]) -> bool | None:
         """Drain every watch, then deliver, in resourceVersion order, all events at or below the revision every
         watch has scanned up to (``Watch.revision`` of the in-process Api). One pass over the informers per batch
-        instead of per event. None when a watch does not expose its revision (the per-event path is used)."""
-        if any(
-            inf._watch is not None and not _has_revision(inf._watch) for _, inf in informers
-        ):  # decide before draining anything: the per-event path must see every event itself
-            return None if not any(self._buffers.values()) else self._flush_all()
+        instead of per event. None when a watch does not expose its revision (the per-event path is used).
+
+        Most resources are quiet: a watch whose resource has no new event fast-forwards to the store's revision
+        without a lock or a log read (``Watch.fast_forward``), so a pass costs a few dict reads per idle informer
+        and the log is read only by watches with something to read."""
+        busy: builtins.list[tuple[str, Informer, _BatchWatch]] = []
         safe: int | None = None
         for resource, inf in informers:
-            w = inf._watch
-            if w is None:
+            if inf._watch is None:
                 continue
-            buf = self._buffers.setdefault(resource, [])
+            w = inf._batch
+            if w is None:  # decide before draining anything: the per-event path must see every event itself
+                return None if not self._buffers else self._flush_all()
+            if w.fast_forward():
+                seen = w.revision
+                safe = seen if safe is None else min(safe, seen)
+            else:
+                busy.append((resource, inf, w))
+        for resource, inf, w in busy:
+            buf = self._buffers.get(resource)
             try:
                 while (ev := inf.fetch(0)) is not None:
+                    if buf is None:
+                        buf = self._buffers[resource] = []
                     buf.append((int(_rv(ev[1]) or 0), ev[0], ev[1]))
             except Exception as exc:
                 self._fail(resource, exc)
                 continue
-            seen = int(getattr(w, "revision", 0))
+            seen = w.revision
             safe = seen if safe is None else min(safe, seen)
-        if safe is None:
+        if safe is None or not self._buffers:
             return False
         ready: builtins.list[tuple[int, int, str, str, Obj]] = []
-        for resource, buf in self._buffers.items():
+        for resource, buf in list(self._buffers.items()):
             keep = []
             for i, (rv, etype, obj) in enumerate(buf):
                 if rv <= safe:
                     ready.append((rv, i, resource, etype, obj))
                 else:
                     keep.append((rv, etype, obj))
-            buf[:] = keep
+            if keep:
+                buf[:] = keep
+            else:
+                del self._buffers[resource]
         ready.sort(key=lambda e: (e[0], e[1]))
         for _, _, resource, etype, obj in ready:
             target = self._informers.get(resource)
@@ -562,6 +597,9 @@ class InformerFactory:
             for resource, inf in informers:
                 if resource in self._heads or inf._watch is None:
                     continue
+                batch = inf._batch
+                if batch is not None and batch.fast_forward():
+                    continue  # nothing new (what fetch(0) would find, without the lock)
                 try:
                     ev = inf.fetch(0)
                 except Exception as exc:
