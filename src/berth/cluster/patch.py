@@ -863,7 +863,10 @@ def _ignored(subresource: str, status_subresource: bool, obj: Obj) -> frozenset[
         return _ignored_elements(k for k in obj if k not in ("status", "metadata"))
     if subresource:
         return frozenset()
-    return _ignored_elements(["status"]) if status_subresource else frozenset()
+    return _STATUS_ONLY if status_subresource else frozenset()
+
+
+_STATUS_ONLY = frozenset({"f:status"})
 
 
 def record_update(
@@ -909,7 +912,8 @@ def record_update(
         # A create: every field is the manager's; one walk builds the FieldsV1 (see created_fields).
         fields = created_fields(new, node, ignored)
         out = dict(new)
-        meta = {k: v for k, v in (new.get("metadata") or {}).items() if k != "managedFields"}
+        meta = dict(new.get("metadata") or {})
+        meta.pop("managedFields", None)
         if fields:
             entry: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": version}
             if now:

@@ -543,18 +543,21 @@ def _validate_data(obj: Mapping[str, Any]) -> list[FieldError]:
     out: list[FieldError] = []
     keys: set[str] = set()
     size = 0
-    fields = ("data", "binaryData") if obj.get("kind") == "ConfigMap" else ("data", "stringData")
-    for field in fields:
+    config_map = obj.get("kind") == "ConfigMap"
+    for field in ("data", "binaryData") if config_map else ("data", "stringData"):
         data = obj.get(field) or {}
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):
             out.append(errors.type_invalid(field, data, "must be an object"))
             continue
         for key, value in data.items():
-            out += [errors.invalid_value(f"{field}[{key}]", key, m) for m in _config_key_problems(str(key))]
-            if obj.get("kind") == "ConfigMap" and key in keys:
+            text = str(key)
+            problems = _config_key_problems(text)
+            if problems:
+                out += [errors.invalid_value(f"{field}[{key}]", key, m) for m in problems]
+            if config_map and key in keys:
                 out.append(errors.duplicate(f"{field}[{key}]", key))
-            keys.add(str(key))
-            size += len(str(key)) + len(str(value))
+            keys.add(text)
+            size += len(text) + len(value if type(value) is str else str(value))
     if size > CONFIG_MAP_MAX_BYTES:
         out.append(
             errors.FieldError(
