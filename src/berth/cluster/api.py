@@ -260,6 +260,13 @@ class Watch:
             self.revision = top
         return True
 
+    def skip_to(self, revision: int) -> None:
+        """Move ``revision`` up to ``revision``, which the caller knows holds no event of this resource after the
+        current one (it read ``Store.last_revision``), so the next read starts there instead of scanning other
+        resources' events from an old revision (the informer loop leaves quiet watches untouched)."""
+        if revision > self.revision:
+            self.revision = revision
+
     def _fill(self, timeout: float | None) -> None:
         if timeout is not None and timeout <= 0 and self.fast_forward():
             return

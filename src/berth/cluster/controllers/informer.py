@@ -75,6 +75,19 @@ class _BatchWatch(Protocol):
         """True (and ``revision`` moved to the store's) when nothing is pending and the log holds nothing new."""
         ...
 
+    def skip_to(self, revision: int) -> None:
+        """Move ``revision`` up to ``revision``, which the caller knows holds no event of the watch's resource."""
+        ...
+
+
+class _Revisions(Protocol):
+    """The in-process store's lock-free revision reads (``Store.revision`` and ``Store.last_revision``)."""
+
+    @property
+    def revision(self) -> int: ...
+
+    def last_revision(self, resource: str) -> int: ...
+
 
 def _batch_watch(watch: object) -> _BatchWatch | None:
     """``watch`` when it says which store revision it has scanned up to and can fast-forward, else None."""
@@ -83,8 +96,18 @@ def _batch_watch(watch: object) -> _BatchWatch | None:
         isinstance(value, int)
         and not isinstance(value, bool)
         and callable(getattr(watch, "fast_forward", None))
+        and callable(getattr(watch, "skip_to", None))
     ):
         return cast(_BatchWatch, watch)
+    return None
+
+
+def _revisions(api: object) -> _Revisions | None:
+    """The Api's store when it offers lock-free revision reads (the in-process Api), else None."""
+    store = getattr(api, "store", None)
+    value = getattr(store, "revision", None)
+    if isinstance(value, int) and callable(getattr(store, "last_revision", None)):
+        return cast(_Revisions, store)
     return None
 
 
@@ -365,12 +388,16 @@ class InformerFactory:
     type. The loop relists informers that need it (new, or after 410), then delivers pending events **in
     resourceVersion order across all resources** (each informer's next event is held as its "head"; the oldest
     head is delivered once every informer has been polled after it was fetched), so a handler never sees a
-    ReplicaSet before the pod that was written earlier. With nothing pending it blocks briefly on one watch (any
-    write wakes it)::
+    ReplicaSet before the pod that was written earlier. With nothing pending it blocks on one watch for at most
+    ``BLOCK`` (a write of that watch's kind wakes it early; others wait for the timeout, so a busy store costs
+    one pass per ``BLOCK``, not one per write)::
 
         for each informer needing a list: relist + open watch
         fill heads (fetch(0) per informer) ─▶ deliver the oldest head ─▶ repeat ── none? ──▶ block ≤ 20 ms ─┐
               ▲─────────────────────────────────────────────────────────────────────────────────────────┘
+
+    Over the in-process Api (watches that expose their revision) the loop drains in batches instead, and a pass
+    touches only the watches whose kind has news (see :meth:`_deliver_batch`).
     """
 
     BLOCK = 0.02
@@ -388,6 +415,12 @@ class InformerFactory:
         self._wake = threading.Event()
         self._heads: dict[str, tuple[int, str, Obj]] = {}  # per informer: the next event, fetched not applied
         self._buffers: dict[str, list[tuple[int, str, Obj]]] = {}  # batch mode: drained, not yet delivered
+        # Batch mode over the in-process store: per resource, a revision up to which its watch has nothing unread
+        # (its own ``revision`` may lag: quiet watches are not touched), and the store revision after which some
+        # watch may have something (a pass with the store still there has nothing to do).
+        self._store = _revisions(api)
+        self._quiet: dict[str, int] = {}
+        self._settled = -1
 
     def informer(self, resource: str) -> Informer:
         with self._lock:
@@ -404,6 +437,7 @@ class InformerFactory:
         with self._lock:
             inf = self._informers.pop(resource, None)
             self._dirty.discard(resource)
+        self._quiet.pop(resource, None)
         if inf is not None:
             inf.stop()
             inf.close_watch()
@@ -445,6 +479,7 @@ class InformerFactory:
     def _fail(self, resource: str, exc: BaseException) -> None:
         self._heads.pop(resource, None)
         self._buffers.pop(resource, None)
+        self._quiet.pop(resource, None)
         inf = self._informers.get(resource)
         if inf is not None:
             inf.close_watch()
@@ -474,6 +509,8 @@ class InformerFactory:
                 continue
             self._heads.pop(resource, None)
             self._buffers.pop(resource, None)
+            self._quiet.pop(resource, None)
+            self._settled = -1
             try:
                 inf.close_watch()
                 inf.open_watch(inf.relist())
@@ -504,8 +541,11 @@ class InformerFactory:
             return
         for resource, inf in informers:
             if inf._watch is not None:
+                known = self._quiet.pop(resource, None)
+                if known is not None and inf._batch is not None:
+                    inf._batch.skip_to(known)
                 try:
-                    ev = inf.fetch(self.BLOCK)  # any write wakes it; the event waits to be ordered
+                    ev = inf.fetch(self.BLOCK)  # the event waits to be ordered
                     if ev is not None:
                         item = (int(_rv(ev[1]) or 0), ev[0], ev[1])
                         if inf._batch is not None:
@@ -523,22 +563,37 @@ class InformerFactory:
         watch has scanned up to (``Watch.revision`` of the in-process Api). One pass over the informers per batch
         instead of per event. None when a watch does not expose its revision (the per-event path is used).
 
-        Most resources are quiet: a watch whose resource has no new event fast-forwards to the store's revision
-        without a lock or a log read (``Watch.fast_forward``), so a pass costs a few dict reads per idle informer
-        and the log is read only by watches with something to read."""
+        Most resources are quiet, and a pass must not cost a lock and a log read per informer (the garbage
+        collector informs on every kind). With the store's lock-free revisions, the pass reads the global revision
+        first and skips every resource whose newest event is not after the revision it was last known quiet at
+        (its watch is not even touched); nothing written since the last settled pass means nothing to do. Without
+        them each watch answers for itself (``Watch.fast_forward``)."""
+        store = self._store
+        top = store.revision if store is not None else -1  # read before any resource's last revision
+        if top == self._settled and top >= 0 and not self._buffers:
+            return False
+        quiet = self._quiet
         busy: builtins.list[tuple[str, Informer, _BatchWatch]] = []
-        safe: int | None = None
+        safe = top if store is not None else None
         for resource, inf in informers:
             if inf._watch is None:
                 continue
             w = inf._batch
             if w is None:  # decide before draining anything: the per-event path must see every event itself
+                self._unsettle(informers)
                 return None if not self._buffers else self._flush_all()
-            if w.fast_forward():
-                seen = w.revision
-                safe = seen if safe is None else min(safe, seen)
-            else:
-                busy.append((resource, inf, w))
+            if store is not None:
+                known = quiet.get(resource)
+                if known is not None and store.last_revision(resource) <= known:
+                    quiet[resource] = top  # nothing of it up to ``top`` either
+                    continue
+                if known is not None:
+                    w.skip_to(known)  # start reading there, not at an older revision among others' events
+            elif w.fast_forward():
+                safe = w.revision if safe is None else min(safe, w.revision)
+                continue
+            busy.append((resource, inf, w))
+        settled = True
         for resource, inf, w in busy:
             buf = self._buffers.get(resource)
             try:
@@ -548,9 +603,18 @@ class InformerFactory:
                     buf.append((int(_rv(ev[1]) or 0), ev[0], ev[1]))
             except Exception as exc:
                 self._fail(resource, exc)
+                settled = False
                 continue
-            seen = w.revision
-            safe = seen if safe is None else min(safe, seen)
+            if (
+                w.fast_forward()
+            ):  # drained to the store's revision (a read may stop early among others' events)
+                quiet[resource] = w.revision
+            else:
+                quiet.pop(resource, None)
+                settled = False
+            safe = w.revision if safe is None else min(safe, w.revision)
+        if settled and store is not None:
+            self._settled = top
         if safe is None or not self._buffers:
             return False
         ready: builtins.list[tuple[int, int, str, str, Obj]] = []
@@ -571,6 +635,16 @@ class InformerFactory:
             if target is not None:
                 target.deliver(etype, obj)
         return bool(ready)
+
+    def _unsettle(self, informers: builtins.list[tuple[str, Informer]]) -> None:
+        """Leave batch mode's bookkeeping: every quiet watch catches up to the revision it is known quiet at (the
+        per-event path reads each watch from its own revision)."""
+        for resource, inf in informers:
+            known = self._quiet.pop(resource, None)
+            w = inf._batch
+            if known is not None and w is not None:
+                w.skip_to(known)
+        self._settled = -1
 
     def _flush_all(self) -> bool:
         """Deliver whatever was buffered (in order) before falling back to the per-event path."""
