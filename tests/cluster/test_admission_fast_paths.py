@@ -73,7 +73,7 @@ def draw_object(data: st.DataObject, odds: int = 8) -> tuple[dict[str, Any], sch
     return obj, node, kind
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(data=st.data())
 def test_decode_fast_verdict_is_the_general_verdict(data: st.DataObject) -> None:
     obj, node, kind = draw_object(data)
@@ -86,7 +86,7 @@ def test_decode_fast_verdict_is_the_general_verdict(data: st.DataObject) -> None
         assert err.message.endswith(f"cannot be handled as a {kind}: {general}")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data(), status_subresource=st.booleans())
 def test_create_managed_fields_are_the_general_diff(data: st.DataObject, status_subresource: bool) -> None:
     obj, node, _ = draw_object(data, odds=30)
@@ -115,7 +115,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(value=JSON)
 def test_canonical_json_is_the_encoders(value: Any) -> None:
     expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -149,3 +149,105 @@ def test_remembered_syntax_checks_are_bounded() -> None:
         assert cached(f"ns-{i}") == []
     assert len(cached._ok) == cached.LIMIT
     assert cached("Bad_Name") == validation.is_dns1123_label("Bad_Name") != []
+
+
+def reference_decode(fields: Any) -> set[tuple[str, ...]]:
+    """decode_fields as first written (the oracle)."""
+    out: set[tuple[str, ...]] = set()
+
+    def walk(node: Any, prefix: tuple[str, ...]) -> None:
+        for element, child in node.items():
+            if element == ".":
+                out.add(prefix)
+                continue
+            path = (*prefix, element)
+            if not isinstance(child, dict) or not child:
+                out.add(path)
+            else:
+                walk(child, path)
+
+    walk(fields, ())
+    return out
+
+
+def reference_encode(paths: set[tuple[str, ...]]) -> dict[str, Any]:
+    """encode_fields as first written (the oracle)."""
+    tree: dict[str, Any] = {}
+    for path in paths:
+        node = tree
+        for element in path:
+            node = node.setdefault(element, {})
+
+    def finish(node: dict[str, Any], prefix: tuple[str, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {".": {}} if node and prefix in paths else {}
+        for element in sorted(node):
+            out[element] = finish(node[element], (*prefix, element))
+        return out
+
+    return finish(tree, ())
+
+
+ELEMENTS = st.sampled_from([".", "f:a", "f:b", "f:c", 'k:{"name":"x"}', "i:0", 'v:"x"', ""])
+FIELD_TREES = st.recursive(
+    st.just({}) | st.sampled_from([None, 1, "x"]),
+    lambda inner: st.dictionaries(ELEMENTS, inner, max_size=4),
+    max_leaves=12,
+).filter(lambda tree: isinstance(tree, dict))
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=FIELD_TREES)
+def test_fields_v1_decoding_and_reuse(raw: dict[str, Any]) -> None:
+    paths: set[tuple[str, ...]] = set()
+    canonical = patch._decode_into(raw, (), paths)
+    event("kept as is" if canonical else "re-encoded")
+    assert paths == reference_decode(raw) == patch.decode_fields(raw)
+    encoded = patch.encode_fields(paths)
+    assert json.dumps(encoded) == json.dumps(reference_encode(paths))
+    if canonical:  # what is kept is byte for byte what re-encoding would write
+        assert json.dumps(encoded) == json.dumps(raw)
+    assert patch._decode_into(encoded, (), set())  # whatever berth writes is kept the next time
+
+
+def test_untouched_managers_keep_their_fields_object() -> None:
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"a": "1"}}
+    created = patch.record_update(None, obj, "creator", now="T0")
+    edited = copy.deepcopy(created)
+    edited["data"]["b"] = "2"
+    out = patch.record_update(created, edited, "editor", now="T1")
+    entries = {e["manager"]: e for e in out["metadata"]["managedFields"]}
+    assert entries["creator"]["fieldsV1"] is edited["metadata"]["managedFields"][0]["fieldsV1"]
+    assert entries["editor"]["fieldsV1"] == {"f:data": {"f:b": {}}}
+    edited = copy.deepcopy(out)
+    edited["data"]["a"] = "3"  # the creator loses data.a: its entry is written anew
+    out = patch.record_update(out, edited, "editor", now="T2")
+    entries = {e["manager"]: e for e in out["metadata"]["managedFields"]}
+    assert entries["creator"]["fieldsV1"] == {"f:data": {}}
+    assert entries["editor"]["fieldsV1"] == {"f:data": {"f:a": {}, "f:b": {}}}
+
+
+def reference_json_equal(a: Any, b: Any) -> bool:
+    """patch._json_equal as first written (the oracle)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(reference_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(reference_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+CLOSE_JSON = st.recursive(
+    st.sampled_from([None, True, False, 0, 1, 1.0, 0.0, "1", "", "a"]),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)
+    ),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=CLOSE_JSON, b=CLOSE_JSON)
+def test_json_equality_is_the_reference(a: Any, b: Any) -> None:
+    assert patch._json_equal(a, b) == reference_json_equal(a, b)
+    assert patch._json_equal(a, a) and patch._json_equal(b, b)

@@ -203,8 +203,14 @@ def _json_kind(value: Any) -> str:
     return "number"
 
 
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _json_equal(a: Any, b: Any) -> bool:
     """Equality as JSON sees it (``1 == 1.0`` but ``True != 1``)."""
+    kind = type(a)
+    if kind is type(b) and kind in _JSON_SCALARS:
+        return bool(a == b)  # two strings, two numbers of one type, two bools, two nulls
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
@@ -528,10 +534,7 @@ _Entry = tuple[str, Any, bool]
 def _walk(value: Any, node: schema.Node, path: Path, member: bool, out: dict[Path, _Entry]) -> None:
     if type(value) is dict and not node.map_atomic:
         out[path] = ("struct" if node.is_struct else "map", None, member)
-        props = node.properties
-        for key, child_value in value.items():
-            child_member = key not in props or child_value is None or child_value == {}
-            _walk(child_value, node.field(key), (*path, "f:" + key), child_member, out)
+        _walk_children(value, node, path, out)
     elif type(value) is list and node.list_type != "atomic":
         out[path] = ("list", None, member)
         item_node = node.items()
@@ -541,18 +544,31 @@ def _walk(value: Any, node: schema.Node, path: Path, member: bool, out: dict[Pat
         out[path] = ("leaf", value, True)
 
 
+def _walk_children(value: dict[str, Any], node: schema.Node, path: Path, out: dict[Path, _Entry]) -> None:
+    """The fields of one object; a scalar is a leaf whatever its schema, so it is recorded without a call."""
+    declared = node.declared
+    for key, child in value.items():
+        child_path = (*path, "f:" + key)
+        kind = type(child)
+        if kind is dict or kind is list:
+            child_node = declared.get(key)
+            if child_node is None:
+                _walk(child, node.additional, child_path, True, out)
+            else:
+                _walk(child, child_node, child_path, child == {}, out)
+        else:
+            out[child_path] = ("leaf", child, True)
+
+
 def _entries(obj: Any, node: schema.Node, ignored: Collection[str] = ()) -> dict[Path, _Entry]:
     """Every node of ``obj`` by path; top-level fields in ``ignored`` (``f:status``...) are not walked."""
     out: dict[Path, _Entry] = {}
     if isinstance(obj, dict):
         out[()] = ("struct", None, False)
-        props = node.properties
-        for key, child_value in obj.items():
-            element = "f:" + key
-            if element in ignored or element in _UNWALKED:
-                continue
-            child_member = key not in props or child_value is None or child_value == {}
-            _walk(child_value, node.field(key), (element,), child_member, out)
+        skipped = [key for key in obj if "f:" + key in ignored or "f:" + key in _UNWALKED]
+        if skipped:
+            obj = {k: v for k, v in obj.items() if k not in skipped}
+        _walk_children(obj, node, (), out)
     return out
 
 
@@ -702,21 +718,24 @@ def _ignored_elements(ignored: Iterable[str]) -> frozenset[str]:
 def encode_fields(paths: Iterable[Path]) -> dict[str, Any]:
     """A set of paths as a FieldsV1 object (``.`` marks a node that is a member and has children)."""
     tree: dict[str, Any] = {}
-    members: set[Path] = set(paths)
-    for path in members:
+    members: set[int] = set()  # ids of the tree nodes the paths end at (the tree keeps them alive)
+    for path in paths:
         node = tree
         for element in path:
-            node = node.setdefault(element, {})
+            child = node.get(element)
+            if child is None:
+                child = node[element] = {}
+            node = child
+        members.add(id(node))
+    return _finish_tree(tree, members)
 
-    def finish(node: dict[str, Any], prefix: Path) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if node and prefix in members:
-            out["."] = {}
-        for element in sorted(node):  # "." < "f:" < "i:" < "k:" < "v:", close to upstream's order
-            out[element] = finish(node[element], (*prefix, element))
-        return out
 
-    return finish(tree, ())
+def _finish_tree(node: dict[str, Any], members: set[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {".": {}} if node and id(node) in members else {}
+    for element in sorted(node):  # "." < "f:" < "i:" < "k:" < "v:", close to upstream's order
+        child = node[element]
+        out[element] = _finish_tree(child, members) if child else {}
+    return out
 
 
 def _element_order(element: str) -> tuple[int, str]:
@@ -727,20 +746,36 @@ def _element_order(element: str) -> tuple[int, str]:
 def decode_fields(fields: Mapping[str, Any]) -> set[Path]:
     """A FieldsV1 object back to its set of member paths."""
     out: set[Path] = set()
-
-    def walk(node: Mapping[str, Any], prefix: Path) -> None:
-        for element, child in node.items():
-            if element == ".":
-                out.add(prefix)
-                continue
-            path = (*prefix, element)
-            if not isinstance(child, Mapping) or not child:
-                out.add(path)
-            else:
-                walk(child, path)
-
-    walk(fields, ())
+    _decode_into(fields, (), out)
     return out
+
+
+def _decode_into(node: Mapping[str, Any], prefix: Path, out: set[Path]) -> bool:
+    """Add ``node``'s member paths to ``out``; True when :func:`encode_fields` of them gives ``node`` back as it is
+    (same keys in the same order, ``{}`` leaves, ``.`` first and only beside children): then it can be kept."""
+    canonical = type(node) is dict
+    previous: str | None = None  # the element before (encoding writes "." first, then the others sorted)
+    for i, (element, child) in enumerate(node.items()):
+        if element == ".":
+            out.add(prefix)
+            canonical = canonical and i == 0 and len(node) > 1 and type(child) is dict and not child
+            continue
+        path = (*prefix, element)
+        if type(child) is dict:
+            if child:
+                canonical = _decode_into(child, path, out) and canonical
+            else:
+                out.add(path)
+        elif not isinstance(child, Mapping) or not child:
+            out.add(path)
+            canonical = False
+        else:
+            canonical = False
+            _decode_into(child, path, out)
+        if canonical and (type(element) is not str or (previous is not None and element <= previous)):
+            canonical = False
+        previous = element
+    return canonical
 
 
 def path_string(path: Path) -> str:
@@ -773,6 +808,11 @@ class ManagedEntry:
     time: str | None
     subresource: str = ""
     fields: set[Path] = field(default_factory=set)
+    # The stored FieldsV1 this entry was decoded from, when encoding ``fields`` gives it back unchanged, and the
+    # paths it held: while ``fields`` still equals them, :meth:`encode` writes that object instead of re-encoding.
+    # FieldsV1 objects are never changed in place, so old and new objects may share one.
+    raw_fields: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    raw_paths: frozenset[Path] = field(default=frozenset(), repr=False, compare=False)
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -798,7 +838,10 @@ class ManagedEntry:
         if self.time:
             entry["time"] = self.time
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = encode_fields(self.fields)
+        raw = self.raw_fields
+        entry["fieldsV1"] = (
+            raw if raw is not None and self.fields == self.raw_paths else encode_fields(self.fields)
+        )
         if self.subresource:
             entry["subresource"] = self.subresource
         return entry
@@ -811,14 +854,19 @@ def decode_managed_fields(obj: Obj) -> list[ManagedEntry]:
     for item in raw if isinstance(raw, list) else []:
         if not isinstance(item, dict) or (not item.get("manager") and not item.get("fieldsV1")):
             continue
+        raw_fields = item.get("fieldsV1") or {}
+        paths: set[Path] = set()
+        canonical = _decode_into(raw_fields, (), paths)
         entry = ManagedEntry(
             manager=str(item.get("manager") or ""),
             operation=str(item.get("operation") or "Update"),
             api_version=str(item.get("apiVersion") or ""),
             time=item.get("time"),
             subresource=str(item.get("subresource") or ""),
-            fields=decode_fields(item.get("fieldsV1") or {}),
+            fields=paths,
         )
+        if canonical:
+            entry.raw_fields, entry.raw_paths = raw_fields, frozenset(paths)
         if entry.identity in out:
             out[entry.identity].fields |= entry.fields
         else:
@@ -936,6 +984,7 @@ def record_update(
     mine = by_id.pop(me.identity, None)
     if mine is not None:
         me.fields = set(mine.fields)
+        me.raw_fields, me.raw_paths = mine.raw_fields, mine.raw_paths
     for other in by_id.values():
         other.fields -= changed
         other.fields -= compare.removed
