@@ -232,3 +232,50 @@ def test_quiet_informers_wake_up_in_write_order_after_bursts_of_other_kinds() ->
         assert all(factory.informer(r).relists == 1 for r in kinds)  # no 410: nothing was re-listed
     finally:
         factory.stop()
+
+
+class _SleepWatchingStore:
+    """The Api's store, noting when a waiter starts sleeping until any write (the informer loop when idle)."""
+
+    def __init__(self, store: S.Store) -> None:
+        self.store = store
+        self.sleeps = 0
+
+    def wait(self, after: int, timeout: float | None) -> bool:
+        self.sleeps += 1
+        return self.store.wait(after, timeout)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+class _SleepWatchingApi:
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.store = _SleepWatchingStore(api.store)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)
+
+
+def test_an_idle_loop_sleeps_until_a_write_a_new_informer_or_stop() -> None:
+    api = Api()
+    source = _SleepWatchingApi(api)
+    stop = threading.Event()
+    factory = InformerFactory(source, stop)
+    factory.IDLE = 3600.0  # only a wake-up can end the sleep within the test
+    cms = factory.informer("configmaps")
+    factory.start()
+    try:
+        assert factory.wait_synced(10)
+        wait_for(lambda: source.store.sleeps >= 1, what="the loop asleep")
+        api.create("configmaps", {"metadata": {"name": "woken"}}, "default")
+        wait_for(lambda: cms.get("default/woken"), what="a write wakes the loop")
+        slept = source.store.sleeps
+        wait_for(lambda: source.store.sleeps > slept, what="asleep again")
+        late = factory.informer("secrets")
+        assert late.wait_synced(30)
+        wait_for(lambda: source.store.sleeps > slept + 1, what="asleep again")
+    finally:
+        factory.stop(timeout=30)
+    assert factory._thread is not None and not factory._thread.is_alive()

@@ -81,12 +81,17 @@ class _BatchWatch(Protocol):
 
 
 class _Revisions(Protocol):
-    """The in-process store's lock-free revision reads (``Store.revision`` and ``Store.last_revision``)."""
+    """The in-process store's lock-free revision reads (``Store.revision`` and ``Store.last_revision``) and its
+    wait for any write."""
 
     @property
     def revision(self) -> int: ...
 
     def last_revision(self, resource: str) -> int: ...
+
+    def wait(self, after: int, timeout: float | None) -> bool: ...
+
+    def wake_all(self) -> None: ...
 
 
 def _batch_watch(watch: object) -> _BatchWatch | None:
@@ -106,7 +111,9 @@ def _revisions(api: object) -> _Revisions | None:
     """The Api's store when it offers lock-free revision reads (the in-process Api), else None."""
     store = getattr(api, "store", None)
     value = getattr(store, "revision", None)
-    if isinstance(value, int) and callable(getattr(store, "last_revision", None)):
+    if isinstance(value, int) and all(
+        callable(getattr(store, name, None)) for name in ("last_revision", "wait", "wake_all")
+    ):
         return cast(_Revisions, store)
     return None
 
@@ -397,10 +404,14 @@ class InformerFactory:
               ▲─────────────────────────────────────────────────────────────────────────────────────────┘
 
     Over the in-process Api (watches that expose their revision) the loop drains in batches instead, and a pass
-    touches only the watches whose kind has news (see :meth:`_deliver_batch`).
+    touches only the watches whose kind has news (see :meth:`_deliver_batch`). Once a whole ``BLOCK`` went by
+    without any write, it sleeps until the next write (up to ``IDLE``): an idle cluster costs no wake-ups, and the
+    first write after a quiet spell is delivered at once.
     """
 
     BLOCK = 0.02
+    IDLE = 1.0
+    """Seconds to sleep until any write once a whole ``BLOCK`` went by without one (the store wakes it early)."""
     DRAIN = 2048
 
     def __init__(self, api: client.ApiLike, stop: threading.Event) -> None:
@@ -421,16 +432,20 @@ class InformerFactory:
         self._store = _revisions(api)
         self._quiet: dict[str, int] = {}
         self._settled = -1
+        self._calm = False  # the last timed block saw no write at all: sleep until one comes
 
     def informer(self, resource: str) -> Informer:
         with self._lock:
             inf = self._informers.get(resource)
+            created = inf is None
             if inf is None:
                 inf = Informer(self.api, resource, self._stop)
                 self._informers[resource] = inf
                 self._dirty.add(resource)
                 self._wake.set()
-            return inf
+        if created and self._store is not None and self._thread is not None:
+            self._store.wake_all()  # the loop may be asleep until the next write
+        return inf
 
     def drop(self, resource: str) -> None:
         """Stop and forget an informer (a custom resource whose CRD went away)."""
@@ -539,6 +554,23 @@ class InformerFactory:
             self._wake.wait(self.BLOCK)
             self._wake.clear()
             return
+        store = self._store
+        before = -1
+        if store is not None and not self._buffers and not self._heads:
+            before = store.revision
+            if self._calm and before == self._settled:
+                # a whole BLOCK went by without a write: an idle cluster costs no wake-ups; the next write (or
+                # stop(), which closes the watches, or a new informer) ends the sleep at once
+                self._calm = False
+                store.wait(before, self.IDLE)
+                return
+        try:
+            self._block(informers)
+        finally:
+            self._calm = before >= 0 and store is not None and store.revision == before
+
+    def _block(self, informers: builtins.list[tuple[str, Informer]]) -> None:
+        """Wait up to ``BLOCK`` on the first watch (a write of its kind wakes it), else on ``_wake``."""
         for resource, inf in informers:
             if inf._watch is not None:
                 known = self._quiet.pop(resource, None)
