@@ -1,8 +1,13 @@
-"""Store: global revision, event log, compaction boundary, persistence across reopen."""
+"""Store: global revision, event log, compaction boundary, persistence across reopen, the JSON encoding."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import random
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,3 +99,93 @@ def test_a_quiet_resource_is_not_expired_by_other_resources_churn() -> None:
         st.events_after(1, resource="configmaps")
     with pytest.raises(S.Compacted):
         st.events_after(0, resource="secrets")  # the secret's own event was compacted
+
+
+def _history(st: S.Store, rng: random.Random, ops: int) -> None:
+    """Random creates, updates and deletes over a few objects of two resources and two namespaces."""
+    for _ in range(ops):
+        resource, ns, name = (
+            rng.choice(["configmaps", "secrets"]),
+            rng.choice(["a", "b"]),
+            rng.choice("uvwxy"),
+        )
+        if st.get(resource, ns, name) is not None and rng.random() < 0.3:
+            st.remove(resource, ns, name, {"metadata": {"name": name}})
+        else:
+            st.put(
+                resource, ns, name, {"metadata": {"name": name}, "data": {"r": str(rng.random())}}, "ADDED"
+            )
+        if rng.random() < 0.05:
+            st.compact()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3], ids=["seed-1", "seed-2", "seed-3"])
+def test_compaction_keeps_exactly_the_live_rows_below_the_boundary_and_everything_above(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    st = S.open_store(tmp_path, retain=9)
+    _history(st, rng, 120)
+    st.close()  # the rows superseded before this reopen are found by the load
+    st = S.open_store(tmp_path, retain=9)
+    _history(st, rng, 120)
+    boundary = st.compact()
+    live = {r: st.list(r) for r in ("configmaps", "secrets")}
+    replay = st.events_after(boundary)
+    st.close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "store.db")) as db:
+        rows = db.execute("SELECT rv, type, resource, namespace, name FROM log ORDER BY rv").fetchall()
+    newest: dict[tuple[str, str, str], tuple[int, str]] = {}
+    for rv, typ, resource, ns, name in rows:
+        newest[(resource, ns, name)] = (rv, typ)
+    kept_below = [rv for rv, *_ in rows if rv <= boundary]
+    live_rvs = sorted(e[0] for items, _rv in live.values() for _ns, _n, e in items)
+    assert kept_below == [rv for rv in live_rvs if rv <= boundary]
+    assert (
+        [rv for rv, *_ in rows if rv > boundary] == [e.rv for e in replay] == list(range(boundary + 1, 241))
+    )
+    again = S.open_store(tmp_path, retain=9)
+    assert {r: again.list(r) for r in ("configmaps", "secrets")} == live
+    assert again.events_after(boundary) == replay
+
+
+def test_a_store_written_with_the_old_key_index_opens_and_drops_it(tmp_path: Path) -> None:
+    with contextlib.closing(sqlite3.connect(tmp_path / "store.db")) as db:
+        db.executescript(
+            "CREATE TABLE log (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, resource TEXT NOT NULL,"
+            " namespace TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, prev TEXT);"
+            "CREATE INDEX log_key ON log (resource, namespace, name, rv);"
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "INSERT INTO meta VALUES ('schema', '2');"
+            """INSERT INTO log VALUES (1, 'ADDED', 'configmaps', 'ns', 'a', '{"v":1}', NULL);"""
+            """INSERT INTO log VALUES (2, 'MODIFIED', 'configmaps', 'ns', 'a', '{"v":2}', '{"v":1}');"""
+        )
+    st = S.open_store(tmp_path)
+    assert st.get("configmaps", "ns", "a") == (2, '{"v":2}') and st.revision == 2
+    st.close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "store.db")) as db:
+        assert (
+            db.execute("SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='log'").fetchall()
+            == []
+        )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"metadata": {"name": "a", "labels": {"k": "v"}}, "data": {"x": "y"}},
+        {"unicode": "gr\u00fc\u00df \u2603 \U0001f600", "quote": 'a"b\\c\n\t'},
+        {"numbers": [0, -1, 2**70, 1.5, 1e100, float("nan"), float("inf")], "flags": [True, False, None]},
+        {"nested": [[{}], [], {"a": [{"b": {}}]}]},
+    ],
+    ids=["object", "strings", "numbers", "nested"],
+)
+def test_the_store_encodes_json_exactly_as_json_dumps_compact(value: dict[str, Any]) -> None:
+    assert S._encode(value) == json.dumps(value, separators=(",", ":"))
+
+
+def test_an_unencodable_value_is_a_type_error_and_nothing_is_stored() -> None:
+    st = S.Store()
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        st.put("configmaps", "ns", "a", {"metadata": {"name": "a"}, "data": {"x": object()}}, "ADDED")
+    assert st.revision == 0 and st.get("configmaps", "ns", "a") is None

@@ -1,0 +1,144 @@
+"""Store checkpoints: the writer never checkpoints, the checkpoint thread does, and every acknowledged write survives
+``kill -9`` whatever the checkpoint thread was doing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from berth.cluster import store as S
+
+PAGE = 4096
+
+
+def _wal_pages(data: Path) -> int:
+    return (data / "store.db-wal").stat().st_size // PAGE
+
+
+def test_writes_leave_checkpoints_to_the_checkpoint_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(S, "CHECKPOINT_EVERY", 10**9)  # the thread never wakes: only explicit rounds below
+    st = S.open_store(tmp_path)
+    big = "x" * 3000
+    for i in range(
+        1200
+    ):  # > 1,000 WAL pages, where SQLite's automatic checkpoint would have run and restarted it
+        st.put("configmaps", "ns", f"c{i}", {"metadata": {"name": f"c{i}"}, "data": {"v": big}}, "ADDED")
+    assert _wal_pages(tmp_path) > 1200
+    checkpointer = st._checkpointer
+    assert checkpointer is not None
+    frames, copied = checkpointer.checkpoint()
+    assert frames == copied > 1200
+    st.put("configmaps", "ns", "next", {"metadata": {"name": "next"}}, "ADDED")
+    assert checkpointer.checkpoint()[0] == 1  # all copied: the next commit started the WAL over
+    st.close()
+
+
+class _ReaderLeavesDuringCheckpoint:
+    """The checkpoint connection, while another connection reads an old snapshot until the first (unlocked)
+    checkpoint is done: that checkpoint cannot copy the pages committed after the snapshot, as when commits land
+    during it."""
+
+    def __init__(self, db: sqlite3.Connection, reader: sqlite3.Connection) -> None:
+        self.db, self.reader = db, reader
+
+    def execute(self, sql: str) -> sqlite3.Cursor:
+        cursor = self.db.execute(sql)
+        if self.reader.in_transaction:
+            self.reader.execute("COMMIT")
+        return cursor
+
+
+@pytest.mark.parametrize(
+    ("limit", "restarts"), [(50, True), (10**9, False)], ids=["over-limit", "under-limit"]
+)
+def test_a_round_over_the_limit_copies_the_rest_under_the_lock_so_the_wal_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, restarts: bool
+) -> None:
+    monkeypatch.setattr(S, "CHECKPOINT_EVERY", 10**9)
+    monkeypatch.setattr(S, "WAL_RESTART_FRAMES", limit)
+    st = S.open_store(tmp_path)
+    reader = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM log").fetchall()
+    for i in range(100):
+        st.put("configmaps", "ns", f"c{i}", {"metadata": {"name": f"c{i}"}}, "ADDED")
+    checkpointer = st._checkpointer
+    assert checkpointer is not None
+    real = checkpointer._db
+    checkpointer._db = _ReaderLeavesDuringCheckpoint(real, reader)  # type: ignore[assignment]
+    frames, copied = checkpointer.checkpoint()
+    checkpointer._db = real
+    reader.close()
+    assert (frames == copied >= 100) is restarts
+    st.put("configmaps", "ns", "next", {"metadata": {"name": "next"}}, "ADDED")
+    assert (checkpointer.checkpoint()[0] == 1) is restarts  # the commit started the WAL over
+    st.close()
+    assert S.open_store(tmp_path).revision == 101
+
+
+def test_close_stops_the_checkpoint_thread_and_leaves_no_wal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(S, "CHECKPOINT_EVERY", 7)
+    st = S.open_store(tmp_path)
+    checkpointer = st._checkpointer
+    assert checkpointer is not None and checkpointer._thread.is_alive()
+    for i in range(50):
+        st.put("configmaps", "ns", f"c{i}", {"metadata": {"name": f"c{i}"}}, "ADDED")
+    st.close()
+    assert not checkpointer._thread.is_alive()
+    assert not (tmp_path / "store.db-wal").exists()
+    st.close()  # a second close is a no-op
+
+
+def test_an_in_memory_store_has_no_checkpoint_thread() -> None:
+    assert S.Store()._checkpointer is None
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from berth.cluster import store as S
+    S.CHECKPOINT_EVERY, S.WAL_RESTART_FRAMES, S.COMPACT_EVERY = 5, 20, 40
+    st = S.open_store(sys.argv[1], retain=25)
+    for i in range(400):
+        st.put("configmaps", "ns", f"c{i % 60}", {"metadata": {"name": f"c{i % 60}"}, "data": {"i": str(i)}}, "ADDED")
+        if i % 7 == 0:
+            st.remove("configmaps", "ns", f"c{(i + 30) % 60}", {"metadata": {"name": "x"}})
+        print(i, st.revision, flush=True)
+    input()  # killed here, never closed
+    """
+)
+
+
+def test_every_acknowledged_write_survives_kill_9_during_checkpoints(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline() for _ in range(400)]
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    acknowledged = int(lines[-1].split()[1])
+    st = S.open_store(tmp_path, retain=25)
+    assert st.revision == acknowledged
+    for i in range(340, 400):  # the last write of every name decides whether it exists and its data
+        name = f"c{i % 60}"
+        entry = st.get("configmaps", "ns", name)
+        removed_later = any((j + 30) % 60 == i % 60 for j in range(i, 400) if j % 7 == 0)
+        assert (entry is None) == removed_later, name
+        if entry is not None:
+            assert f'"i":"{i}"' in entry[1]
+    st.close()
