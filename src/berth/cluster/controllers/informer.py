@@ -427,8 +427,8 @@ class InformerFactory:
         self._heads: dict[str, tuple[int, str, Obj]] = {}  # per informer: the next event, fetched not applied
         self._buffers: dict[str, list[tuple[int, str, Obj]]] = {}  # batch mode: drained, not yet delivered
         # Batch mode over the in-process store: per resource, a revision up to which its watch has nothing unread
-        # (its own ``revision`` may lag: quiet watches are not touched), and the store revision after which some
-        # watch may have something (a pass with the store still there has nothing to do).
+        # (the watch's own ``revision`` may lag: quiet watches are not touched); and the store revision of the
+        # last pass that left every watch drained (while the store is still there, a pass has nothing to do).
         self._store = _revisions(api)
         self._quiet: dict[str, int] = {}
         self._settled = -1
@@ -637,9 +637,8 @@ class InformerFactory:
                 self._fail(resource, exc)
                 settled = False
                 continue
-            if (
-                w.fast_forward()
-            ):  # drained to the store's revision (a read may stop early among others' events)
+            # drained to the store's revision? (a read may stop early, among other kinds' events)
+            if w.fast_forward():
                 quiet[resource] = w.revision
             else:
                 quiet.pop(resource, None)
