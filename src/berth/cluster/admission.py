@@ -9,7 +9,6 @@ stays about storage semantics.
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any
 
 from berth.cluster import errors as E
@@ -262,7 +261,7 @@ def check_eviction(api: Api, pod: Obj) -> None:
 
 def api_bind(api: Api, namespace: str, pod_name: str, binding: Obj, user: str, dry_run: bool = False) -> None:
     """Bind a pod to a node: set ``spec.nodeName`` and condition ``PodScheduled=True``; 409 if already bound."""
-    from berth.cluster.api import format_time
+    from berth.cluster.api import _copy, format_time
 
     target = binding.get("target") or {}
     node = str(target.get("name") or "")
@@ -280,7 +279,7 @@ def api_bind(api: Api, namespace: str, pod_name: str, binding: Obj, user: str, d
             raise E.conflict(
                 "pods", "", pod_name, f"pod {pod_name} is being deleted, cannot be assigned to a host"
             )
-        new = copy.deepcopy(pod)
+        new = _copy(pod)  # a JSON round trip: several times cheaper than copy.deepcopy on a whole pod
         new["spec"]["nodeName"] = node
         status = new.setdefault("status", {})
         conds = [c for c in (status.get("conditions") or []) if c.get("type") != "PodScheduled"]
