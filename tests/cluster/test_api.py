@@ -317,3 +317,26 @@ def test_events_k8s_io_is_a_view_of_core_events(api: Api) -> None:
     assert patched["note"] == "changed" and api.get("events", "p.1", "default")["message"] == "changed"
     api.delete("events.events.k8s.io", "p.1", "default")
     assert api.list("events", "default")[0] == []
+
+
+def test_new_uids_are_random_version_4_uuids() -> None:
+    import uuid
+
+    from berth.cluster.api import new_uid
+
+    uids = [new_uid() for _ in range(2000)]
+    assert len(set(uids)) == len(uids)
+    for text in uids[:200]:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def test_created_objects_carry_a_fresh_uid_and_second_precision_timestamp() -> None:
+    import re
+
+    api = Api(Store())
+    a = api.create("configmaps", {"metadata": {"name": "a"}}, namespace="default")
+    b = api.create("configmaps", {"metadata": {"name": "b"}}, namespace="default")
+    assert a["metadata"]["uid"] != b["metadata"]["uid"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", a["metadata"]["creationTimestamp"])

@@ -26,9 +26,9 @@ import base64
 import builtins
 import copy
 import json
+import os
 import random
 import threading
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -61,19 +61,29 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-_TIME_CACHE: list[Any] = [0, ""]
+# One (second, text) pair, replaced whole, so two threads never combine one second with another's text.
+_TIME_CACHE: list[tuple[int, str]] = [(-1, "")]
 
 
 def format_time(t: datetime) -> str:
     """Kubernetes ``Time``: second precision, ``Z`` suffix (cached per second: every write stamps one)."""
     if t.tzinfo is UTC:
         sec = int(t.timestamp())
-        if _TIME_CACHE[0] == sec:
-            return str(_TIME_CACHE[1])
-        text = t.strftime("%Y-%m-%dT%H:%M:%SZ")
-        _TIME_CACHE[0], _TIME_CACHE[1] = sec, text
+        cached_sec, text = _TIME_CACHE[0]
+        if cached_sec != sec:
+            text = t.strftime("%Y-%m-%dT%H:%M:%SZ")
+            _TIME_CACHE[0] = (sec, text)
         return text
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID as text, like ``str(uuid.uuid4())`` without building a UUID object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def format_micro_time(t: datetime) -> str:
@@ -897,7 +907,7 @@ class Api:
             now = self.clock()
             for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
                 meta.pop(k, None)
-            meta["uid"] = str(uuid.uuid4())
+            meta["uid"] = new_uid()
             meta["creationTimestamp"] = format_time(now)
             if rt.generation:
                 meta["generation"] = 1
