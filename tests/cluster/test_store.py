@@ -189,3 +189,36 @@ def test_an_unencodable_value_is_a_type_error_and_nothing_is_stored() -> None:
     with pytest.raises(TypeError, match="not JSON serializable"):
         st.put("configmaps", "ns", "a", {"metadata": {"name": "a"}, "data": {"x": object()}}, "ADDED")
     assert st.revision == 0 and st.get("configmaps", "ns", "a") is None
+
+
+class _FailingBegin:
+    """The store's connection, except that the next BEGIN (a compaction's) fails once."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db, self.failed = db, False
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql == "BEGIN" and not self.failed:
+            self.failed = True
+            raise sqlite3.OperationalError("disk I/O error")
+        return self.db.execute(sql, *args)
+
+    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
+        return self.db.executemany(sql, rows)
+
+
+def test_a_failed_automatic_compaction_keeps_the_write_and_the_next_one_deletes_the_dead_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(S, "COMPACT_EVERY", 4)
+    st = S.open_store(tmp_path, retain=2)
+    real = st._db
+    st._db = _FailingBegin(real)  # type: ignore[assignment]
+    for i in range(4):
+        st.put("configmaps", "ns", "a", {"metadata": {"name": "a"}, "data": {"i": str(i)}}, "ADDED")
+    assert st.revision == 4 and st.compacted == 0  # the write at revision 4 stands; its compaction failed
+    st._db = real
+    assert st.compact() == 2
+    st.close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "store.db")) as db:
+        assert [rv for (rv,) in db.execute("SELECT rv FROM log ORDER BY rv")] == [3, 4]
