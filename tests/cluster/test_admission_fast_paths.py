@@ -134,7 +134,7 @@ def test_list_item_keys_take_the_direct_form() -> None:
 )
 def test_remembered_syntax_checks_answer_as_the_checks(value: str) -> None:
     for cached, check in [
-        (validation._namespace_problems, validation.is_dns1123_label),
+        (validation._dns1123_label_problems, validation.is_dns1123_label),
         (validation._qualified_name_problems, validation.is_qualified_name),
         (validation._label_value_problems, validation.is_label_value),
         (validation._config_key_problems, validation.is_config_map_key),

@@ -213,8 +213,8 @@ def is_config_map_key(value: str) -> list[str]:
 class _KnownGood:
     """One syntax check that remembers the strings it passed (up to a bound: clients choose them).
 
-    Namespaces, label keys and values, annotation keys and data keys repeat from object to object, so a hot write
-    path mostly skips the regexes; object names do not repeat and are checked directly.
+    Namespaces, label keys and values, annotation and data keys, container names repeat from object to object, so a
+    hot write path mostly skips the regexes; object names do not repeat and are checked directly.
     """
 
     __slots__ = ("_check", "_ok")
@@ -234,7 +234,7 @@ class _KnownGood:
         return problems
 
 
-_namespace_problems = _KnownGood(is_dns1123_label)
+_dns1123_label_problems = _KnownGood(is_dns1123_label)
 _qualified_name_problems = _KnownGood(is_qualified_name)
 _label_value_problems = _KnownGood(is_label_value)
 _config_key_problems = _KnownGood(is_config_map_key)
@@ -299,7 +299,7 @@ def validate_metadata(obj: Mapping[str, Any], namespaced: bool | None = None) ->
     elif namespace:
         out += [
             errors.invalid_value("metadata.namespace", namespace, m)
-            for m in _namespace_problems(str(namespace))
+            for m in _dns1123_label_problems(str(namespace))
         ]
     labels = meta.get("labels") or {}
     if type(labels) is dict or isinstance(labels, Mapping):
@@ -360,7 +360,7 @@ def validate_pod_spec(
     spec: Any, path: str, restart_policies: Sequence[str] = ("Always", "OnFailure", "Never")
 ) -> list[FieldError]:
     """Containers (required, names, images, ports), restartPolicy, volumes names."""
-    if not isinstance(spec, Mapping):
+    if type(spec) is not dict and not isinstance(spec, Mapping):
         return [errors.required(path)]
     out: list[FieldError] = []
     containers = spec.get("containers")
@@ -370,21 +370,24 @@ def validate_pod_spec(
     for list_name in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(list_name) or []):
             where = f"{path}.{list_name}[{i}]"
-            if not isinstance(c, Mapping):
+            if type(c) is not dict and not isinstance(c, Mapping):
                 out.append(errors.type_invalid(where, c, "must be an object"))
                 continue
             cname = c.get("name")
             if not cname:
                 out.append(errors.required(f"{where}.name"))
             else:
-                out += [errors.invalid_value(f"{where}.name", cname, m) for m in is_dns1123_label(str(cname))]
+                out += [
+                    errors.invalid_value(f"{where}.name", cname, m)
+                    for m in _dns1123_label_problems(str(cname))
+                ]
                 if cname in seen:
                     out.append(errors.duplicate(f"{where}.name", cname))
                 seen.add(str(cname))
             if not c.get("image"):
                 out.append(errors.required(f"{where}.image"))
             for j, port in enumerate(c.get("ports") or []):
-                if isinstance(port, Mapping):
+                if type(port) is dict or isinstance(port, Mapping):
                     if not port.get("containerPort"):
                         out.append(errors.required(f"{where}.ports[{j}].containerPort"))
                     else:
