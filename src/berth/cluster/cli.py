@@ -97,9 +97,10 @@ def _counts(data: Path) -> dict[str, int]:
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
         try:
+            # SQLite takes a bare column from the row holding the group's MAX(rv): each object's newest row.
             rows = con.execute(
-                "SELECT l.resource, COUNT(*) FROM log l JOIN (SELECT MAX(rv) AS m FROM log GROUP BY resource, namespace, name)"
-                " x ON l.rv = x.m WHERE l.type != 'DELETED' GROUP BY l.resource ORDER BY l.resource"
+                "SELECT resource, COUNT(*) FROM (SELECT resource, type, MAX(rv) FROM log GROUP BY resource, namespace,"
+                " name) WHERE type != 'DELETED' GROUP BY resource ORDER BY resource"
             ).fetchall()
         finally:
             con.close()
