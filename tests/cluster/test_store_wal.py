@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -43,25 +44,46 @@ def test_writes_leave_checkpoints_to_the_checkpoint_thread(
 
 
 class _ReaderLeavesDuringCheckpoint:
-    """The checkpoint connection, while another connection reads an old snapshot until the first (unlocked)
-    checkpoint is done: that checkpoint cannot copy the pages committed after the snapshot, as when commits land
-    during it."""
+    """The checkpoint connection, while another connection reads an old snapshot until the unlocked checkpoints
+    are done: they cannot copy the pages committed after the snapshot, as when commits land during each of them."""
 
     def __init__(self, db: sqlite3.Connection, reader: sqlite3.Connection) -> None:
-        self.db, self.reader = db, reader
+        self.db, self.reader, self.calls = db, reader, 0
 
     def execute(self, sql: str) -> sqlite3.Cursor:
         cursor = self.db.execute(sql)
-        if self.reader.in_transaction:
+        self.calls += 1
+        if self.calls == 1 + S.CATCH_UP_ROUNDS and self.reader.in_transaction:
             self.reader.execute("COMMIT")
         return cursor
 
 
+class _CountingLock:
+    """The store's writer lock, counting how often the checkpoint thread takes it."""
+
+    def __init__(self, lock: threading.RLock) -> None:
+        self.lock, self.taken = lock, 0
+
+    def acquire(self, timeout: float = -1) -> bool:
+        self.taken += 1
+        return self.lock.acquire(timeout=timeout)
+
+    def release(self) -> None:
+        self.lock.release()
+
+
 @pytest.mark.parametrize(
-    ("limit", "restarts"), [(50, True), (10**9, False)], ids=["over-limit", "under-limit"]
+    ("limit", "reader_stays", "restarts", "locked"),
+    [(50, True, True, 1), (50, False, True, 0), (10**9, True, False, 0)],
+    ids=["over-limit-behind", "over-limit-caught-up", "under-limit"],
 )
 def test_a_round_over_the_limit_copies_the_rest_under_the_lock_so_the_wal_starts_over(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, restarts: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: int,
+    reader_stays: bool,
+    restarts: bool,
+    locked: int,
 ) -> None:
     monkeypatch.setattr(S, "CHECKPOINT_EVERY", 10**9)
     monkeypatch.setattr(S, "WAL_RESTART_FRAMES", limit)
@@ -69,16 +91,20 @@ def test_a_round_over_the_limit_copies_the_rest_under_the_lock_so_the_wal_starts
     reader = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
     reader.execute("BEGIN")
     reader.execute("SELECT COUNT(*) FROM log").fetchall()
+    if not reader_stays:
+        reader.execute("COMMIT")
     for i in range(100):
         st.put("configmaps", "ns", f"c{i}", {"metadata": {"name": f"c{i}"}}, "ADDED")
     checkpointer = st._checkpointer
     assert checkpointer is not None
-    real = checkpointer._db
+    real, lock = checkpointer._db, _CountingLock(checkpointer._lock)
     checkpointer._db = _ReaderLeavesDuringCheckpoint(real, reader)  # type: ignore[assignment]
+    checkpointer._lock = lock  # type: ignore[assignment]
     frames, copied = checkpointer.checkpoint()
     checkpointer._db = real
     reader.close()
     assert (frames == copied >= 100) is restarts
+    assert lock.taken == locked  # caught up without the lock: nothing arrived during the unlocked rounds
     st.put("configmaps", "ns", "next", {"metadata": {"name": "next"}}, "ADDED")
     assert (checkpointer.checkpoint()[0] == 1) is restarts  # the commit started the WAL over
     st.close()
