@@ -191,14 +191,14 @@ def test_an_unencodable_value_is_a_type_error_and_nothing_is_stored() -> None:
     assert st.revision == 0 and st.get("configmaps", "ns", "a") is None
 
 
-class _FailingBegin:
-    """The store's connection, except that the next BEGIN (a compaction's) fails once."""
+class _FailingCompaction:
+    """The store's connection, except that the next compaction fails once, at ``fail_at``."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db, self.failed = db, False
+    def __init__(self, db: sqlite3.Connection, fail_at: str) -> None:
+        self.db, self.fail_at, self.failed = db, fail_at, False
 
     def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
-        if sql == "BEGIN" and not self.failed:
+        if sql.startswith(self.fail_at) and not self.failed:
             self.failed = True
             raise sqlite3.OperationalError("disk I/O error")
         return self.db.execute(sql, *args)
@@ -207,16 +207,22 @@ class _FailingBegin:
         return self.db.executemany(sql, rows)
 
 
+@pytest.mark.parametrize(
+    "fail_at",
+    ["SAVEPOINT", "INSERT OR REPLACE INTO meta VALUES ('rv'"],
+    ids=["at-the-start", "after-the-deletes"],
+)
 def test_a_failed_automatic_compaction_keeps_the_write_and_the_next_one_deletes_the_dead_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: str
 ) -> None:
     monkeypatch.setattr(S, "COMPACT_EVERY", 4)
     st = S.open_store(tmp_path, retain=2)
     real = st._db
-    st._db = _FailingBegin(real)  # type: ignore[assignment]
+    st._db = _FailingCompaction(real, fail_at)  # type: ignore[assignment]
     for i in range(4):
         st.put("configmaps", "ns", "a", {"metadata": {"name": "a"}, "data": {"i": str(i)}}, "ADDED")
     assert st.revision == 4 and st.compacted == 0  # the write at revision 4 stands; its compaction failed
+    assert real.execute("SELECT COUNT(*) FROM log").fetchone()[0] == 4  # and deleted nothing
     st._db = real
     assert st.compact() == 2
     st.close()

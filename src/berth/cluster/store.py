@@ -384,14 +384,19 @@ class Store:
             doomed.append((heapq.heappop(dead),))
         db = self._db
         try:
-            db.execute("BEGIN")
-            db.executemany("DELETE FROM log WHERE rv = ?", doomed)
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('compacted', ?)", (str(target),))
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (str(self._rv),))
-            db.execute("COMMIT")
+            # One transaction (a savepoint: also correct inside a caller's transaction, which it must not end).
+            db.execute("SAVEPOINT compact")
+            try:
+                db.executemany("DELETE FROM log WHERE rv = ?", doomed)
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('compacted', ?)", (str(target),))
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (str(self._rv),))
+                db.execute("RELEASE compact")
+            except sqlite3.Error:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK TO compact")
+                    db.execute("RELEASE compact")
+                raise
         except sqlite3.Error:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
             for (rv,) in doomed:
                 heapq.heappush(dead, rv)
             raise
