@@ -135,3 +135,18 @@ def test_dump_writes_multiline_strings_as_blocks_and_round_trips(text: str) -> N
 def test_dump_all_keeps_one_line_strings_plain() -> None:
     out = yamlio.dump_all([{"kind": "ConfigMap", "data": {"a": "b"}}, {"kind": "Secret"}])
     assert out == "kind: ConfigMap\ndata:\n  a: b\n---\nkind: Secret\n"
+
+
+def test_object_reference_names_the_object_and_defaults_the_namespace() -> None:
+    from berth.kube.objects import object_reference
+
+    pvc = {"metadata": {"name": "data", "uid": "u-1", "resourceVersion": "7"}}
+    assert object_reference(pvc, "PersistentVolumeClaim") == {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "namespace": "default",
+        "name": "data",
+        "uid": "u-1",
+        "resourceVersion": "7",
+    }
+    assert object_reference({"metadata": {"namespace": "ns", "name": "p"}}, "Pod")["namespace"] == "ns"

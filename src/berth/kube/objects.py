@@ -4,6 +4,7 @@
 pod keys all use it, so "the same object" means the same thing everywhere.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,20 @@ def ref(obj: Obj) -> Ref:
     group, _ = split_api_version(str(obj.get("apiVersion", "")))
     meta = obj.get("metadata") or {}
     return Ref(group, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def object_reference(obj: Mapping[str, Any], kind: str, api_version: str = "v1") -> dict[str, str]:
+    """An ObjectReference to a namespaced ``obj`` (an Event's ``regarding``, a PersistentVolume's ``claimRef``);
+    the namespace is ``default`` when unset, as the API server defaults it."""
+    m = obj.get("metadata") or {}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "namespace": str(m.get("namespace") or "default"),
+        "name": str(m.get("name") or ""),
+        "uid": str(m.get("uid") or ""),
+        "resourceVersion": str(m.get("resourceVersion") or ""),
+    }
 
 
 def meta(obj: Obj) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from berth.kube import objects
 from berth.kube.objects import Obj
 from berth.schedule import scheduler as scheduler_mod
 from berth.schedule.live import api
@@ -193,8 +194,8 @@ class EventRecorder:
         name = str(meta.get("name") or "")
         now = dt.datetime.now(dt.UTC)
         event_name = f"{name}.{time.time_ns():x}"
-        ref = _pod_ref(event.pod)
-        related = _pod_ref(event.related) if event.related is not None else None
+        ref = objects.object_reference(event.pod, "Pod")
+        related = objects.object_reference(event.related, "Pod") if event.related is not None else None
         instance = f"{event.reporting_controller}-{self._instance_suffix}"
         if not self._use_core:
             body = {
@@ -245,19 +246,6 @@ class EventRecorder:
         if related is not None:
             core_body["related"] = related
         api.call(self._api_client, "POST", f"/api/v1/namespaces/{ns}/events", body=core_body)
-
-
-def _pod_ref(pod: Obj) -> Obj:
-    """The ObjectReference of a pod, as an Event's ``regarding`` / ``related``."""
-    meta = pod.get("metadata") or {}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "namespace": str(meta.get("namespace") or "default"),
-        "name": str(meta.get("name") or ""),
-        "uid": str(meta.get("uid") or ""),
-        "resourceVersion": str(meta.get("resourceVersion") or ""),
-    }
 
 
 def scheduled_event(pod: Obj, scheduler_name: str, node: str) -> PodEvent:

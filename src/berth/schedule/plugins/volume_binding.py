@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.kube import selectors
+from berth.kube import objects, selectors
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
@@ -521,15 +521,7 @@ def _bind_volume_to_claim(pv: vol.Obj, pvc: vol.Obj) -> vol.Obj:
     if is_volume_bound_to_claim(pv, pvc):
         return pv
     new = copy.deepcopy(dict(pv))
-    pm = vol.meta(pvc)
-    new.setdefault("spec", {})["claimRef"] = {
-        "kind": "PersistentVolumeClaim",
-        "apiVersion": "v1",
-        "namespace": str(pm.get("namespace") or "default"),
-        "name": str(pm.get("name") or ""),
-        "uid": str(pm.get("uid") or ""),
-        "resourceVersion": str(pm.get("resourceVersion") or ""),
-    }
+    new.setdefault("spec", {})["claimRef"] = objects.object_reference(pvc, "PersistentVolumeClaim")
     new.setdefault("metadata", {}).setdefault("annotations", {})[vol.ANN_BOUND_BY_CONTROLLER] = "yes"
     return new
 
