@@ -327,10 +327,8 @@ class Schemas:
         up to a bound, since clients choose them (custom kinds, typos).
         """
         key = (api_version, kind)
-        try:
+        if key in self._kinds:
             return self._kinds[key]
-        except KeyError:
-            pass
         name = self.definition_name(api_version, kind)
         node = self.definition(name) if name else None
         if node is not None or len(self._kinds) < _UNKNOWN_KINDS_KEPT:
