@@ -1,0 +1,68 @@
+"""``berth bench cluster``'s create harness and its report (figures are printed, never asserted on speed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from berth.cluster import Cluster, ClusterOptions, bench
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    c = Cluster(ClusterOptions(data_dir=tmp_path_factory.mktemp("bench"), run_controllers=False)).start()
+    yield c
+    c.stop()
+
+
+def test_create_many_creates_every_configmap_from_all_processes(cluster: Cluster) -> None:
+    run = bench._create_many(cluster.kubeconfig, 12, 2, "harness")
+    assert run.per_s > 0
+    assert run.client_cpu_ms > 0
+    assert cluster.api is not None
+    items, _rv = cluster.api.list("configmaps", "default")
+    names = {obj["metadata"]["name"] for obj in items if obj["metadata"]["name"].startswith("harness-")}
+    # worker i of 2 creates indexes i, i+2, ...: together every index once
+    assert names == {f"harness-{j}" for j in range(12)}
+
+
+def _figures(per_s_trials: list[int], one: float) -> dict[str, object]:
+    median = sorted(per_s_trials)[len(per_s_trials) // 2]
+    return {
+        "ready_s": 0.5,
+        "ready_cpu_s": 0.4,
+        "detach_s": 0.6,
+        "module_ready_s": 0.5,
+        "cold_ready_s": 0.9,
+        "cold_ready_cpu_s": 0.8,
+        "start_in_process_s": 0.1,
+        "creates_per_s_1_process": one,
+        "creates_per_s_processes": float(median),
+        "creates_per_s_trials": per_s_trials,
+        "creates_per_s": max(one, float(median)),
+        "client_processes": 3,
+        "server_cpu_ms_per_create": 0.65,
+        "client_cpu_ms_per_create": 1.0,
+        "watch_p50_ms": 3.0,
+        "watch_p99_ms": 5.0,
+        "pods": 10_000,
+        "memory_mib": 380.0,
+        "rss_idle_mib": 100.0,
+        "pods_create_s": 20.0,
+    }
+
+
+def test_report_names_every_trial_and_marks_a_missed_target() -> None:
+    lines = bench.describe(_figures([930, 990, 1010], 700.0))
+    creates = next(line for line in lines if line.startswith("creates/s"))
+    assert "930/990/1010" in creates
+    assert creates.endswith("MISSED")
+    cpu = next(line for line in lines if line.startswith("CPU per create"))
+    assert "server 0.65 ms" in cpu and "official client 1.00 ms" in cpu
+
+
+def test_report_marks_a_met_target_ok() -> None:
+    lines = bench.describe(_figures([1010, 1040, 1100], 700.0))
+    creates = next(line for line in lines if line.startswith("creates/s"))
+    assert creates.endswith("ok")
