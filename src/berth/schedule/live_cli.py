@@ -1,7 +1,8 @@
 """``berth schedule run``: run the configured profiles against a cluster until SIGTERM/SIGINT.
 
-Wired into the ``berth schedule`` group by the lead (``group.add_command(live_cli.run_command, "run")``); the work
-is done by :mod:`berth.schedule.live`.
+Attached to the ``berth schedule`` group by name (``schedule/cli.py``); the work is done by
+:mod:`berth.schedule.live`, imported only when the command runs: it pulls in the Kubernetes client (~0.9 s), which
+``berth schedule --help`` (it loads this module for the one-line summary) should not pay for.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import click
 
 from berth.kube.errors import BerthError
 from berth.schedule import config as config_mod
-from berth.schedule.live.run import LiveOptions, LiveScheduler
 from berth.schedule.plugins import registry as registry_mod
 
 
@@ -65,6 +65,8 @@ def run_command(
     Binds through pods/binding, records Scheduled/FailedScheduling Events and the PodScheduled condition, and stops
     gracefully on SIGTERM or Ctrl-C. Missing RBAC permissions are logged once each.
     """
+    from berth.schedule.live.run import LiveOptions, LiveScheduler
+
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",
