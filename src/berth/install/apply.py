@@ -50,8 +50,9 @@ LIVE_COMMAND = {
     plan_mod.Action.INSTALL: "apply",
     plan_mod.Action.UPGRADE: "upgrade",
     plan_mod.Action.UNINSTALL: "uninstall",
+    plan_mod.Action.ROLLBACK: "rollback",
 }
-"""The live command that runs each action (rollback and test have none yet: the plan's script command runs them)."""
+"""The live command that runs each action (test has none yet: the plan's script command runs it)."""
 
 
 class RunFailed(BerthError):
