@@ -79,7 +79,7 @@ def berth() -> None:
     "bench",
     commands=LazyCommands(
         {
-            "schedule": "berth.schedule.cli:bench",
+            "schedule": "berth.schedule.bench_cli:bench",
             "install": "berth.install.cli:bench",
             "cluster": "berth.cluster.cli:bench",
         }

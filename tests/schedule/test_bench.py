@@ -81,7 +81,7 @@ def test_preemption_workload_preempts_three_low_pods_per_high_pod() -> None:
 def test_cli_workload_and_verify_print_the_contract() -> None:
     from click.testing import CliRunner
 
-    from berth.schedule.cli import bench as bench_command
+    from berth.schedule.bench_cli import bench as bench_command
 
     args = ["--workload", "topology-spreading", "--nodes", "12", "--pods", "9", "--init-pods", "3"]
     result = CliRunner().invoke(bench_command, [*args, "--verify", "-o", "json"])
