@@ -199,6 +199,7 @@ def verify_cmd(work_dir: Path) -> None:
 group.add_command(live_cli.apply_command, "apply")
 group.add_command(live_cli.uninstall_command, "uninstall")
 group.add_command(live_cli.upgrade_command, "upgrade")
+group.add_command(live_cli.rollback_command, "rollback")
 group.add_command(live_cli.status_command, "status")
 
 

@@ -1,4 +1,4 @@
-"""Click commands of the live executors: ``apply``, ``uninstall``, ``upgrade``, ``status``.
+"""Click commands of the live executors: ``apply``, ``uninstall``, ``upgrade``, ``rollback``, ``status``.
 
 Kept apart from :mod:`berth.install.cli` (which wires them into ``berth install``) so the executors' options live
 next to each other. Every command takes ``--work-dir``, ``--kubeconfig`` and ``--context``; the context rule is in
@@ -177,6 +177,36 @@ def upgrade_command(
         raise InputError("pass --pull NEWREF (or --resume to continue the last upgrade)", "--pull")
     opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
     outcome = upgrade.run(opts, upgrade.UpgradeSource(ref, version, repo) if ref else None)
+    for line in outcome.lines:
+        click.echo(line)
+
+
+@click.command("rollback")
+@common
+@runner_options
+@click.option(
+    "--revision",
+    type=int,
+    help="The recorded revision to go back to (out/revisions/N; default: the newest, or the resumed run's).",
+)
+@click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
+def rollback_command(
+    work_dir: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: str,
+    resume: bool,
+    dry_run: bool,
+    force_conflicts: bool,
+    revision: int | None,
+    no_wait: bool,
+) -> None:
+    """Roll back to a recorded revision (as helm rollback): its pre-rollback hooks, its objects, prune what it
+    lacks, its post-rollback hooks; then WORK_DIR/out holds that revision and the replaced render is recorded."""
+    from berth.install import rollback
+
+    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
+    outcome = rollback.run(opts, revision)
     for line in outcome.lines:
         click.echo(line)
 
