@@ -1,8 +1,9 @@
 """The one entry point: ``berth install | schedule | cluster | bench | demo | tools``.
 
 Each part owns its commands in ``berth/<part>/cli.py`` and exposes a click group (and, optionally, a ``bench``
-command). This module only wires them together and turns :class:`~berth.kube.errors.BerthError` into one clear
-``error:`` line and the error's exit code -- never a traceback for expected failures.
+command, which may live in a module of its own, e.g. ``berth/schedule/bench_cli.py``). This module only wires
+them together and turns :class:`~berth.kube.errors.BerthError` into one clear ``error:`` line and the error's exit
+code -- never a traceback for expected failures.
 
 The parts are wired in by name and imported only when their command runs: ``berth cluster up`` must not pay for
 the schedule part's numpy or the official client's models before it can serve (issue 5: ready in <= 1 s).
@@ -10,54 +11,14 @@ the schedule part's numpy or the official client's models before it can serve (i
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Iterator, MutableMapping
 
 import click
 
 from berth import __version__
 from berth.kube import tools
 from berth.kube.errors import BerthError
-
-
-class LazyCommands(MutableMapping[str, click.Command]):
-    """A group's commands by name, each given as ``"module:attribute"`` and imported on first lookup.
-
-    Listing names (``berth --help``'s order, shell completion of names) imports nothing; looking a command up
-    (running it, or its short help) imports its module.
-    """
-
-    def __init__(self, specs: dict[str, str]) -> None:
-        self._specs = dict(specs)
-        self._loaded: dict[str, click.Command] = {}
-
-    def __getitem__(self, name: str) -> click.Command:
-        cmd = self._loaded.get(name)
-        if cmd is None:
-            module, _, attr = self._specs[name].partition(":")
-            cmd = getattr(importlib.import_module(module), attr)
-            if not isinstance(cmd, click.Command):
-                raise TypeError(f"{self._specs[name]} is not a click command")
-            self._loaded[name] = cmd
-        return cmd
-
-    def __setitem__(self, name: str, cmd: click.Command) -> None:
-        self._specs.pop(name, None)
-        self._loaded[name] = cmd
-
-    def __delitem__(self, name: str) -> None:
-        found = self._specs.pop(name, None) is not None
-        found = self._loaded.pop(name, None) is not None or found
-        if not found:
-            raise KeyError(name)
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._specs
-        yield from (name for name in self._loaded if name not in self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs.keys() | self._loaded.keys())
+from berth.lazycli import LazyCommands
 
 
 @click.group(

@@ -2,7 +2,7 @@
 
 ``simulate`` places a workload on a described cluster with kube-scheduler's configuration format and is defined
 here. ``config``, ``rbac``, ``manifests`` and ``run`` live in their own modules and are attached by name
-(:class:`berth.cli.LazyCommands`), so running one imports only its own module. ``berth bench schedule`` is
+(:class:`berth.lazycli.LazyCommands`), so running one imports only its own module. ``berth bench schedule`` is
 :mod:`berth.schedule.bench_cli`.
 
 Why the imports sit inside the commands: ``berth schedule --help`` lists each command's one-line summary, which
@@ -18,7 +18,7 @@ import sys
 
 import click
 
-from berth.cli import LazyCommands
+from berth.lazycli import LazyCommands
 
 
 @click.group(
