@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from berth.install import revisions, verify
+from berth.install import package, revisions, verify
 from berth.kube.errors import InputError
 
 from .conftest import Run, tree_digest
@@ -19,7 +19,7 @@ def test_setup_records_the_render_it_replaces(edge_history_workdir: Path) -> Non
     assert revisions.numbers(out) == [1]
     rev = out / "revisions" / "1"
     assert sorted(p.name for p in rev.iterdir()) == [
-        ".gitignore", "lifecycle", "manifests", "revision.yaml", "secrets", "spec", "upgrade",
+        ".gitignore", "lifecycle", "manifests", "package", "revision.yaml", "secrets", "spec", "upgrade",
     ]  # fmt: skip
     assert not (rev / "lifecycle" / "plan.yaml").exists() and not (rev / "runs").exists()
     assert (rev / "manifests" / "service-edge-app.yaml").is_file() or (
@@ -30,7 +30,59 @@ def test_setup_records_the_render_it_replaces(edge_history_workdir: Path) -> Non
     loaded = revisions.load(out, 1)
     assert loaded.label == "revision 1 (edge-hooks 0.3.0)"
     assert "Service" in {o.kind for o in loaded.split.ordinary}
+    # The package the render came from (0.3.0, as W/package held it then), its chart archive as pulled.
+    assert loaded.package == rev / "package"
+    kept = package.load(loaded.package)
+    assert (kept.name, kept.version) == ("edge-hooks", "0.3.0")
+    assert kept.chart.sha256 == loaded.meta["chart"]["sha256"]
+    assert package.load(edge_history_workdir / "package").version == "0.4.0"
     assert verify.run(edge_history_workdir).ok  # the history is not a stale render
+
+
+def test_a_revision_keeps_its_package_without_the_base_review_renders(
+    tmp_path: Path, edge_workdir: Path
+) -> None:
+    new = tmp_path / "new"
+    new.mkdir()
+    assert revisions.record(edge_workdir / "out", edge_workdir / "package", new, "t") == 1
+    kept = new / "revisions" / "1" / "package"
+    files = sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file())
+    source = edge_workdir / "package"
+    assert files == sorted(
+        p.relative_to(source).as_posix()
+        for p in source.rglob("*")
+        if p.is_file() and "render" not in p.relative_to(source).parts
+    )
+    assert "bases/ha/values.yaml" in files and any(f.startswith("components/") for f in files)
+    assert [f for f in files if f.endswith(".tgz")] == [
+        "chart/edge-hooks-0.3.0.tgz"
+    ]  # the archive, not unpacked
+    assert package.load(kept).to_dict() == package.load(source).to_dict()
+    assert tree_digest(kept) == {k: v for k, v in tree_digest(source).items() if "/render/" not in k}
+
+
+def test_a_package_that_is_not_the_renders_is_not_kept(tmp_path: Path, edge_history_workdir: Path) -> None:
+    """A work dir rolled back to a revision recorded without its package keeps the newer W/package; the render in
+    W/out is then recorded with the label its own spec gives, and without that package."""
+    old = tmp_path / "old"
+    shutil.copytree(edge_history_workdir / "out" / "revisions" / "1", old)  # 0.3.0's render
+    new = tmp_path / "new"
+    new.mkdir()
+    assert revisions.record(old, edge_history_workdir / "package", new, "t") == 1  # W/package: 0.4.0
+    rev = revisions.load(new, 1)
+    assert rev.package is None and not (new / "revisions" / "1" / "package").exists()
+    assert rev.label == "revision 1 (edge-hooks 0.3.0)"
+    assert rev.meta["package"] == {"name": "edge-hooks", "version": "0.3.0"} and "chart" not in rev.meta
+
+
+def test_a_revision_recorded_before_packages_were_kept_still_loads(
+    tmp_path: Path, edge_history_workdir: Path
+) -> None:
+    work = tmp_path / "w"
+    shutil.copytree(edge_history_workdir, work)
+    shutil.rmtree(work / "out" / "revisions" / "1" / "package")
+    rev = revisions.load(work / "out", 1)
+    assert rev.package is None and rev.label == "revision 1 (edge-hooks 0.3.0)"
 
 
 def test_setup_prints_the_recorded_revision(run: Run, tmp_path: Path, edge_history_workdir: Path) -> None:
