@@ -51,8 +51,9 @@ LIVE_COMMAND = {
     plan_mod.Action.UPGRADE: "upgrade",
     plan_mod.Action.UNINSTALL: "uninstall",
     plan_mod.Action.ROLLBACK: "rollback",
+    plan_mod.Action.TEST: "test",
 }
-"""The live command that runs each action (test has none yet: the plan's script command runs it)."""
+"""The live command that runs each action."""
 
 
 class RunFailed(BerthError):
