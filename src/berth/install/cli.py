@@ -200,6 +200,7 @@ group.add_command(live_cli.apply_command, "apply")
 group.add_command(live_cli.uninstall_command, "uninstall")
 group.add_command(live_cli.upgrade_command, "upgrade")
 group.add_command(live_cli.rollback_command, "rollback")
+group.add_command(live_cli.release_test_command, "test")
 group.add_command(live_cli.status_command, "status")
 
 

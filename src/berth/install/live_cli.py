@@ -1,4 +1,4 @@
-"""Click commands of the live executors: ``apply``, ``uninstall``, ``upgrade``, ``rollback``, ``status``.
+"""Click commands of the live executors: ``apply``, ``uninstall``, ``upgrade``, ``rollback``, ``test``, ``status``.
 
 Kept apart from :mod:`berth.install.cli` (which wires them into ``berth install``) so the executors' options live
 next to each other. Every command takes ``--work-dir``, ``--kubeconfig`` and ``--context``; the context rule is in
@@ -207,6 +207,30 @@ def rollback_command(
 
     opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
     outcome = rollback.run(opts, revision)
+    for line in outcome.lines:
+        click.echo(line)
+
+
+@click.command("test")
+@common
+@runner_options
+@click.option("--logs", is_flag=True, help="Print the logs of every Job and Pod test hook after the run.")
+def release_test_command(
+    work_dir: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: str,
+    resume: bool,
+    dry_run: bool,
+    force_conflicts: bool,
+    logs: bool,
+) -> None:
+    """Run the release's test hooks (as helm test): one at a time in Helm's order, each waited on; a failed one
+    fails the run (exit 1) naming it. No test hooks: says so, exit 0."""
+    from berth.install import release_test
+
+    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts)
+    outcome = release_test.run(opts, logs)
     for line in outcome.lines:
         click.echo(line)
 
