@@ -77,49 +77,36 @@ def format_time(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class _UidPool:
-    """Random hex digits for uids, drawn from ``os.urandom`` 4 KiB at a time (one ``getrandom`` system call per 128
-    uids instead of one per uid; the bytes are the same cryptographic randomness ``uuid.uuid4`` uses)."""
-
-    __slots__ = ("lock", "pos", "text")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.text = ""
-        self.pos = 0
-
-    def reset(self) -> None:
-        """Forget the drawn digits (in a forked child: it must not hand out its parent's uids)."""
-        self.lock = threading.Lock()
-        self.text = ""
-        self.pos = 0
-
-
-_UID_POOL = _UidPool()
-os.register_at_fork(after_in_child=_UID_POOL.reset)
 _UID_BYTES = 4096
 # The variant digit of a version 4 UUID (RFC 9562: bits 10xx): a random digit's low two bits under 8.
 _VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
+_UIDS: list[str] = []
+"""Uids made ahead, 128 from each 4 KiB of ``os.urandom`` (the randomness ``uuid.uuid4`` uses): one ``getrandom``
+system call per 128 uids instead of one per uid. ``list.pop`` and ``list.extend`` are atomic, so threads need no
+lock: two that find it empty at once both add a batch of fresh uids."""
+os.register_at_fork(after_in_child=_UIDS.clear)  # a forked child must not hand out its parent's uids
+
+
+def _make_uids() -> None:
+    """Format a batch: as in ``uuid4``, of 32 random hex digits the 13th becomes the version (4) and the 17th keeps
+    two random bits under the variant bits, so 122 bits are random."""
+    t = os.urandom(_UID_BYTES).hex()
+    _UIDS.extend(
+        [
+            f"{t[p : p + 8]}-{t[p + 8 : p + 12]}-4{t[p + 13 : p + 16]}-"
+            f"{_VARIANT[t[p + 16]]}{t[p + 17 : p + 20]}-{t[p + 20 : p + 32]}"
+            for p in range(0, len(t), 32)
+        ]
+    )
 
 
 def new_uid() -> str:
-    """A random (version 4) UUID as text, like ``str(uuid.uuid4())`` without building a UUID object.
-
-    32 random hex digits from the pool; as in ``uuid4``, the 13th becomes the version (4) and the 17th keeps two
-    random bits under the variant bits, so 122 bits are random.
-    """
-    pool = _UID_POOL
-    with pool.lock:
-        pos = pool.pos
-        text = pool.text
-        if pos >= len(text):
-            text = pool.text = os.urandom(_UID_BYTES).hex()
-            pos = 0
-        pool.pos = pos + 32
-    return (
-        f"{text[pos : pos + 8]}-{text[pos + 8 : pos + 12]}-4{text[pos + 13 : pos + 16]}-"
-        f"{_VARIANT[text[pos + 16]]}{text[pos + 17 : pos + 20]}-{text[pos + 20 : pos + 32]}"
-    )
+    """A random (version 4) UUID as text, like ``str(uuid.uuid4())`` without building a UUID object."""
+    while True:
+        try:
+            return _UIDS.pop()
+        except IndexError:
+            _make_uids()
 
 
 def format_micro_time(t: datetime) -> str:
