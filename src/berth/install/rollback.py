@@ -8,18 +8,28 @@ run), executed by the one executor (:func:`berth.install.apply.execute`); this m
 ``--revision`` the target is the newest recorded revision (Helm's default: the previous one); no recorded revision,
 or an unknown number, is the plan's own :class:`~berth.kube.errors.InputError` (exit 2).
 
-Helm records a rollback as a new release revision holding the target's manifest. berth's work dir is its release
-store, so a rollback that succeeded on the cluster makes the work dir follow, the way ``upgrade`` does: the render
-it replaces is recorded as the next revision in ``W/out/revisions`` (:func:`berth.install.revisions.record`) and
-``W/out`` becomes the target revision's render (its objects, hooks, selection and inputs). So ``status`` compares
-with what the cluster now runs, a later ``upgrade`` prunes against it, and a second ``rollback`` goes back to the
-render just replaced (``helm rollback`` without a revision does the same). The new ``W/out`` is built beside the
-old one and swapped in with one rename (:func:`berth.install.setup._swap`, the one setup uses); the rollback's
-receipt in the swapped-in ``out/runs`` says which revision the replaced render became (``recordedRevision``), so
-the switch is either done and recorded or not done at all. A run that stops on the cluster switches nothing:
-``--resume`` continues it with the same target (read from the stopped run's receipt), and also completes a run
-that succeeded on the cluster but died before the switch. ``W/package`` is not part of a revision and stays the
-newest package pulled (the summary says so when it differs from the target's chart).
+Helm records a rollback as a new release revision holding the target's manifest *and chart*. berth's work dir is
+its release store, so a rollback that succeeded on the cluster makes the work dir follow, the way ``upgrade`` does:
+the render it replaces is recorded, with its package, as the next revision in ``W/out/revisions``
+(:func:`berth.install.revisions.record`), ``W/out`` becomes the target revision's render (its objects, hooks,
+selection and inputs) and ``W/package`` the target's package. So ``status`` compares with what the cluster now
+runs, ``verify`` re-renders the chart the render came from, a later ``upgrade`` prunes against it, and a second
+``rollback`` goes back to the render just replaced (``helm rollback`` without a revision does the same).
+
+The switch is two renames, since ``W/out`` and ``W/package`` are siblings; the order makes it safe::
+
+    stage/out = target render + revisions (+ the replaced one) + runs (receipt: recordedRevision)
+                + .rollback-package/ (the target's package)
+    swap W/out <- stage/out                  the commit point: done and recorded, or not done at all
+    W/package -> aside; W/out/.rollback-package -> W/package; drop the old one (recorded with its render)
+
+A run that stops before the swap left the work dir as it was: the receipt has no ``recordedRevision``, and
+``--resume`` (:func:`unswitched`) switches without touching the cluster again. A run that stops after it leaves
+``W/out/.rollback-package``; every command that loads the work dir refuses while it is there, and ``--resume``
+(:func:`restore_package`) finishes the move, whichever of its renames was done. A run that stops on the cluster
+switches nothing: ``--resume`` continues it with the same target (read from the stopped run's receipt). A
+revision recorded before revisions kept packages has none to restore: ``W/package`` stays as it is and the summary
+says so in one line when it is not the target's.
 """
 
 from __future__ import annotations
@@ -78,8 +88,9 @@ def unswitched(work: Path) -> tuple[Path, int] | None:
 
 
 def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: str) -> int | None:
-    """Make ``W/out`` the target revision's render, recording the current one as the next revision; mark the run's
-    receipt with that number in the same swap. Returns the new revision's number."""
+    """Make ``W/out`` the target revision's render and ``W/package`` its package, recording the current render
+    (with its package) as the next revision; mark the run's receipt with that number in the same swap of
+    ``W/out``. Returns the new revision's number."""
     out = work / "out"
     stage = Path(tempfile.mkdtemp(prefix=".berth-rollback-", dir=work))
     try:
@@ -94,9 +105,11 @@ def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: 
         recorded = revisions.record(
             out, work / "package", new_out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )
-        now = dataclasses.replace(
-            wd, split=target.split, install_only=target.install_only, upgrade=target.upgrade, out_dir=new_out
-        )
+        package_dir = work / "package"
+        if target.package is not None:
+            package_dir = new_out / revisions.PENDING_PACKAGE
+            shutil.copytree(target.package, package_dir)
+        now = setup.read_workdir(new_out, package_dir)
         plan_file = new_out / setup.PLAN_FILE
         plan_file.parent.mkdir(parents=True, exist_ok=True)
         plan_file.write_text(yamlio.dump(setup.plan_document(now, str(work))), encoding="utf-8")
@@ -107,7 +120,7 @@ def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: 
             body = receipt.load(path)
             body["spec"][RECORDED_FIELD] = recorded
             yamlio.write_atomic(path, yamlio.dump(body))
-        setup._swap(stage, work, ("out",))
+        setup.swap(stage, work, ("out",))
     except OSError as exc:
         raise apply.RunFailed(
             f"the cluster is rolled back to {target.label}, but {out} could not be switched to it ({exc}); it "
@@ -116,7 +129,37 @@ def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: 
         ) from exc
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+    restore_package(work, target.label)
     return recorded
+
+
+def restore_package(work: Path, label: str) -> bool:
+    """Move the package a switch swapped in with ``W/out`` (``W/out/.rollback-package``) to ``W/package``; the
+    package there goes (the switch recorded it with the render it replaced). Safe to repeat: it finishes a move
+    that stopped between its two renames. Returns whether there was one to move."""
+    pending = work / "out" / revisions.PENDING_PACKAGE
+    if not pending.is_dir():
+        return False
+    current = work / "package"
+    aside = Path(tempfile.mkdtemp(prefix=".berth-rollback-", dir=work))
+    try:
+        if current.exists():
+            current.rename(aside / "package")
+        try:
+            pending.rename(current)
+        except OSError:
+            if (aside / "package").is_dir() and not current.exists():
+                (aside / "package").rename(current)
+            raise
+    except OSError as exc:
+        raise apply.RunFailed(
+            f"the cluster is rolled back to {label} and {work / 'out'} holds its render, but {current} could not "
+            f"be replaced by its package ({exc}). Fix the cause, then finish with: "
+            f"{apply.live_command(plan_mod.Action.ROLLBACK, work)} --resume"
+        ) from exc
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+    return True
 
 
 def switched_lines(
@@ -126,13 +169,28 @@ def switched_lines(
     lines = [f"{work / 'out'} now holds the render of {target.label}"]
     if recorded is not None:
         lines.append(f"Recorded the render this replaced as revision {recorded} in {where}")
-    chart = target.meta.get("chart") or {}
-    if chart.get("sha256") and chart.get("sha256") != wd.package.chart.sha256:
+    if target.package is not None:
+        lines.append(f"{work / 'package'} now holds the package of {target.label}")
+        return lines
+    chart, pkg = target.meta.get("chart") or {}, target.meta.get("package") or {}
+    if chart.get("sha256"):
+        same = chart["sha256"] == wd.package.chart.sha256
+    else:
+        same = (pkg.get("name"), pkg.get("version")) == (wd.package.name, wd.package.version)
+    if not same:
         lines.append(
-            f"note: {work / 'package'} still holds {wd.package.name} {wd.package.version} (a revision keeps the "
-            "render, not the package): `berth install verify` compares against it until the next upgrade"
+            f"note: {target.label} was recorded without its package, so {work / 'package'} still holds "
+            f"{wd.package.name} {wd.package.version} (`berth install verify` compares against it until the next "
+            "upgrade)"
         )
     return lines
+
+
+def _label(work: Path, number: object) -> str:
+    """A target's label; the switch may have dropped the target itself from the history (the newest 10 stay)."""
+    if isinstance(number, int) and number in revisions.numbers(work / "out"):
+        return revisions.load(work / "out", number).label
+    return f"revision {number}"
 
 
 def run(
@@ -142,6 +200,16 @@ def run(
     of ``W/out`` to it (not on a dry run)."""
     reporter = reporter or apply.Reporter()
     work = options.work_dir
+    last = last_run(work)
+    if options.resume and last is not None and (work / "out" / revisions.PENDING_PACKAGE).is_dir():
+        label = _label(work, last[1].get(TARGET_FIELD))
+        reporter.print(
+            f"The last rollback ({last[0].stem}) switched {work / 'out'} but not {work / 'package'}; restoring it"
+        )
+        restore_package(work, label)
+        return apply.Outcome(
+            last[0], 0, 0, (f"Receipt: {last[0]}", f"{work / 'package'} now holds the package of {label}")
+        )
     wd = setup.load_workdir(work)
     if options.resume:
         pending = unswitched(work)

@@ -221,8 +221,9 @@ def render_selection(
     return result, (upgrade if notes else None), install_only, notes
 
 
-def _swap(stage: Path, work: Path, names: tuple[str, ...]) -> None:
-    """Move ``stage/<name>`` over ``work/<name>`` for each name, restoring the old ones if a move fails."""
+def swap(stage: Path, work: Path, names: tuple[str, ...]) -> None:
+    """Move ``stage/<name>`` over ``work/<name>`` for each name, restoring the old ones if a move fails (the one
+    swap of a work dir: setup's, and rollback's switch of ``W/out``)."""
     moved: list[tuple[Path, Path | None]] = []
     try:
         for name in names:
@@ -336,7 +337,7 @@ def run(
         (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
         shutil.rmtree(stage / "scratch", ignore_errors=True)
-        _swap(stage, work, ("package", "out"))
+        swap(stage, work, ("package", "out"))
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     out_dir = work / "out"
@@ -375,11 +376,23 @@ def load_workdir(work_dir: Path) -> Workdir:
             "no berth setup here (out/spec/manifest-index.yaml missing); run berth install setup first",
             str(work),
         )
-    pkg = package.load(work / "package")
+    if (out / revisions.PENDING_PACKAGE).is_dir():
+        raise InputError(
+            f"the last rollback switched out/ but stopped before restoring its package to {work / 'package'}; "
+            f"finish it with: berth install rollback --work-dir {work_dir} --resume",
+            str(out / revisions.PENDING_PACKAGE),
+        )
+    return read_workdir(out, work / "package")
+
+
+def read_workdir(out: Path, package_dir: Path) -> Workdir:
+    """A work dir's render in ``out`` with the package in ``package_dir`` (``W/out`` and ``W/package``, or a
+    rollback's staged ``out`` with the package it restores)."""
+    pkg = package.load(package_dir)
     selection, _ = wizard.read_prior(out / "spec")
     if selection is None:
         raise InputError(
-            "out/spec/selection.yaml is missing or invalid; re-run berth install setup", str(work)
+            "out/spec/selection.yaml is missing or invalid; re-run berth install setup", str(out.parent)
         )
     docs = yamlio.load_file(out / "spec" / wizard.INPUTS_FILE)
     spec = (docs[0].body or {}).get("spec") or {}

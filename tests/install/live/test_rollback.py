@@ -1,20 +1,24 @@
 """``berth install rollback`` against a real embedded cluster: install 0.3.0, upgrade to 0.4.0 (``app-settings``
 changed, Service ``app`` dropped, ConfigMap ``added`` new), roll back -- the cluster and the work dir are 0.3.0 again,
-the rollback hooks ran in Helm's order, the replaced render is a new revision; bad revisions exit 2; resume."""
+the rollback hooks ran in Helm's order, the replaced render is a new revision, W/package is the target's package
+again (``verify`` passes against the real helm); bad revisions exit 2; resume; revisions recorded without a
+package."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from berth.cluster import Cluster
+from berth.install import package, receipt, revisions, rollback, setup, verify
 from berth.install import plan as plan_mod
-from berth.install import receipt, revisions, rollback, setup
 from berth.install.live_cli import rollback_command, status_command, upgrade_command
 from berth.kube import client as kube_client
 from berth.kube import yamlio
+from berth.kube.errors import InputError
 
 from ..conftest import EDGE_CHART, edge_next_chart, setup_twice, tree_digest
 from .conftest import Audit, run_live
@@ -44,6 +48,16 @@ def settings(cluster: Cluster) -> dict[str, str]:
         return dict(core.read_namespaced_config_map("app-settings", "edge").data or {})
     finally:
         api.close()
+
+
+def package_version(work: Path) -> str:
+    return package.load(work / "package").version
+
+
+def verified(work: Path) -> None:
+    """``berth install verify``: a fresh render of W/package's chart (the real helm) equals W/out."""
+    report = verify.run(work)
+    assert report.ok, report.lines()
 
 
 def rendered_settings(out: Path) -> dict[str, str]:
@@ -111,7 +125,16 @@ def test_rollback_restores_the_revision_runs_its_hooks_in_order_and_records_a_re
     assert (out / "manifests/service-edge-app.yaml").is_file() and rendered_settings(out) == v1
     assert "Recorded the render this replaced as revision 2" in res.out
     assert "now holds the render of revision 1 (edge-hooks 0.3.0)" in res.out
-    assert f"{edge_work / 'package'} still holds edge-hooks 0.4.0" in res.out
+    # W/package is 0.3.0's again (as helm rollback makes the target's chart the release's), so verify re-renders
+    # the chart the render came from; the replaced 0.4.0 render is recorded with its package and label.
+    assert f"{edge_work / 'package'} now holds the package of revision 1 (edge-hooks 0.3.0)" in res.out
+    assert package_version(edge_work) == "0.3.0" and "note:" not in res.out
+    assert not (out / revisions.PENDING_PACKAGE).exists()
+    assert [p.name for p in edge_work.iterdir() if p.name.startswith(".berth-")] == []
+    verified(edge_work)
+    rev2 = revisions.load(out, 2)
+    assert rev2.label == "revision 2 (edge-hooks 0.4.0)" and rev2.package is not None
+    assert package.load(rev2.package).version == "0.4.0"
     assert (out / setup.PLAN_FILE).is_file()
     res = run_live(capsys, status_command, *args)
     assert res.code == 0, res.out + res.err
@@ -123,6 +146,11 @@ def test_rollback_restores_the_revision_runs_its_hooks_in_order_and_records_a_re
     assert exists(cluster, ADDED) and not exists(cluster, SERVICE)
     assert settings(cluster).get("next") == "yes"
     assert revisions.numbers(out) == [1, 2, 3]
+    assert package_version(edge_work) == "0.4.0"
+    verified(edge_work)
+    rev3 = revisions.load(out, 3)
+    assert rev3.label == "revision 3 (edge-hooks 0.3.0)"
+    assert rev3.package is not None and package.load(rev3.package).version == "0.3.0"
 
 
 def test_rollback_without_a_recorded_revision_exits_2(
@@ -199,20 +227,21 @@ def test_resume_switches_the_work_dir_when_only_the_switch_failed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     upgraded(capsys, cluster, edge_work, tmp_path)
-    real_swap = setup._swap
+    real_swap = setup.swap
 
     def broken(stage: Path, work: Path, names: tuple[str, ...]) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(setup, "_swap", broken)
+    monkeypatch.setattr(setup, "swap", broken)
     args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
     res = run_live(capsys, rollback_command, *args)
     assert res.code == 1
     assert "the cluster is rolled back to revision 1 (edge-hooks 0.3.0), but" in res.err
     assert "No space left on device" in res.err and "--resume" in res.err
     assert exists(cluster, SERVICE) and revisions.numbers(edge_work / "out") == [1]
+    assert package_version(edge_work) == "0.4.0"  # neither half of the switch happened
     assert [p.name for p in edge_work.iterdir() if p.name.startswith(".berth-")] == []  # no stage left behind
-    monkeypatch.setattr(setup, "_swap", real_swap)
+    monkeypatch.setattr(setup, "swap", real_swap)
     start = len(audit.writes())
     res = run_live(capsys, rollback_command, *args, "--resume")
     assert res.code == 0, res.err
@@ -220,3 +249,86 @@ def test_resume_switches_the_work_dir_when_only_the_switch_failed(
     assert "Recorded the render this replaced as revision 2" in res.out
     assert revisions.numbers(edge_work / "out") == [1, 2]
     assert receipt.receipts(edge_work)[-1][1]["spec"][rollback.RECORDED_FIELD] == 2
+    assert package_version(edge_work) == "0.3.0"
+    verified(edge_work)
+
+
+def test_resume_restores_the_package_when_the_switch_stopped_after_w_out(
+    capsys: pytest.CaptureFixture[str],
+    cluster: Cluster,
+    audit: Audit,
+    edge_work: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """W/out and W/package are two renames: W/out (with the target's package inside) first, as the commit point;
+    a run that stops before the package is moved leaves a work dir every command refuses until --resume."""
+    upgraded(capsys, cluster, edge_work, tmp_path)
+    real_rename = Path.rename
+
+    def rename(self: Path, target: Any) -> Path:
+        if self.name == revisions.PENDING_PACKAGE:
+            raise OSError(28, "No space left on device")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename)
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
+    res = run_live(capsys, rollback_command, *args)
+    monkeypatch.setattr(Path, "rename", real_rename)
+    assert res.code == 1
+    assert f"holds its render, but {edge_work / 'package'} could not be replaced by its package" in res.err
+    assert "No space left on device" in res.err and f"rollback --work-dir {edge_work} --resume" in res.err
+    out = edge_work / "out"
+    assert revisions.numbers(out) == [1, 2] and rendered_settings(out) == rendered_settings(
+        out / "revisions/1"
+    )
+    assert receipt.receipts(edge_work)[-1][1]["spec"][rollback.RECORDED_FIELD] == 2  # W/out is switched
+    assert package_version(edge_work) == "0.4.0" and (out / revisions.PENDING_PACKAGE).is_dir()
+    # Until the package follows, nothing compares W/out with the wrong package.
+    for command in (status_command, rollback_command):
+        res = run_live(capsys, command, *args)
+        assert res.code == 2 and "stopped before restoring its package" in res.err
+        assert f"berth install rollback --work-dir {edge_work} --resume" in res.err
+    with pytest.raises(InputError, match="stopped before restoring its package"):
+        verify.run(edge_work)
+    # A crash between the two renames of the move: W/package already gone.
+    shutil.rmtree(edge_work / "package")
+    start = len(audit.writes())
+    res = run_live(capsys, rollback_command, *args, "--resume")
+    assert res.code == 0, res.err
+    assert audit.writes()[start:] == []
+    assert f"{edge_work / 'package'} now holds the package of revision 1 (edge-hooks 0.3.0)" in res.out
+    assert package_version(edge_work) == "0.3.0" and not (out / revisions.PENDING_PACKAGE).exists()
+    assert [p.name for p in edge_work.iterdir() if p.name.startswith(".berth-")] == []
+    verified(edge_work)
+    res = run_live(capsys, rollback_command, *args, "--resume")
+    assert res.code == 2 and "nothing to resume: the last rollback run" in res.err
+
+
+def test_rollback_to_a_revision_recorded_without_its_package(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path, tmp_path: Path
+) -> None:
+    """Revisions recorded before revisions kept packages: the rollback works, W/package stays (one line says so),
+    and the render it leaves in W/out is labelled from its own spec when the next rollback records it."""
+    upgraded(capsys, cluster, edge_work, tmp_path)
+    out = edge_work / "out"
+    shutil.rmtree(out / "revisions/1/package")
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
+    res = run_live(capsys, rollback_command, *args)
+    assert res.code == 0, res.err
+    assert exists(cluster, SERVICE) and not exists(cluster, ADDED)
+    notes = [line for line in res.out.splitlines() if "note:" in line]
+    assert notes == [
+        f"note: revision 1 (edge-hooks 0.3.0) was recorded without its package, so {edge_work / 'package'} "
+        "still holds edge-hooks 0.4.0 (`berth install verify` compares against it until the next upgrade)"
+    ]
+    assert package_version(edge_work) == "0.4.0" and revisions.numbers(out) == [1, 2]
+    assert revisions.load(out, 2).label == "revision 2 (edge-hooks 0.4.0)"
+    # Back to 0.4.0: W/out's 0.3.0 render is recorded as 0.3.0 (its spec), not with the 0.4.0 W/package.
+    res = run_live(capsys, rollback_command, *args)
+    assert res.code == 0, res.err
+    assert exists(cluster, ADDED) and not exists(cluster, SERVICE)
+    rev3 = revisions.load(out, 3)
+    assert rev3.label == "revision 3 (edge-hooks 0.3.0)" and rev3.package is None
+    assert package_version(edge_work) == "0.4.0" and "note:" not in res.out
+    verified(edge_work)
