@@ -101,6 +101,15 @@ def test_create_managed_fields_are_the_general_diff(data: st.DataObject, status_
         {}, copy.deepcopy(obj), "creator", now="T", node=node, status_subresource=status_subresource
     )
     assert json.dumps(fast) == json.dumps(general)  # byte-identical, key order included
+    direct = patch.created_managed_fields(
+        obj,
+        "creator",
+        now="T",
+        api_version=str(obj["apiVersion"]),
+        node=node,
+        status_subresource=status_subresource,
+    )
+    assert json.dumps(direct) == json.dumps(general["metadata"].get("managedFields", []))
 
 
 JSON = st.recursive(

@@ -1,10 +1,13 @@
-"""The create path's shortcuts keep what clients see: uids stay unique across a fork."""
+"""The create path's shortcuts keep what clients see: uids stay unique across a fork, one timestamp per create."""
 
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime, timedelta
 
 from berth.cluster import api as api_module
+from berth.cluster.api import Api
+from berth.cluster.store import Store
 
 
 def test_a_forked_child_draws_other_uids_than_its_parent() -> None:
@@ -28,3 +31,12 @@ def test_uids_keep_coming_past_one_draw_of_random_bytes() -> None:
     uids = [api_module.new_uid() for _ in range(3 * api_module._UID_BYTES // 16 + 7)]
     assert len(set(uids)) == len(uids)
     assert {u[14] for u in uids} == {"4"} and {u[19] for u in uids} <= set("89ab")
+
+
+def test_a_create_stamps_creation_and_managed_fields_with_one_time() -> None:
+    ticks = iter(datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=i) for i in range(1000))
+    api = Api(Store(), clock=lambda: next(ticks))
+    created = api.create("configmaps", {"metadata": {"name": "a"}, "data": {"k": "v"}}, namespace="default")
+    meta = created["metadata"]
+    assert [e["time"] for e in meta["managedFields"]] == [meta["creationTimestamp"]]
+    assert meta["managedFields"][0]["fieldsV1"] == {"f:data": {".": {}, "f:k": {}}}

@@ -84,6 +84,22 @@ def track_update(
     api: Api, rt: ResourceType, old: Obj | None, new: Obj, manager: str, subresource: str, now: str
 ) -> None:
     """Record an ``Update`` managedFields entry for ``manager`` on ``new`` (in place)."""
+    meta = new.get("metadata")
+    if old is None and not subresource and type(meta) is dict and not meta.get("managedFields"):
+        # A create: the entry is built straight into ``new`` (record_update would return a copy to take it from).
+        entries = patch.created_managed_fields(
+            new,
+            manager,
+            now=now,
+            api_version=rt.api_version,
+            node=node_for(api, rt, new),
+            status_subresource="status" in rt.subresources,
+        )
+        if entries:
+            meta["managedFields"] = entries
+        else:
+            meta.pop("managedFields", None)
+        return
     out = patch.record_update(
         old,
         new,

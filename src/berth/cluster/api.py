@@ -870,9 +870,10 @@ class Api:
         return manager or "berth"
 
     def _managed_update(
-        self, rt: ResourceType, old: Obj | None, new: Obj, manager: str, subresource: str
+        self, rt: ResourceType, old: Obj | None, new: Obj, manager: str, subresource: str, now: str = ""
     ) -> None:
-        admission.track_update(self, rt, old, new, manager, subresource, format_time(self.clock()))
+        """Record the write in ``new``'s managedFields, stamped ``now`` (default: the clock's time now)."""
+        admission.track_update(self, rt, old, new, manager, subresource, now or format_time(self.clock()))
 
     # ---- create --------------------------------------------------------------------------------------------
 
@@ -892,7 +893,8 @@ class Api:
     ) -> Obj:
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a JSON object")
-        if rt.resource == eventsv1.RESOURCE:
+        res = rt.resource  # a property that formats the key: read once
+        if res == eventsv1.RESOURCE:
             out = self.do_create(
                 self._core_events,
                 eventsv1.to_core(obj),
@@ -921,17 +923,18 @@ class Api:
         with self.store.locked():
             if ns:
                 self._require_namespace(ns, creating=True)
-            if name and self.store.get(rt.resource, ns, name) is not None:
+            if name and self.store.get(res, ns, name) is not None:
                 if meta.get("generateName"):
                     meta["name"] = str(meta["generateName"]) + _generate_suffix()
                     name = meta["name"]
                 else:
                     raise E.already_exists(rt.plural, rt.group, name)
-            now = self.clock()
+            # One timestamp for creationTimestamp and the managedFields entry (both have second precision).
+            now = format_time(self.clock())
             for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
                 meta.pop(k, None)
             meta["uid"] = new_uid()
-            meta["creationTimestamp"] = format_time(now)
+            meta["creationTimestamp"] = now
             if rt.generation:
                 meta["generation"] = 1
             else:
@@ -946,11 +949,11 @@ class Api:
                     self, rt, obj, apply_patch, manager or ""
                 )
             else:
-                self._managed_update(rt, None, obj, self._manager(manager, user), "")
+                self._managed_update(rt, None, obj, self._manager(manager, user), "", now)
             if dry_run:
                 return self.present(rt, obj, version)
-            self.store.put(rt.resource, ns, name, obj, "ADDED")
-            if rt.resource == "customresourcedefinitions.apiextensions.k8s.io":
+            self.store.put(res, ns, name, obj, "ADDED")
+            if res == "customresourcedefinitions.apiextensions.k8s.io":
                 obj = self._crds.established(self, obj)
         return self.present(rt, obj, version)
 

@@ -957,20 +957,12 @@ def record_update(
     ignored = _ignored(subresource, status_subresource, new)
     version = api_version or str(new.get("apiVersion", ""))
     if old is None and not raw_new:
-        # A create: every field is the manager's; one walk builds the FieldsV1 (see created_fields).
-        fields = created_fields(new, node, ignored)
         out = dict(new)
         meta = dict(new.get("metadata") or {})
         meta.pop("managedFields", None)
-        if fields:
-            entry: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": version}
-            if now:
-                entry["time"] = now
-            entry["fieldsType"] = "FieldsV1"
-            entry["fieldsV1"] = fields
-            if subresource:
-                entry["subresource"] = subresource
-            meta["managedFields"] = [entry]
+        managed = _created_managed(new, manager, now, operation, version, node, ignored, subresource)
+        if managed:
+            meta["managedFields"] = managed
         out["metadata"] = meta
         return out
     entries = decode_managed_fields(new) if raw_new else []
@@ -992,6 +984,46 @@ def record_update(
     if mine is not None and not changed and not compare.removed:
         me.time = mine.time
     return _with_managed(new, [*by_id.values(), me])
+
+
+def created_managed_fields(
+    new: Obj,
+    manager: str,
+    *,
+    now: str,
+    api_version: str,
+    node: schema.Node,
+    status_subresource: bool = True,
+) -> list[dict[str, Any]]:
+    """The managedFields a create through the main endpoint records: what :func:`record_update` puts in
+    ``record_update(None, new, ...)`` when ``new`` carries no managedFields, without copying ``new`` to return it
+    (an empty list: no entry)."""
+    ignored = _STATUS_ONLY if status_subresource else frozenset()
+    return _created_managed(new, manager, now, "Update", api_version, node, ignored, "")
+
+
+def _created_managed(
+    new: Obj,
+    manager: str,
+    now: str,
+    operation: str,
+    version: str,
+    node: schema.Node,
+    ignored: frozenset[str],
+    subresource: str,
+) -> list[dict[str, Any]]:
+    """A create: every field is the manager's; one walk builds the FieldsV1 (see created_fields)."""
+    fields = created_fields(new, node, ignored)
+    if not fields:
+        return []
+    entry: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": version}
+    if now:
+        entry["time"] = now
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = fields
+    if subresource:
+        entry["subresource"] = subresource
+    return [entry]
 
 
 # --------------------------------------------------------------------------------------------------------------
