@@ -1,4 +1,5 @@
-"""The simulated kubelet: bound pods run and become Ready, Job pods finish, terminating pods go away."""
+"""The simulated kubelet: bound pods run and become Ready, Job pods and bare run-once pods finish, terminating
+pods go away."""
 
 from __future__ import annotations
 
@@ -145,11 +146,58 @@ def test_pod_annotation_alone_also_fails_a_job_pod(make_cluster: Callable[..., C
 
 
 def test_plain_pod_keeps_running(cluster: Cluster) -> None:
-    cluster.api.create("pods", pod("svc", spec={"restartPolicy": "Never"}), "default")
+    cluster.api.create("pods", pod("svc", spec={"restartPolicy": "Always"}), "default")
+    cluster.api.create("pods", pod("default-policy"), "default")
     running(cluster, "svc")
+    running(cluster, "default-policy")
     cluster.api.create("pods", pod("marker"), "default")
-    running(cluster, "marker")
+    running(cluster, "marker")  # the kubelet has processed later work by now
     assert cluster.get("pods", "svc")["status"]["phase"] == "Running"
+    assert cluster.get("pods", "default-policy")["status"]["phase"] == "Running"
+
+
+@pytest.mark.parametrize(
+    ("policy", "annotations", "phase", "code"),
+    [
+        pytest.param("Never", {}, "Succeeded", 0, id="never"),
+        pytest.param("OnFailure", {}, "Succeeded", 0, id="on-failure"),
+        pytest.param("Never", {kubelet.SIMULATE_FAILURE_ANNOTATION: "true"}, "Failed", 1, id="never-fails"),
+    ],
+)
+def test_bare_pod_that_does_not_restart_runs_to_completion(
+    cluster: Cluster, policy: str, annotations: dict[str, str], phase: str, code: int
+) -> None:
+    """Helm test hooks and ``kubectl run --restart=Never`` pods: bare pods whose containers are not restarted
+    finish, so ``helm test`` / ``berth install test`` and ``kubectl wait --for=jsonpath=...phase`` complete."""
+    cluster.api.create(
+        "pods", pod("once", spec={"restartPolicy": policy}, metadata={"annotations": annotations}), "default"
+    )
+    p = wait_for(lambda: (x := cluster.get("pods", "once"))["status"].get("phase") == phase and x, what=phase)
+    (cs,) = p["status"]["containerStatuses"]
+    assert cs["state"]["terminated"]["exitCode"] == code
+    assert condition(p, "Ready")["status"] == "False"  # type: ignore[index]
+
+
+def test_controlled_pod_that_is_not_a_jobs_keeps_running(cluster: Cluster) -> None:
+    """Only a Job's pods finish among controlled pods, whatever their restartPolicy says."""
+    holder = cluster.api.create("configmaps", {"metadata": {"name": "holder"}}, "default")
+    # a live owner (the garbage collector deletes pods whose owner is gone); only the controller's kind matters
+    owner = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "holder",
+        "uid": holder["metadata"]["uid"],
+        "controller": True,
+    }
+    cluster.api.create(
+        "pods",
+        pod("owned", spec={"restartPolicy": "Never"}, metadata={"ownerReferences": [owner]}),
+        "default",
+    )
+    running(cluster, "owned")
+    cluster.api.create("pods", pod("marker2"), "default")
+    running(cluster, "marker2")
+    assert cluster.get("pods", "owned")["status"]["phase"] == "Running"
 
 
 def test_terminating_pod_is_removed_once_finalizers_are_gone(cluster: Cluster) -> None:

@@ -3,8 +3,8 @@
 ``--logs`` prints each test Job's pod logs, also of hooks already deleted after success; nothing but the test hooks
 is written; a release without test hooks exits 0 with one line.
 
-The test hooks are Jobs: the embedded cluster's simulated kubelet completes the pods of Jobs (and fails them on
-``berth.dev/simulate-failure``), while a bare Pod runs until deleted, as a long-running container would."""
+Most test hooks here are Jobs; the last test uses a bare Pod as ``helm create`` scaffolds it. The embedded
+cluster's simulated kubelet completes both (and fails them on ``berth.dev/simulate-failure``)."""
 
 from __future__ import annotations
 
@@ -185,3 +185,38 @@ def test_a_release_without_test_hooks_says_so_and_exits_0(
     assert res.code == 0, res.err
     assert res.out == f"Release probe has no test hooks (helm.sh/hook: test) in {work}: nothing to run\n"
     assert audit.entries()[start:] == [] and receipt.receipts(work) == []
+
+
+def test_a_bare_pod_test_hook_as_helm_create_scaffolds_it_passes_or_fails(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, tmp_path: Path
+) -> None:
+    """``helm create``'s ``tests/test-connection.yaml``: a bare Pod, ``restartPolicy: Never``, no delete policy.
+    The embedded cluster runs it to completion, so ``berth install test`` passes; the simulated-failure
+    annotation on the pod makes the run fail naming it."""
+    chart = tmp_path / "web"
+    (chart / "templates" / "tests").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: web\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "templates" / "app.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {mode: prod}\n", encoding="utf-8"
+    )
+    (chart / "templates" / "tests" / "test-connection.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-test-connection\n  annotations:\n"
+        "    helm.sh/hook: test\n"
+        "spec:\n  restartPolicy: Never\n  containers:\n"
+        "    - {name: wget, image: busybox, command: [wget], args: ['web:80']}\n",
+        encoding="utf-8",
+    )
+    work = setup_workdir(tmp_path, chart, "web-probe")
+    kube = ["--kubeconfig", cluster.kubeconfig]
+    assert run_live(capsys, apply_command, "--work-dir", work, *kube).code == 0
+    res = run_live(capsys, release_test_command, "--work-dir", work, *kube, "--timeout", "60s")
+    assert res.code == 0, res.err
+    assert cluster.api is not None
+    pod = cluster.api.get("pods", "web-test-connection", "web-probe")
+    assert pod["status"]["phase"] == "Succeeded"
+
+    (test_file,) = (work / "out" / "lifecycle" / "test").glob("pod-*web-test-connection.yaml")
+    fail_job(work, str(test_file.relative_to(work / "out")), True)
+    res = run_live(capsys, release_test_command, "--work-dir", work, *kube, "--timeout", "60s")
+    assert res.code == 1
+    assert "test hook Pod web-probe/web-test-connection failed" in res.err

@@ -48,7 +48,8 @@ class ControllerOptions:
     pod_start_delay: float = 0.0
     """From bound (and seen by the kubelet) to Running/Ready."""
     job_duration: float = 0.0
-    """From Running to Succeeded (or Failed) for pods controlled by a Job."""
+    """From Running to Succeeded (or Failed) for pods that run to completion: controlled by a Job, or bare with
+    restartPolicy Never/OnFailure."""
     pod_delete_delay: float = 0.0
     """From deletionTimestamp to the kubelet's final delete of a terminating pod."""
     heartbeat_interval: float = 10.0

@@ -7,13 +7,16 @@ pod must move through the same phases a real node would drive it through. These 
        │ after ``pod_start_delay``
        ▼
     Running + Ready (conditions PodScheduled/Initialized/ContainersReady/Ready, podIP, containers running)
-       │ only pods controlled by a Job, after ``job_duration``
+       │ pods that run to completion, after ``job_duration``: those controlled by a Job, and bare pods
+       │ (no controller) whose restartPolicy is Never or OnFailure -- Helm test hooks, ``kubectl run --restart=Never``
        ▼
     Succeeded (exit 0)   or   Failed (exit 1) when the Job or the pod carries
                               the annotation ``berth.dev/simulate-failure: "true"``
     any state ──deletionTimestamp set──▶ removed (a delete with grace period 0) after ``pod_delete_delay``
 
-Other pods run until deleted. Pod IPs come from the node's ``spec.podCIDR`` (10.244.<n>.0/24), hostIP from the
+Other pods (restartPolicy Always, the default, and every pod of a ReplicaSet, StatefulSet or DaemonSet) run until
+deleted. A simulation cannot know whether a container's command exits: a bare pod that must keep running uses
+restartPolicy Always. A failing bare OnFailure pod ends Failed here, where a real kubelet would restart it. Pod IPs come from the node's ``spec.podCIDR`` (10.244.<n>.0/24), hostIP from the
 node's InternalIP. The kubelet records Pulled/Created/Started events per container.
 
 The failure annotation is the documented way for tests and demos to make a Job fail: every pod of such a Job exits
@@ -186,7 +189,7 @@ class Kubelet(base.Controller):
             with self._lock:
                 self._started[uid] = time.monotonic()
             return  # our status write comes back as an update event and drives the next stage
-        if self._job_pod(pod):
+        if self._runs_to_completion(pod):
             with self._lock:
                 started = self._started.setdefault(uid, mono)
             wait = self.options.job_duration - (mono - started)
@@ -201,14 +204,18 @@ class Kubelet(base.Controller):
         return st.get("phase") == "Running" and bool(st.get("podIP"))
 
     @staticmethod
-    def _job_pod(pod: Obj) -> bool:
+    def _runs_to_completion(pod: Obj) -> bool:
         ref = base.controller_ref(pod)
-        return ref is not None and ref.get("kind") == "Job"
+        if ref is not None:
+            return ref.get("kind") == "Job"
+        return (pod.get("spec") or {}).get("restartPolicy") in ("Never", "OnFailure")
 
     def _should_fail(self, pod: Obj) -> bool:
         if _truthy(base.meta(pod).get("annotations", {}).get(SIMULATE_FAILURE_ANNOTATION, "")):
             return True
-        ref = base.controller_ref(pod) or {}
+        ref = base.controller_ref(pod)
+        if ref is None or ref.get("kind") != "Job":
+            return False
         ns = base.meta(pod).get("namespace", "")
         job = self.jobs.get(f"{ns}/{ref.get('name', '')}")
         if job is None:
