@@ -202,7 +202,8 @@ def rollback_command(
     no_wait: bool,
 ) -> None:
     """Roll back to a recorded revision (as helm rollback): its pre-rollback hooks, its objects, prune what it
-    lacks, its post-rollback hooks; then WORK_DIR/out holds that revision and the replaced render is recorded."""
+    lacks, its post-rollback hooks; then WORK_DIR/out and WORK_DIR/package hold that revision's render and package,
+    and the replaced render is recorded as a revision."""
     from berth.install import rollback
 
     opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
