@@ -16,6 +16,7 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 ALL_VERBS: tuple[str, ...] = (
     "create",
@@ -55,12 +56,13 @@ class ResourceType:
     custom: bool = False
     list_kind: str = ""
 
-    @property
+    # cached_property (computed once per type; the fields are frozen): every request reads these several times.
+    @cached_property
     def resource(self) -> str:
         """The resource key: ``pods`` or ``deployments.apps``."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
-    @property
+    @cached_property
     def api_version(self) -> str:
         """``v1`` or ``apps/v1`` for the preferred version."""
         return f"{self.group}/{self.version}" if self.group else self.version
@@ -68,7 +70,7 @@ class ResourceType:
     def api_version_for(self, version: str) -> str:
         return f"{self.group}/{version}" if self.group else version
 
-    @property
+    @cached_property
     def all_versions(self) -> tuple[str, ...]:
         return self.versions or (self.version,)
 
