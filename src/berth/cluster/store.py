@@ -295,17 +295,24 @@ class Store:
 
     def put(self, resource: str, namespace: str, name: str, obj: dict[str, Any], event: str) -> int:
         """Create or replace an object; sets ``metadata.resourceVersion`` to the new revision and logs ``event``."""
-        with self._cond:
-            self._check_open()
+        # The lock itself, not the Condition over it (whose __enter__/__exit__ are Python calls around the same lock).
+        with self._lock:
+            if self._closed:
+                self._check_open()
             rv = self._rv + 1
             obj.setdefault("metadata", {})["resourceVersion"] = str(rv)
             value = _encode(obj)
-            prev = self.get(resource, namespace, name)
+            # The object's name table, looked up once for the previous entry and the new one.
+            by_ns = self._objects.get(resource)
+            names = None if by_ns is None else by_ns.get(namespace)
+            prev = None if names is None else names.get(name)
             if prev is None:
                 self._commit(Event(rv, event, resource, namespace, name, value, None), None)
             else:
                 self._commit(Event(rv, event, resource, namespace, name, value, prev[1]), prev[0])
-            self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = (rv, value)
+            if names is None:  # created only now: a failed commit leaves no empty tables behind
+                names = self._objects.setdefault(resource, {}).setdefault(namespace, {})
+            names[name] = (rv, value)
             return rv
 
     def remove(self, resource: str, namespace: str, name: str, final: dict[str, Any]) -> int:
