@@ -131,8 +131,6 @@ def patch_object(
     scale: bool = False,
 ) -> Any:
     """``base`` with ``body`` applied (``patch_type``: json, merge, strategic, apply). Raises ApiError."""
-    from berth.cluster.api import format_time
-
     if patch_type == "json":
         return patch.json_patch(base, body)
     if patch_type == "merge":
@@ -147,7 +145,7 @@ def patch_object(
         base,
         body,
         manager or "",
-        now=format_time(api.clock()),
+        now=api.now_text(),
         force=force,
         api_version=str(body.get("apiVersion") or rt.api_version),
         node=None if scale else node_for(api, rt, base),
@@ -158,13 +156,11 @@ def patch_object(
 
 def apply_fields_for_create(api: Api, rt: ResourceType, created: Obj, body: Obj, manager: str) -> list[Any]:
     """The managedFields of an object created by server-side apply: one ``Apply`` entry for ``manager``."""
-    from berth.cluster.api import format_time
-
     out = patch.server_side_apply(
         None,
         body,
         manager,
-        now=format_time(api.clock()),
+        now=api.now_text(),
         api_version=str(body.get("apiVersion") or rt.api_version),
         node=node_for(api, rt, created),
         status_subresource="status" in rt.subresources,
@@ -277,7 +273,7 @@ def check_eviction(api: Api, pod: Obj) -> None:
 
 def api_bind(api: Api, namespace: str, pod_name: str, binding: Obj, user: str, dry_run: bool = False) -> None:
     """Bind a pod to a node: set ``spec.nodeName`` and condition ``PodScheduled=True``; 409 if already bound."""
-    from berth.cluster.api import _copy, format_time
+    from berth.cluster.api import _copy
 
     target = binding.get("target") or {}
     node = str(target.get("name") or "")
@@ -304,7 +300,7 @@ def api_bind(api: Api, namespace: str, pod_name: str, binding: Obj, user: str, d
                 "type": "PodScheduled",
                 "status": "True",
                 "lastProbeTime": None,
-                "lastTransitionTime": format_time(api.clock()),
+                "lastTransitionTime": api.now_text(),
             }
         )
         status["conditions"] = conds

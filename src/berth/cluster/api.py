@@ -29,6 +29,7 @@ import json
 import os
 import random
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -391,6 +392,15 @@ class Api:
         self._crds = crds
         crds.load_all(self)
         self.bootstrap()
+
+    def now_text(self) -> str:
+        """The clock's time now as Kubernetes ``Time`` text. With the real clock the second comes from
+        ``time.time()`` and the text from format_time's per-second cache: no datetime object per write."""
+        if self.clock is _utcnow:
+            cached_sec, text = _TIME_CACHE[0]
+            if cached_sec == int(time.time()):
+                return text
+        return format_time(self.clock())
 
     # ---- types ---------------------------------------------------------------------------------------------
 
@@ -873,7 +883,7 @@ class Api:
         self, rt: ResourceType, old: Obj | None, new: Obj, manager: str, subresource: str, now: str = ""
     ) -> None:
         """Record the write in ``new``'s managedFields, stamped ``now`` (default: the clock's time now)."""
-        admission.track_update(self, rt, old, new, manager, subresource, now or format_time(self.clock()))
+        admission.track_update(self, rt, old, new, manager, subresource, now or self.now_text())
 
     # ---- create --------------------------------------------------------------------------------------------
 
@@ -930,7 +940,7 @@ class Api:
                 else:
                     raise E.already_exists(rt.plural, rt.group, name)
             # One timestamp for creationTimestamp and the managedFields entry (both have second precision).
-            now = format_time(self.clock())
+            now = self.now_text()
             for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
                 meta.pop(k, None)
             meta["uid"] = new_uid()
@@ -1575,7 +1585,7 @@ class Api:
                 if meta.get("deletionTimestamp"):
                     return self.present(rt, cur, version)
                 new = _copy(cur)
-                _meta(new)["deletionTimestamp"] = format_time(self.clock())
+                _meta(new)["deletionTimestamp"] = self.now_text()
                 _meta(new)["deletionGracePeriodSeconds"] = 0
                 new.setdefault("status", {})["phase"] = "Terminating"
                 if not self._ns_finalizers(rt, new) and not _meta(new).get("finalizers"):
@@ -1599,7 +1609,7 @@ class Api:
                 new = _copy(cur)
                 nm = _meta(new)
                 nm["finalizers"] = finalizers
-                nm["deletionTimestamp"] = format_time(self.clock())
+                nm["deletionTimestamp"] = self.now_text()
                 nm["deletionGracePeriodSeconds"] = 0
                 self.store.put(rt.resource, ns, name, new, "MODIFIED")
                 return self.present(rt, new, version)
