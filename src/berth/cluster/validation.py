@@ -290,7 +290,9 @@ def validate_metadata(obj: Mapping[str, Any], namespaced: bool | None = None) ->
     if not name and not generate:
         out.append(errors.required("metadata.name", "name or generateName is required"))
     elif name:
-        out += [errors.invalid_value("metadata.name", name, m) for m in name_problems(kind, str(name))]
+        problems = name_problems(kind, str(name))
+        if problems:
+            out += [errors.invalid_value("metadata.name", name, m) for m in problems]
     namespace = meta.get("namespace")
     if namespaced is True and not namespace:
         out.append(errors.required("metadata.namespace"))
@@ -301,8 +303,8 @@ def validate_metadata(obj: Mapping[str, Any], namespaced: bool | None = None) ->
             errors.invalid_value("metadata.namespace", namespace, m)
             for m in _dns1123_label_problems(str(namespace))
         ]
-    labels = meta.get("labels") or {}
-    if type(labels) is dict or isinstance(labels, Mapping):
+    labels = meta.get("labels")
+    if labels and (type(labels) is dict or isinstance(labels, Mapping)):
         for key, value in labels.items():
             out += [
                 errors.invalid_value("metadata.labels", key, m) for m in _qualified_name_problems(str(key))
@@ -314,8 +316,8 @@ def validate_metadata(obj: Mapping[str, Any], namespaced: bool | None = None) ->
                     errors.invalid_value(f"metadata.labels[{key}]", value, m)
                     for m in _label_value_problems(value)
                 ]
-    annotations = meta.get("annotations") or {}
-    if type(annotations) is dict or isinstance(annotations, Mapping):
+    annotations = meta.get("annotations")
+    if annotations and (type(annotations) is dict or isinstance(annotations, Mapping)):
         size = 0
         for key, value in annotations.items():
             out += [
@@ -817,14 +819,20 @@ def _decodes(value: Any, node: schema.Node) -> bool:
             return True
         sub = node.additional
         fits = sub.scalar_fits
-        return all(type(child) in fits or _decodes(child, sub) for child in value.values())
+        for child in value.values():  # a loop, not all() over a generator: most maps are short
+            if type(child) not in fits and not _decodes(child, sub):
+                return False
+        return True
     if kind is list:
         accepted = node.accepted
         if accepted is not None and "array" not in accepted:
             return False
         item = node.items()
         fits = item.scalar_fits
-        return all(type(child) in fits or _decodes(child, item) for child in value)
+        for child in value:
+            if type(child) not in fits and not _decodes(child, item):
+                return False
+        return True
     return _type_error(value, node, (), "") is None
 
 
