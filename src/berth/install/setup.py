@@ -4,9 +4,11 @@ Everything is built in a staging folder inside the work dir and swapped in only 
 failed run (bad values, template error, missing input, duplicate identities...) leaves ``W/out`` and
 ``W/package`` exactly as they were. The swap itself is journaled (:func:`swap`): a run killed between its renames
 leaves a journal, and the next command that loads the work dir (:func:`recover`, from :func:`load_workdir` and
-:func:`run`) finishes it or undoes it, so ``W/package`` and ``W/out`` always belong together. The chart is rendered twice over: the install variant (what is written) and
-the ``--is-upgrade`` variant, whose difference tells which objects exist only under ``.Release.IsInstall`` (an
-upgrade must neither re-apply nor prune them, as Helm's live ``keep`` check does).
+:func:`run`) finishes it or undoes it, so ``W/package`` and ``W/out`` always belong together.
+
+The chart is rendered twice over: the install variant (what is written) and the ``--is-upgrade`` variant, whose
+difference tells which objects exist only under ``.Release.IsInstall`` (an upgrade must neither re-apply nor prune
+them, as Helm's live ``keep`` check does).
 """
 
 from __future__ import annotations
