@@ -819,7 +819,7 @@ def _decodes(value: Any, node: schema.Node) -> bool:
             return True
         sub = node.additional
         fits = sub.scalar_fits
-        for child in value.values():  # a loop, not all() over a generator: most maps are short
+        for child in value.values():  # noqa: SIM110 - a loop, not all() over a generator: most maps are short
             if type(child) not in fits and not _decodes(child, sub):
                 return False
         return True
@@ -829,7 +829,7 @@ def _decodes(value: Any, node: schema.Node) -> bool:
             return False
         item = node.items()
         fits = item.scalar_fits
-        for child in value:
+        for child in value:  # noqa: SIM110 - as above
             if type(child) not in fits and not _decodes(child, item):
                 return False
         return True
