@@ -703,11 +703,19 @@ def _merge_into(children: dict[str, Any], element: str, sub: dict[str, Any]) -> 
 
 
 def _finish_created(children: dict[str, Any], member: bool) -> dict[str, Any] | None:
+    """``children`` (a dict the caller built for this) in sorted order, after ``.`` when the node is a member."""
     if not children:
         return {} if member else None
-    out: dict[str, Any] = {".": {}} if member else {}
-    for element in sorted(children):
-        out[element] = children[element]
+    if not member:
+        if len(children) == 1:
+            return children
+        return {element: children[element] for element in sorted(children)}
+    out: dict[str, Any] = {".": {}}
+    if len(children) == 1:
+        out.update(children)
+    else:
+        for element in sorted(children):
+            out[element] = children[element]
     return out
 
 
