@@ -818,6 +818,8 @@ class Api:
     def _check_kind(self, rt: ResourceType, obj: Obj, version: str | None) -> None:
         kind = obj.get("kind")
         api_version = obj.get("apiVersion")
+        if kind == rt.kind and api_version == rt.api_version:
+            return  # the usual body: already what is stored (the preferred version is always served)
         if kind and kind != rt.kind:
             raise E.bad_request(
                 f"the API version in the data ({api_version}) does not match the expected API version "
