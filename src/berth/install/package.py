@@ -642,20 +642,32 @@ def build(
             rec = receipt(pkg.name, lock, b.name, values_sha, result, written, rendered, pkg.kube_version)
             (root / "receipt.yaml").write_text(yamlio.dump(rec), encoding="utf-8")
         (stage / MANIFEST).write_text(yamlio.dump(pkg.to_dict()), encoding="utf-8")
-        if out.exists():
-            if not (out / MANIFEST).is_file() and any(out.iterdir()):
-                raise InputError(
-                    "output folder exists and is not a berth package; choose another -o", str(out)
-                )
-            old = out.with_name(f".{out.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            out.rename(old)
-            shutil.copytree(stage, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(stage, out)
+        if out.exists() and not (out / MANIFEST).is_file() and any(out.iterdir()):
+            raise InputError("output folder exists and is not a berth package; choose another -o", str(out))
+        _move_into_place(stage, out)
     return load(out)
+
+
+def _move_into_place(stage: Path, out: Path) -> None:
+    """Put the finished package at ``out``: copied beside it first (the temp folder may be on another file
+    system), then swapped in by renames, so a failed or interrupted copy leaves the previous package whole."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    new = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    old = out.with_name(f".{out.name}.old")
+    try:
+        shutil.copytree(stage, new, dirs_exist_ok=True)
+        shutil.rmtree(old, ignore_errors=True)
+        if out.exists():
+            out.rename(old)
+        try:
+            new.rename(out)
+        except OSError:
+            if old.exists():
+                old.rename(out)
+            raise
+    finally:
+        shutil.rmtree(new, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def run_collector(pkg: Package, env: dict[str, str]) -> dict[str, Any]:
