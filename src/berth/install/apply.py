@@ -669,11 +669,17 @@ def execute(
     ]
     lines += [f"warning: {w}" for w in executor.warnings]
     lines += [f"Left in place: {k.obj.label} ({k.reason})" for k in plan.kept]
+    # One line per command that runs the hook steps this one does not (pre- and post- of an event together).
+    others: dict[str, list[str]] = {}
     for n in plan.not_run:
         action = plan_mod.EVENT_ACTION.get(HookEvent(n.phase), plan.action)
-        lines.append(
-            f"Not run by this command: the {n.phase} step; run it with: {live_command(action, work)}"
-        )
+        others.setdefault(live_command(action, work), []).append(n.phase)
+    for command, phases in others.items():
+        if len(phases) == 1:
+            lines.append(f"Not run by this command: the {phases[0]} step; run it with: {command}")
+        else:
+            named = ", ".join(phases[:-1]) + f" and {phases[-1]}"
+            lines.append(f"Not run by this command: the {named} steps; run them with: {command}")
     return Outcome(rec.path, ran, len(steps), tuple(lines))
 
 

@@ -61,7 +61,18 @@ def test_apply_runs_the_plan_in_helm_order(
     assert res.code == 0, res.err
     assert audit.writes() == expected_writes(install_plan(edge_work))
     assert "Kube context: berth" in res.out
-    assert "Not run by this command: the pre-delete step; run it with: berth install uninstall" in res.out
+    assert (
+        "Not run by this command: the pre-delete and post-delete steps; run them with: berth install uninstall"
+        in res.out
+    )
+    # one line per command that runs the other hook steps, not one per step
+    others = [line for line in res.out.splitlines() if line.startswith("Not run by this command")]
+    assert [line.split("berth install ")[1].split()[0] for line in others] == [
+        "uninstall",
+        "upgrade",
+        "rollback",
+        "test",
+    ]
     spec = last_receipt(edge_work)
     assert spec["result"] == "succeeded"
     assert {s["status"] for s in spec["steps"]} == {"done"}
