@@ -23,9 +23,19 @@ Commands:
   simulate   Place a workload on a cluster described in files, and show...
 """
 
-# Loaded only when a command runs: numpy and the framework (scheduler, simulate, vector columns), the HTML/table
-# report (rich) and the live mode (the official Kubernetes client).
-HEAVY = ("numpy", "berth.schedule.scheduler", "berth.schedule.simulate", "rich", "kubernetes")
+# Loaded only when a command runs: numpy and the framework (scheduler, simulate, vector columns), the configuration
+# loader and the plugin registry it needs, the deploy manifests, the HTML/table report (rich) and the live mode (the
+# official Kubernetes client).
+HEAVY = (
+    "numpy",
+    "berth.schedule.scheduler",
+    "berth.schedule.simulate",
+    "berth.schedule.config",
+    "berth.schedule.plugins.registry",
+    "berth.schedule.manifests",
+    "rich",
+    "kubernetes",
+)
 
 
 def loaded_after(*argv: str) -> dict[str, object]:

@@ -9,13 +9,15 @@ Kept apart from ``schedule/cli.py``; the ``schedule`` group attaches :data:`conf
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-from berth.kube import yamlio
-from berth.schedule import config as config_mod
 from berth.schedule import deploy_cli
-from berth.schedule.plugins import registry as registry_mod
+
+if TYPE_CHECKING:
+    from berth.schedule import config as config_mod
+    from berth.schedule.plugins import registry as registry_mod
 
 
 def inactive_notes(cfg: config_mod.SchedulerConfiguration, registry: registry_mod.Registry) -> list[str]:
@@ -55,6 +57,9 @@ def inactive_notes(cfg: config_mod.SchedulerConfiguration, registry: registry_mo
 )
 def config_command(config_path: str, plugin_refs: tuple[str, ...], output: str, expanded: bool) -> None:
     """Print the defaulted configuration, or every problem in it (exit code 2)."""
+    from berth.kube import yamlio
+    from berth.schedule import config as config_mod
+
     reg = deploy_cli.build_registry(plugin_refs)
     cfg = config_mod.load(config_path, reg)
     doc = config_mod.to_dict(cfg, expanded=expanded)

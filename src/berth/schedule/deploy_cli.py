@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from berth.kube import yamlio
 from berth.kube.errors import InputError
-from berth.schedule import config as config_mod
-from berth.schedule import manifests, rbac
-from berth.schedule.plugins import registry as registry_mod
+from berth.schedule.deploy_defaults import DEFAULT_NAME, DEFAULT_NAMESPACE, Shape
+
+if TYPE_CHECKING:
+    from berth.schedule.plugins import registry as registry_mod
+
+# The framework, configuration and manifests modules are imported inside the commands: listing them in
+# `berth schedule --help` must not load the scheduler.
 
 _CONFIG_HELP = "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)."
 _PLUGIN_HELP = "Register a user plugin by import path (repeatable), as for `berth schedule simulate`."
@@ -24,6 +28,8 @@ _PLUGIN_HELP = "Register a user plugin by import path (repeatable), as for `bert
 
 def build_registry(plugin_refs: tuple[str, ...]) -> registry_mod.Registry:
     """In-tree and entry-point plugins plus every ``--plugin MODULE:CLASS``."""
+    from berth.schedule.plugins import registry as registry_mod
+
     reg = registry_mod.default_registry()
     for ref in plugin_refs:
         reg.register(registry_mod.load_user_plugin(ref))
@@ -58,7 +64,7 @@ def _notes(notes: tuple[str, ...]) -> None:
     show_default=True,
     help="yaml/json: the ClusterRole; values: the `rbac:` values block of charts/berth-scheduler.",
 )
-@click.option("--name", default=manifests.DEFAULT_NAME, show_default=True, help="The ClusterRole's name.")
+@click.option("--name", default=DEFAULT_NAME, show_default=True, help="The ClusterRole's name.")
 def rbac_command(config_path: str, plugin_refs: tuple[str, ...], output: str, name: str) -> None:
     """Print the minimal ClusterRole the configured profiles need, each rule annotated with who needs it.
 
@@ -66,6 +72,10 @@ def rbac_command(config_path: str, plugin_refs: tuple[str, ...], output: str, na
     election (a lease, only when leaderElection.leaderElect is true) and what every enabled plugin berth runs
     reads and writes -- only the verbs `berth schedule run` sends.
     """
+    from berth.kube import yamlio
+    from berth.schedule import config as config_mod
+    from berth.schedule import manifests, rbac
+
     reg = build_registry(plugin_refs)
     cfg = config_mod.load(config_path, reg)
     result = rbac.compute(cfg, reg)
@@ -84,17 +94,15 @@ def rbac_command(config_path: str, plugin_refs: tuple[str, ...], output: str, na
 @click.option(
     "--image", required=True, metavar="IMAGE", help="Container image with berth (see the Dockerfile)."
 )
-@click.option(
-    "--namespace", default=manifests.DEFAULT_NAMESPACE, show_default=True, help="Namespace to run in."
-)
+@click.option("--namespace", default=DEFAULT_NAMESPACE, show_default=True, help="Namespace to run in.")
 @click.option(
     "--shape",
-    type=click.Choice([s.value for s in manifests.Shape]),
-    default=manifests.Shape.PROFILES.value,
+    type=click.Choice([s.value for s in Shape]),
+    default=Shape.PROFILES.value,
     show_default=True,
     help="profiles: one Deployment runs every profile; separate: one Deployment per profile.",
 )
-@click.option("--name", default=manifests.DEFAULT_NAME, show_default=True, help="Base name of the objects.")
+@click.option("--name", default=DEFAULT_NAME, show_default=True, help="Base name of the objects.")
 @click.option("--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help=_PLUGIN_HELP)
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 def manifests_command(
@@ -111,13 +119,16 @@ def manifests_command(
     Apply with `kubectl apply -f -` into an existing namespace. The image must contain berth (build it from
     the repository's Dockerfile) and any --plugin modules.
     """
+    from berth.schedule import config as config_mod
+    from berth.schedule import manifests
+
     reg = build_registry(plugin_refs)
     text = read_config(config_path)
     cfg = config_mod.load(config_path, reg)
     options = manifests.DeployOptions(
         image=image,
         namespace=namespace,
-        shape=manifests.Shape(shape),
+        shape=Shape(shape),
         name=name,
         plugins=plugin_refs,
     )

@@ -16,8 +16,6 @@ from types import FrameType
 import click
 
 from berth.kube.errors import BerthError
-from berth.schedule import config as config_mod
-from berth.schedule.plugins import registry as registry_mod
 
 
 class SchedulerFailed(BerthError):
@@ -65,6 +63,8 @@ def run_command(
     Binds through pods/binding, records Scheduled/FailedScheduling Events and the PodScheduled condition, and stops
     gracefully on SIGTERM or Ctrl-C. Missing RBAC permissions are logged once each.
     """
+    from berth.schedule import config as config_mod
+    from berth.schedule.deploy_cli import build_registry
     from berth.schedule.live.run import LiveOptions, LiveScheduler
 
     logging.basicConfig(
@@ -73,9 +73,7 @@ def run_command(
         stream=sys.stderr,
     )
     logging.getLogger("urllib3").setLevel(logging.ERROR)
-    reg = registry_mod.default_registry()
-    for ref in plugin_refs:
-        reg.register(registry_mod.load_user_plugin(ref))
+    reg = build_registry(plugin_refs)
     cfg = config_mod.load(config_path, reg)
     options = LiveOptions(
         kubeconfig=kubeconfig,

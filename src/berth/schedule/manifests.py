@@ -21,17 +21,17 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from berth.kube import canonical, yamlio
 from berth.kube.errors import InputError
 from berth.schedule import config as config_mod
 from berth.schedule import rbac
+from berth.schedule.deploy_defaults import DEFAULT_NAME as DEFAULT_NAME
+from berth.schedule.deploy_defaults import DEFAULT_NAMESPACE as DEFAULT_NAMESPACE
+from berth.schedule.deploy_defaults import Shape as Shape
 from berth.schedule.plugins.registry import Registry
 
-DEFAULT_NAME = "berth-scheduler"
-DEFAULT_NAMESPACE = "berth-system"
 CONFIG_DIR = "/etc/berth"
 CONFIG_KEY = "config.yaml"
 METRICS_PORT = 10259  # kube-scheduler's secure port number; berth serves /metrics, /healthz, /readyz on it
@@ -40,11 +40,6 @@ CONFIG_HASH_ANNOTATION = "berth.dev/config-sha256"
 SCHEDULER_NAMES_ANNOTATION = "berth.dev/scheduler-names"
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-
-
-class Shape(StrEnum):
-    PROFILES = "profiles"
-    SEPARATE = "separate"
 
 
 @dataclass(frozen=True)
