@@ -68,29 +68,20 @@ def diff_lines(old: setup.Workdir, new: setup.Workdir) -> list[str]:
 
 
 def rerender(work: Path, source: UpgradeSource, namespace: str, reporter: apply.Reporter) -> None:
-    """Run setup again with the new reference; the run receipts survive the swap of ``W/out``."""
-    runs = work / receipt.RUNS_DIR
-    keep = Path(tempfile.mkdtemp(prefix=".berth-runs-", dir=work))
-    try:
-        if runs.is_dir():
-            shutil.copytree(runs, keep / "runs")
-        result = setup.run(
-            setup.SetupOptions(
-                source.ref,
-                work,
-                namespace=namespace,
-                non_interactive=True,
-                version=source.version,
-                repo=source.repo,
-            )
+    """Run setup again with the new reference. The run receipts survive: setup's journaled swap of ``W/out``
+    carries ``out/runs`` into the new render (:func:`berth.install.setup.swap`)."""
+    result = setup.run(
+        setup.SetupOptions(
+            source.ref,
+            work,
+            namespace=namespace,
+            non_interactive=True,
+            version=source.version,
+            repo=source.repo,
         )
-        for line in result.lines:
-            reporter.print(line)
-        if (keep / "runs").is_dir():
-            shutil.rmtree(runs, ignore_errors=True)
-            shutil.copytree(keep / "runs", runs)
-    finally:
-        shutil.rmtree(keep, ignore_errors=True)
+    )
+    for line in result.lines:
+        reporter.print(line)
 
 
 def run(
