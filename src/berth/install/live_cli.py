@@ -78,6 +78,12 @@ def runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def _print(outcome: Any) -> None:
+    """A live run's summary lines (an ``apply.Outcome``), one per line."""
+    for line in outcome.lines:
+        click.echo(line)
+
+
 def _options(
     work_dir: Path,
     kubeconfig: str | None,
@@ -120,9 +126,7 @@ def apply_command(
     from berth.install import apply
 
     opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
-    outcome = apply.run(opts)
-    for line in outcome.lines:
-        click.echo(line)
+    _print(apply.run(opts))
 
 
 @click.command("uninstall")
@@ -145,9 +149,7 @@ def uninstall_command(
     from berth.install import uninstall
 
     opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts)
-    outcome = uninstall.run(opts, delete_crds)
-    for line in outcome.lines:
-        click.echo(line)
+    _print(uninstall.run(opts, delete_crds))
 
 
 @click.command("upgrade")
@@ -176,9 +178,7 @@ def upgrade_command(
     if ref is None and not resume:
         raise InputError("pass --pull NEWREF (or --resume to continue the last upgrade)", "--pull")
     opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
-    outcome = upgrade.run(opts, upgrade.UpgradeSource(ref, version, repo) if ref else None)
-    for line in outcome.lines:
-        click.echo(line)
+    _print(upgrade.run(opts, upgrade.UpgradeSource(ref, version, repo) if ref else None))
 
 
 @click.command("rollback")
@@ -207,9 +207,7 @@ def rollback_command(
     from berth.install import rollback
 
     opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
-    outcome = rollback.run(opts, revision)
-    for line in outcome.lines:
-        click.echo(line)
+    _print(rollback.run(opts, revision))
 
 
 @click.command("test")
@@ -231,9 +229,7 @@ def release_test_command(
     from berth.install import release_test
 
     opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts)
-    outcome = release_test.run(opts, logs)
-    for line in outcome.lines:
-        click.echo(line)
+    _print(release_test.run(opts, logs))
 
 
 @click.command("status")
