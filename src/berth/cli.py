@@ -58,9 +58,13 @@ def tools_group() -> None:
 @tools_group.command("path")
 @click.argument("tool", type=click.Choice(tools.TOOLS))
 def tools_path(tool: str) -> None:
-    """Print the binary berth will use for TOOL, its version and where it came from."""
+    """Print the binary berth will use for TOOL.
+
+    Only the path goes to stdout, so `$(berth tools path kubectl) get pods` works in a script; its version and
+    where it came from (PATH, $BERTH_KUBECTL or the pinned copy) go to stderr."""
     found = tools.find(tool)
-    click.echo(f"{found.path} {found.version} ({found.source})")
+    click.echo(found.path)
+    click.echo(f"{tool} {found.version} ({found.source})", err=True)
 
 
 @tools_group.command("install")
