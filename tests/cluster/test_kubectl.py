@@ -104,6 +104,32 @@ def test_get_output_formats(kubectl: Kubectl, tmp_path) -> None:  # type: ignore
     assert kubectl.ok("get", "cm", "--chunk-size=1", "-o", "name").count("configmap/") == 1
 
 
+def test_explain_prints_upstream_descriptions(kubectl: Kubectl) -> None:
+    out = kubectl.ok("explain", "deployment.spec.replicas")
+    assert "FIELD: replicas <integer>" in out
+    assert "Number of desired pods." in out
+    # a field that is a reference: its own description, then the referenced type's, then the type's fields
+    out = kubectl.ok("explain", "deployment.spec.template")
+    assert "FIELD: template <PodTemplateSpec>" in out
+    assert "Template describes the pods that will be created." in out
+    assert "PodTemplateSpec describes the data a pod should have" in out
+    assert "spec\t<PodSpec>" in out
+    out = kubectl.ok("explain", "pods")
+    assert "Pod is a collection of containers" in out and "enum:" not in out
+
+
+def test_explain_a_custom_resource_uses_its_crd_schema(kubectl: Kubectl) -> None:
+    described = CRD.replace(
+        "size: {type: integer, default: 3}",
+        "size: {type: integer, default: 3, description: How many widgets to keep.}",
+    )
+    assert described != CRD
+    kubectl.ok("apply", "-f", "-", input=described)
+    kubectl.ok("wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=30s")
+    out = kubectl.ok("explain", "widgets.spec.size")
+    assert "FIELD: size <integer>" in out and "How many widgets to keep." in out
+
+
 def test_crd_established_and_custom_objects_served(kubectl: Kubectl) -> None:
     kubectl.ok("apply", "-f", "-", input=CRD)
     assert "condition met" in kubectl.ok(

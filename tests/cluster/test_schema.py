@@ -192,3 +192,26 @@ def test_build_table_strips_descriptions_and_keeps_extensions() -> None:
         }
     }
     assert "description" not in json.dumps(table)
+
+
+def test_descriptions_are_kept_apart_per_definition_and_property() -> None:
+    source = {
+        "$defs": {
+            "a.v1.Thing": {
+                "description": "A thing.",
+                "properties": {
+                    "spec": {"$ref": "#/$defs/a.v1.Spec", "description": "What the thing should be."},
+                    "count": {"type": "integer"},
+                },
+            },
+            "a.v1.Bare": {"type": "string"},
+        }
+    }
+    assert schema.build_descriptions(source) == {
+        "a.v1.Thing": {"": "A thing.", "spec": "What the thing should be."}
+    }
+    shipped = schema.descriptions()
+    assert shipped["io.k8s.api.apps.v1.DeploymentSpec"]["replicas"].startswith("Number of desired pods.")
+    assert shipped["io.k8s.api.core.v1.Pod"][""].startswith("Pod is a collection of containers")
+    # every described definition is one the schema table knows (the two files come from one generation)
+    assert set(shipped) <= set(schema.builtin().defs)

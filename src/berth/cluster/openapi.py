@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import json
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from berth.cluster.resources import ResourceType
@@ -42,12 +43,41 @@ def _gv_path(group: str, version: str) -> str:
 
 
 def _builtin_defs() -> dict[str, Any]:
+    """The built-in definitions with their descriptions put back (what ``kubectl explain`` prints)."""
     try:
         mod = importlib.import_module("berth.cluster.schema")
     except ImportError:
         return {}
-    defs: dict[str, Any] = dict(mod.builtin().defs)
-    return defs
+    texts = mod.descriptions()
+    return {name: _described(sch, texts.get(name) or {}) for name, sch in mod.builtin().defs.items()}
+
+
+def _described(schema: dict[str, Any], texts: Mapping[str, str]) -> dict[str, Any]:
+    """``schema`` with its own and its properties' descriptions. A property that is a bare ``$ref`` becomes
+    ``allOf: [$ref]`` beside its description, as kube-apiserver publishes it (siblings of ``$ref`` are ignored in
+    OpenAPI 3.0)."""
+    if not texts:
+        return schema
+    out = dict(schema)
+    if "" in texts:
+        out["description"] = texts[""]
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        described: dict[str, Any] = {}
+        for prop, sub in props.items():
+            text = texts.get(prop)
+            if prop in ("apiVersion", "kind") and isinstance(sub, dict) and "enum" in sub:
+                # the validation table pins them per kind; kube-apiserver's documents do not (nor explain's output)
+                sub = {k: v for k, v in sub.items() if k != "enum"}
+            if text is None or not isinstance(sub, dict):
+                described[prop] = sub
+            elif "$ref" in sub:
+                rest = {k: v for k, v in sub.items() if k != "$ref"}
+                described[prop] = {**rest, "description": text, "allOf": [{"$ref": sub["$ref"]}]}
+            else:
+                described[prop] = {**sub, "description": text}
+        out["properties"] = described
+    return out
 
 
 def _ref(name: str) -> dict[str, Any]:

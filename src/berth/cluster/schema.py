@@ -6,7 +6,8 @@ Strategic merge patch must know which lists merge by which key (``containers`` b
 validation needs types, ``required`` and ``enum``. Upstream compiles all of that into the API server from the
 OpenAPI documents; we read it from a compact JSON table, ``builtin_schema.json`` beside this module, generated once
 from the Kubernetes v1.35 schemas the ``kubernetes-validate`` wheel ships (descriptions dropped, every other schema
-keyword and every ``x-kubernetes-*`` extension kept). Regenerate with::
+keyword and every ``x-kubernetes-*`` extension kept). The descriptions live apart, gzipped, in
+``builtin_descriptions.json.gz``: only the OpenAPI documents (``kubectl explain``) read them. Regenerate both with::
 
     python -m berth.cluster.schema path/to/v1.35.0-local/_definitions.json
 
@@ -21,6 +22,7 @@ Pure module: the only read is the package-data table, loaded once on first use.
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 from collections.abc import Mapping
@@ -29,6 +31,7 @@ from importlib import resources
 from typing import Any
 
 TABLE_FILE = "builtin_schema.json"
+DESCRIPTIONS_FILE = "builtin_descriptions.json.gz"
 
 # JSON-schema keywords worth keeping in the compact table (plus every ``x-kubernetes-*`` extension).
 _KEPT_KEYWORDS = frozenset(
@@ -354,6 +357,14 @@ def builtin() -> Schemas:
     return Schemas(json.loads(text))
 
 
+@cache
+def descriptions() -> Mapping[str, Mapping[str, str]]:
+    """Per built-in definition, its description (key ``""``) and each property's (key: the property name)."""
+    data = resources.files("berth.cluster").joinpath(DESCRIPTIONS_FILE).read_bytes()
+    table: dict[str, dict[str, str]] = json.loads(gzip.decompress(data))
+    return table
+
+
 def for_kind(api_version: str, kind: str) -> Node | None:
     """Shortcut: :meth:`Schemas.for_kind` on the built-in table."""
     return builtin().for_kind(api_version, kind)
@@ -409,19 +420,43 @@ def build_table(definitions: Mapping[str, Any]) -> dict[str, Any]:
     return {name: _strip(schema) for name, schema in sorted(defs.items())}
 
 
+def build_descriptions(definitions: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """What ``kubectl explain`` prints, from a ``_definitions.json`` document: per definition its own description
+    (key ``""``) and its properties' (Kubernetes definitions nest no inline objects: deeper fields are refs)."""
+    defs = definitions.get("$defs") or definitions.get("definitions") or {}
+    out: dict[str, dict[str, str]] = {}
+    for name, schema in sorted(defs.items()):
+        found: dict[str, str] = {}
+        if isinstance(schema.get("description"), str):
+            found[""] = schema["description"]
+        for prop, sub in (schema.get("properties") or {}).items():
+            if isinstance(sub, dict) and isinstance(sub.get("description"), str):
+                found[prop] = sub["description"]
+        if found:
+            out[name] = found
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Regenerate ``builtin_schema.json`` from a kubernetes-validate ``_definitions.json``."""
+    """Regenerate ``builtin_schema.json`` and ``builtin_descriptions.json.gz`` from a kubernetes-validate
+    ``_definitions.json``."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m berth.cluster.schema <_definitions.json>", file=sys.stderr)
         return 2
     with open(args[0], encoding="utf-8") as fh:
-        table = build_table(json.load(fh))
+        definitions = json.load(fh)
+    table = build_table(definitions)
     target = resources.files("berth.cluster").joinpath(TABLE_FILE)
     with open(str(target), "w", encoding="utf-8") as fh:
         json.dump(table, fh, separators=(",", ":"), sort_keys=True)
         fh.write("\n")
-    print(f"wrote {len(table)} definitions to {target}")
+    texts = json.dumps(build_descriptions(definitions), separators=(",", ":"), sort_keys=True).encode()
+    described = resources.files("berth.cluster").joinpath(DESCRIPTIONS_FILE)
+    with open(str(described), "wb") as out:
+        # mtime=0: the same input gives the same bytes, so a regeneration diff shows only real changes
+        out.write(gzip.compress(texts, compresslevel=9, mtime=0))
+    print(f"wrote {len(table)} definitions to {target} and their descriptions to {described}")
     return 0
 
 
