@@ -161,6 +161,24 @@ def test_create_kinds_sent_as_protobuf(kubectl: Kubectl) -> None:
     assert secret["data"]["password"] == "aHVudGVyMg=="
 
 
+def test_autoscale_creates_an_autoscaling_v2_hpa(kubectl: Kubectl) -> None:
+    # kubectl autoscale sends the HPA as protobuf, v2 first (a 415 there makes it retry v1, then give up)
+    kubectl.ok("create", "deployment", "web", "--image=nginx:1.27")
+    assert "autoscaled" in kubectl.ok("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu=70%")
+    hpa = json.loads(kubectl.ok("get", "hpa", "web", "-o", "json"))
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 5)
+    assert hpa["spec"]["metrics"] == [
+        {
+            "type": "Resource",
+            "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}},
+        }
+    ]
+    row = kubectl.ok("get", "hpa", "web").splitlines()[1].split()
+    assert row[:2] == ["web", "Deployment/web"] and "70%" in row[3]
+
+
 def test_create_token_and_auth_can_i(kubectl: Kubectl, cluster: Cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert kubectl.ok("auth", "can-i", "create", "pods").strip() == "yes"
     kubectl.ok("create", "serviceaccount", "bot")

@@ -1,7 +1,7 @@
 """Decode the protobuf request bodies real clients send, into the JSON-equivalent dicts the server works on.
 
 Why: kubectl 1.35 sends ``kubectl create configmap|secret|namespace|serviceaccount|deployment|job|...``, ``kubectl
-create token`` and ``kubectl auth can-i`` bodies as ``application/vnd.kubernetes.protobuf``, and Helm 4 writes its
+create token``, ``kubectl autoscale`` and ``kubectl auth can-i`` bodies as ``application/vnd.kubernetes.protobuf``, and Helm 4 writes its
 release Secrets and uninstall DeleteOptions that way; there is no JSON fallback, so a server that answers 415 breaks
 those commands. Schedulers and controllers written in Go (client-go defaults to protobuf for built-in kinds) send
 Bindings, Events, Leases and Evictions the same way. We decode a fixed set of kinds; every other kind gets a 415
@@ -560,6 +560,88 @@ MESSAGES: dict[str, dict[int, F]] = {
     "IngressServiceBackend": {1: _s("name"), 2: _m("port", "ServiceBackendPort")},
     "ServiceBackendPort": {1: _s("name"), 2: _i("number")},
     "TypedLocalObjectReference": {1: _s("apiGroup", keep=True), 2: _s("kind"), 3: _s("name")},
+    # -- autoscaling (kubectl autoscale tries v2, then v1) -----------------------------------------------------
+    "CrossVersionObjectReference": {1: _s("kind"), 2: _s("name"), 3: _s("apiVersion")},
+    "HorizontalPodAutoscalerV1": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("spec", "HorizontalPodAutoscalerSpecV1"),
+        3: _m("status", "HorizontalPodAutoscalerStatusV1"),
+    },
+    "HorizontalPodAutoscalerSpecV1": {
+        1: _m("scaleTargetRef", "CrossVersionObjectReference"),
+        2: _i("minReplicas", keep=True),
+        3: _i("maxReplicas"),
+        4: _i("targetCPUUtilizationPercentage", keep=True),
+    },
+    "HorizontalPodAutoscalerStatusV1": {
+        1: _i("observedGeneration", keep=True),
+        2: F("lastScaleTime", T.TIME),
+        3: _i("currentReplicas"),
+        4: _i("desiredReplicas"),
+        5: _i("currentCPUUtilizationPercentage", keep=True),
+    },
+    "HorizontalPodAutoscalerV2": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("spec", "HorizontalPodAutoscalerSpecV2"),
+        3: _m("status", "HorizontalPodAutoscalerStatusV2"),
+    },
+    "HorizontalPodAutoscalerSpecV2": {
+        1: _m("scaleTargetRef", "CrossVersionObjectReference"),
+        2: _i("minReplicas", keep=True),
+        3: _i("maxReplicas"),
+        4: _m("metrics", "MetricSpec", repeated=True),
+        5: _m("behavior", "HorizontalPodAutoscalerBehavior", keep=True),
+    },
+    "MetricSpec": {
+        1: _s("type"),
+        2: _m("object", "ObjectMetricSource", keep=True),
+        3: _m("pods", "PodsMetricSource", keep=True),
+        4: _m("resource", "ResourceMetricSource", keep=True),
+        5: _m("external", "ExternalMetricSource", keep=True),
+        7: _m("containerResource", "ContainerResourceMetricSource", keep=True),
+    },
+    "MetricTarget": {
+        1: _s("type"),
+        2: F("value", T.QUANTITY, keep=True),
+        3: F("averageValue", T.QUANTITY, keep=True),
+        4: _i("averageUtilization", keep=True),
+    },
+    "MetricIdentifier": {1: _s("name"), 2: _m("selector", "LabelSelector", keep=True)},
+    "ResourceMetricSource": {1: _s("name"), 2: _m("target", "MetricTarget")},
+    "ContainerResourceMetricSource": {1: _s("name"), 2: _m("target", "MetricTarget"), 3: _s("container")},
+    "PodsMetricSource": {1: _m("metric", "MetricIdentifier"), 2: _m("target", "MetricTarget")},
+    "ExternalMetricSource": {1: _m("metric", "MetricIdentifier"), 2: _m("target", "MetricTarget")},
+    "ObjectMetricSource": {
+        1: _m("describedObject", "CrossVersionObjectReference"),
+        2: _m("target", "MetricTarget"),
+        3: _m("metric", "MetricIdentifier"),
+    },
+    "HorizontalPodAutoscalerBehavior": {
+        1: _m("scaleUp", "HPAScalingRules", keep=True),
+        2: _m("scaleDown", "HPAScalingRules", keep=True),
+    },
+    "HPAScalingRules": {
+        1: _s("selectPolicy", keep=True),
+        2: _m("policies", "HPAScalingPolicy", repeated=True),
+        3: _i("stabilizationWindowSeconds", keep=True),
+        4: F("tolerance", T.QUANTITY, keep=True),
+    },
+    "HPAScalingPolicy": {1: _s("type"), 2: _i("value"), 3: _i("periodSeconds")},
+    "HorizontalPodAutoscalerStatusV2": {
+        1: _i("observedGeneration", keep=True),
+        2: F("lastScaleTime", T.TIME),
+        3: _i("currentReplicas"),
+        4: _i("desiredReplicas"),
+        6: _m("conditions", "HorizontalPodAutoscalerCondition", repeated=True),
+    },
+    "HorizontalPodAutoscalerCondition": {
+        1: _s("type"),
+        2: _s("status"),
+        3: F("lastTransitionTime", T.TIME),
+        4: _s("reason"),
+        5: _s("message"),
+        6: _i("observedGeneration"),
+    },
 }
 
 # (group, kind) -> top-level message. DeleteOptions arrives under several groups' typeMeta.
@@ -591,10 +673,17 @@ KINDS: dict[tuple[str, str], str] = {
     ("policy", "Eviction"): "Eviction",
 }
 
+# (apiVersion, kind) -> top-level message, for kinds whose message differs between versions.
+VERSIONED_KINDS: dict[tuple[str, str], str] = {
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "HorizontalPodAutoscalerV1",
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscalerV2",
+}
+
 
 def supported_kinds() -> list[str]:
     """``group/Kind`` names this module decodes (for messages and docs)."""
-    return sorted({f"{g}/{k}" if g else k for g, k in KINDS} | {"DeleteOptions"})
+    versioned = {f"{av}/{k}" for av, k in VERSIONED_KINDS}
+    return sorted({f"{g}/{k}" if g else k for g, k in KINDS} | versioned | {"DeleteOptions"})
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -777,7 +866,11 @@ def decode(body: bytes) -> dict[str, Any]:
                 f"protobuf body with contentEncoding {encoding!r} is not supported"
             )
         group = api_version.rpartition("/")[0]
-        message = "DeleteOptions" if kind == "DeleteOptions" else KINDS.get((group, kind))
+        message = (
+            "DeleteOptions"
+            if kind == "DeleteOptions"
+            else VERSIONED_KINDS.get((api_version, kind)) or KINDS.get((group, kind))
+        )
         if message is None:
             raise errors.unsupported_media_type(
                 f"cannot decode {api_version or '<no apiVersion>'} {kind or '<no kind>'} from protobuf: this server "
