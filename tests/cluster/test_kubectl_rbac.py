@@ -55,3 +55,15 @@ def test_anonymous_and_bad_tokens_are_unauthorized(kubectl: Kubectl) -> None:
     proc = kubectl.run("get", "pods", "--token", "not-a-token")
     assert proc.returncode != 0
     assert "Unauthorized" in proc.stderr or "provide credentials" in proc.stderr
+
+
+def test_exec_needs_create_on_pods_exec(kubectl: Kubectl) -> None:
+    # kubectl exec is a websocket GET; kube-apiserver 1.35 authorizes it as create on pods/exec, so a pod reader
+    # is refused before the embedded cluster says no container runs
+    kubectl.ok("create", "serviceaccount", "bot")
+    kubectl.ok("apply", "-f", "-", input=ROLE)
+    kubectl.ok("run", "app", "--image=nginx:1.27")
+    token = kubectl.ok("create", "token", "bot").strip()
+    denied = kubectl.run("exec", "app", "--token", token, "--", "ls")
+    assert denied.returncode != 0
+    assert 'cannot create resource "pods/exec" in API group "" in the namespace "default"' in denied.stderr

@@ -83,3 +83,39 @@ def test_namespace_deletion_removes_contents(live: tuple[Cluster, Kubectl]) -> N
     kubectl.ok("create", "configmap", "c", "-n", "team")
     kubectl.ok("delete", "namespace", "team", "--timeout=30s", timeout=60)
     assert kubectl.run("get", "namespace", "team").returncode != 0
+
+
+def test_debug_adds_an_ephemeral_container_the_kubelet_starts(live: tuple[Cluster, Kubectl]) -> None:
+    _c, kubectl = live
+    kubectl.ok("run", "app", "--image=nginx:1.27")
+    kubectl.ok("wait", "--for=condition=Ready", "pod/app", "--timeout=30s", timeout=60)
+    kubectl.ok("debug", "pod/app", "--image=busybox", "--target=app", "--container=dbg", "--profile=general")
+    kubectl.ok(
+        "wait",
+        "--for=jsonpath={.status.ephemeralContainerStatuses[0].state.running.startedAt}",
+        "pod/app",
+        "--timeout=30s",
+        timeout=60,
+    )
+    pod = json.loads(kubectl.ok("get", "pod", "app", "-o", "json"))
+    assert [c["name"] for c in pod["spec"]["ephemeralContainers"]] == ["dbg"]
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["app"]
+    assert "dbg:" in kubectl.ok("describe", "pod", "app")
+
+
+def test_exec_attach_port_forward_and_proxy_say_no_container_runs(live: tuple[Cluster, Kubectl]) -> None:
+    _c, kubectl = live
+    kubectl.ok("run", "app", "--image=nginx:1.27")
+    kubectl.ok("wait", "--for=condition=Ready", "pod/app", "--timeout=30s", timeout=60)
+    for args in (
+        ("exec", "app", "--", "ls"),
+        ("port-forward", "app", "18080:80"),
+        ("get", "--raw", "/api/v1/namespaces/default/pods/app/proxy/healthz"),
+    ):
+        proc = kubectl.run(*args, timeout=30)
+        assert proc.returncode != 0
+        assert "is not served: no container runs in berth's embedded cluster" in proc.stderr, args
+    subresources = {
+        r["name"] for r in json.loads(kubectl.ok("get", "--raw", "/api/v1"))["resources"] if "/" in r["name"]
+    }
+    assert {"pods/exec", "pods/attach", "pods/portforward", "pods/proxy"} <= subresources

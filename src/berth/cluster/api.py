@@ -1151,8 +1151,10 @@ class Api:
             out = _copy(cur)
             out.setdefault("spec", {})["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
             return out
-        if subresource in rt.subresources and subresource in ("ephemeralcontainers", "resize"):
-            return new
+        if subresource == "ephemeralcontainers" and subresource in rt.subresources:
+            return _with_ephemeral_containers(cur, new)
+        if subresource == "resize" and subresource in rt.subresources:
+            return _with_resized_containers(cur, new)
         raise E.path_not_found()
 
     def _commit_update(
@@ -1460,9 +1462,9 @@ class Api:
                     ),
                     False,
                 )
-            if subresource not in (None, "", "status"):
+            if subresource not in (None, "", "status", *_POD_SPEC_SUBRESOURCES):
                 raise E.path_not_found()
-            if subresource == "status" and "status" not in rt.subresources:
+            if subresource and subresource not in rt.subresources:
                 raise E.path_not_found()
             base = _copy(cur)
             if patch_type == "apply" and isinstance(patch, dict) and field_validation == "Strict":
@@ -1660,3 +1662,70 @@ class Api:
                 if exc.code != 404:
                     raise
         return out
+
+
+_POD_SPEC_SUBRESOURCES = ("ephemeralcontainers", "resize")
+_NOT_FOR_EPHEMERAL = ("ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "resources")
+
+
+def _with_ephemeral_containers(cur: Obj, new: Obj) -> Obj:
+    """pods/ephemeralcontainers (``kubectl debug``): only ``spec.ephemeralContainers`` changes, and only by
+    additions -- existing ones may be neither changed nor removed, as upstream validates."""
+    name = str(_meta(cur).get("name", ""))
+    spec = cur.get("spec") or {}
+    before = {str(c.get("name")): c for c in spec.get("ephemeralContainers") or []}
+    after = list((new.get("spec") or {}).get("ephemeralContainers") or [])
+    path = "spec.ephemeralContainers"
+    errs: list[E.FieldError] = []
+    names_after = {str(c.get("name")) for c in after if isinstance(c, dict)}
+    for gone in before:
+        if gone not in names_after:
+            errs.append(E.forbidden_field(path, f'existing ephemeral containers "{gone}" may not be removed'))
+    taken = {str(c.get("name")) for key in ("containers", "initContainers") for c in spec.get(key) or []}
+    for i, c in enumerate(after):
+        where = f"{path}[{i}]"
+        if not isinstance(c, dict):
+            errs.append(E.invalid_value(where, c, "must be an object"))
+            continue
+        cname = str(c.get("name") or "")
+        if cname in before:
+            if c != before[cname]:
+                errs.append(E.forbidden_field(where, "existing ephemeral containers may not be changed"))
+            continue
+        if not cname:
+            errs.append(E.required(f"{where}.name"))
+        elif cname in taken:
+            errs.append(E.duplicate(f"{where}.name", cname))
+        if not c.get("image"):
+            errs.append(E.required(f"{where}.image"))
+        for field in _NOT_FOR_EPHEMERAL:
+            if c.get(field):
+                errs.append(E.forbidden_field(f"{where}.{field}", "cannot be set for an Ephemeral Container"))
+        taken.add(cname)
+    if errs:
+        raise E.invalid("Pod", name, errs)
+    out = _copy(cur)
+    out.setdefault("spec", {})["ephemeralContainers"] = after
+    return out
+
+
+def _with_resized_containers(cur: Obj, new: Obj) -> Obj:
+    """pods/resize (in-place resize): only the containers' ``resources`` and ``resizePolicy`` change."""
+    wanted = {
+        str(c.get("name")): c
+        for key in ("containers", "initContainers")
+        for c in (new.get("spec") or {}).get(key) or []
+        if isinstance(c, dict)
+    }
+    out = _copy(cur)
+    for key in ("containers", "initContainers"):
+        for c in (out.get("spec") or {}).get(key) or []:
+            src = wanted.get(str(c.get("name")))
+            if src is None:
+                continue
+            for field in ("resources", "resizePolicy"):
+                if field in src:
+                    c[field] = src[field]
+                else:
+                    c.pop(field, None)
+    return out

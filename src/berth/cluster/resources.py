@@ -111,6 +111,9 @@ def _t(
 
 
 ALL = ("all",)
+NO_CONTAINER_SUBRESOURCES = ("attach", "exec", "portforward", "proxy")
+"""Pod subresources that need a running container: listed in discovery and authorized like upstream, then answered
+with a clear 400 (no container runs in the embedded cluster)."""
 _NO_DC = tuple(v for v in ALL_VERBS if v != "deletecollection")
 
 BUILTIN: tuple[ResourceType, ...] = (
@@ -131,7 +134,15 @@ BUILTIN: tuple[ResourceType, ...] = (
         "pods",
         short=("po",),
         cats=ALL,
-        sub=("status", "binding", "log", "eviction", "ephemeralcontainers", "resize"),
+        sub=(
+            "status",
+            "binding",
+            "log",
+            "eviction",
+            "ephemeralcontainers",
+            "resize",
+            *NO_CONTAINER_SUBRESOURCES,
+        ),
         generation=True,
     ),
     _t("", "v1", "PodTemplate", "podtemplates"),
@@ -274,6 +285,10 @@ SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
     "finalize": ("update",),
     "ephemeralcontainers": ("get", "patch", "update"),
     "resize": ("get", "patch", "update"),
+    "attach": ("create", "get"),
+    "exec": ("create", "get"),
+    "portforward": ("create", "get"),
+    "proxy": ("create", "delete", "get", "patch", "update"),
 }
 
 # Preferred group order in discovery (like the real server's priority list); CRD groups follow alphabetically.

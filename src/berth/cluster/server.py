@@ -40,7 +40,7 @@ from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError, Watch
 from berth.cluster.audit import AuditLog
 from berth.cluster.openapi import OpenApi
-from berth.cluster.resources import ResourceType
+from berth.cluster.resources import NO_CONTAINER_SUBRESOURCES, ResourceType
 from berth.kube.objects import Obj
 
 MAX_BODY = E.MAX_REQUEST_BODY_BYTES
@@ -559,7 +559,7 @@ class Handler(BaseHTTPRequestHandler):
         req.namespace = namespace
         name = rest[1] if len(rest) > 1 else ""
         sub = rest[2] if len(rest) > 2 else ""
-        if len(rest) > 3:
+        if len(rest) > 3 and sub != "proxy":  # pods/NAME/proxy/<path> carries a path of its own
             raise E.path_not_found()
         req.name, req.subresource = name, sub
         if sub and sub not in rt.subresources:
@@ -577,6 +577,11 @@ class Handler(BaseHTTPRequestHandler):
             "name": name,
         }
         auth.authorize(api, ident, attrs)
+        if sub in NO_CONTAINER_SUBRESOURCES:
+            raise E.bad_request(
+                f"pods/{sub} is not served: no container runs in berth's embedded cluster, so there is nothing to "
+                "exec into, attach to, port-forward or proxy to (use a real cluster for that)"
+            )
         if method == "HEAD":
             method = "GET"
         if verb == "watch":
@@ -644,6 +649,8 @@ class Handler(BaseHTTPRequestHandler):
         return agent.split("/")[0] or "unknown"
 
     def _verb(self, method: str, name: str, sub: str, query: dict[str, str]) -> str:
+        if sub in ("attach", "exec", "portforward"):
+            return "create"  # a websocket upgrade is a GET, authorized as create (as kube-apiserver 1.35 does)
         if method in ("GET", "HEAD"):
             if _truthy(query.get("watch")):
                 return "watch"

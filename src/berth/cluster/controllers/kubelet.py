@@ -189,6 +189,9 @@ class Kubelet(base.Controller):
             with self._lock:
                 self._started[uid] = time.monotonic()
             return  # our status write comes back as an update event and drives the next stage
+        if self._ephemeral_waiting(pod):
+            self._start_ephemeral(pod)
+            return
         if self._runs_to_completion(pod):
             with self._lock:
                 started = self._started.setdefault(uid, mono)
@@ -301,6 +304,30 @@ class Kubelet(base.Controller):
             self.ctx.recorder.event(
                 pod, "Normal", "Started", f"Started container {cname}", f"kubelet/{node_name}"
             )
+
+    @staticmethod
+    def _ephemeral_waiting(pod: Obj) -> bool:
+        """Whether ``kubectl debug`` added an ephemeral container this kubelet has not started yet."""
+        wanted = (pod.get("spec") or {}).get("ephemeralContainers") or []
+        have = {s.get("name") for s in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []}
+        return any(c.get("name") not in have for c in wanted)
+
+    def _start_ephemeral(self, pod: Obj) -> None:
+        st: dict[str, Any] = copy.deepcopy(pod.get("status") or {})
+        uid, stamp = base.uid(pod), base.fmt_time()
+        have = {s.get("name"): s for s in st.get("ephemeralContainerStatuses") or []}
+        st["ephemeralContainerStatuses"] = [
+            have.get(c.get("name"))
+            or self._status(c, uid, {"running": {"startedAt": stamp}}, ready=False, started=True)
+            for c in (pod.get("spec") or {}).get("ephemeralContainers") or []
+        ]
+        base.write_status(self, "pods", pod, st)
+        node = f"kubelet/{(pod.get('spec') or {}).get('nodeName', '')}"
+        for c in (pod.get("spec") or {}).get("ephemeralContainers") or []:
+            if c.get("name") not in have:
+                self.ctx.recorder.event(
+                    pod, "Normal", "Started", f"Started container {c.get('name', '')}", node
+                )
 
     @staticmethod
     def _status(
