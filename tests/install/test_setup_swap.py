@@ -5,6 +5,7 @@ two folders always belong together and no temp folder is left. A failed rename o
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import tempfile
 import threading
@@ -173,6 +174,8 @@ def test_a_failed_rename_or_ctrl_c_is_undone_at_once(
 def test_a_load_waits_for_a_swap_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A command loading the work dir while another swaps must not take the live journal for a crashed one."""
     work, stage = work_dir(tmp_path)
+    owner = os.open(stage, os.O_RDONLY)  # the swapping command holds its stage, as setup.stage_dir does
+    fcntl.flock(owner, fcntl.LOCK_EX)
     real = Path.rename
     paused, go = threading.Event(), threading.Event()
     real_lock = fcntl.flock
@@ -203,7 +206,25 @@ def test_a_load_waits_for_a_swap_in_progress(tmp_path: Path, monkeypatch: pytest
         go.set()
         swapper.join()
         loader.join()
-    assert held(work) == "new" and leftovers(work) == [stage.name]
+    assert held(work) == "new" and leftovers(work) == [
+        stage.name
+    ]  # a live command's stage is its own to remove
+    os.close(owner)
+
+
+def test_a_stage_whose_command_died_is_removed_and_a_live_one_kept(tmp_path: Path) -> None:
+    """setup killed while rendering (before any journal) leaves its stage; the next command removes it, but never
+    the stage of a command still running."""
+    work = tmp_path / "w"
+    work.mkdir()
+    dead = Path(tempfile.mkdtemp(prefix=".berth-setup-", dir=work))  # its owner died: nobody holds it
+    (dead / "package").mkdir()
+    with setup.stage_dir(work, ".berth-rollback-") as live:
+        line = setup.recover(work)
+        assert line is not None and dead.name in line and live.name not in line
+        assert leftovers(work) == [live.name]
+        assert setup.recover(work) is None  # nothing more to do
+    assert leftovers(work) == []  # the owner removes its own stage when it ends
 
 
 # ---- through the CLI: setup killed mid-swap, then `berth install plan` ----------------------------------------

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -92,43 +91,41 @@ def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: 
     (with its package) as the next revision; mark the run's receipt with that number in the same swap of
     ``W/out``. Returns the new revision's number."""
     out = work / "out"
-    stage = Path(tempfile.mkdtemp(prefix=".berth-rollback-", dir=work))
     try:
-        new_out = stage / "out"
-        new_out.mkdir()
-        source = out / target.prefix
-        for name in revisions.SNAPSHOT:
-            if (source / name).is_dir():
-                shutil.copytree(source / name, new_out / name)
-            elif (source / name).is_file():
-                shutil.copy2(source / name, new_out / name)
-        recorded = revisions.record(
-            out, work / "package", new_out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
-        package_dir = work / "package"
-        if target.package is not None:
-            package_dir = new_out / revisions.PENDING_PACKAGE
-            shutil.copytree(target.package, package_dir)
-        now = setup.read_workdir(new_out, package_dir)
-        plan_file = new_out / setup.PLAN_FILE
-        plan_file.parent.mkdir(parents=True, exist_ok=True)
-        plan_file.write_text(yamlio.dump(setup.plan_document(now, str(work))), encoding="utf-8")
-        if (out / "runs").is_dir():
-            shutil.copytree(out / "runs", new_out / "runs")
-        path = new_out / "runs" / f"{run_name}.yaml"
-        if path.is_file():
-            body = receipt.load(path)
-            body["spec"][RECORDED_FIELD] = recorded
-            yamlio.write_atomic(path, yamlio.dump(body))
-        setup.swap(stage, work, ("out",))
+        with setup.stage_dir(work, ".berth-rollback-") as stage:
+            new_out = stage / "out"
+            new_out.mkdir()
+            source = out / target.prefix
+            for name in revisions.SNAPSHOT:
+                if (source / name).is_dir():
+                    shutil.copytree(source / name, new_out / name)
+                elif (source / name).is_file():
+                    shutil.copy2(source / name, new_out / name)
+            recorded = revisions.record(
+                out, work / "package", new_out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            )
+            package_dir = work / "package"
+            if target.package is not None:
+                package_dir = new_out / revisions.PENDING_PACKAGE
+                shutil.copytree(target.package, package_dir)
+            now = setup.read_workdir(new_out, package_dir)
+            plan_file = new_out / setup.PLAN_FILE
+            plan_file.parent.mkdir(parents=True, exist_ok=True)
+            plan_file.write_text(yamlio.dump(setup.plan_document(now, str(work))), encoding="utf-8")
+            if (out / "runs").is_dir():
+                shutil.copytree(out / "runs", new_out / "runs")
+            path = new_out / "runs" / f"{run_name}.yaml"
+            if path.is_file():
+                body = receipt.load(path)
+                body["spec"][RECORDED_FIELD] = recorded
+                yamlio.write_atomic(path, yamlio.dump(body))
+            setup.swap(stage, work, ("out",))
     except OSError as exc:
         raise apply.RunFailed(
             f"the cluster is rolled back to {target.label}, but {out} could not be switched to it ({exc}); it "
             f"still holds the render before the rollback. Fix the cause, then finish with: "
             f"{apply.live_command(plan_mod.Action.ROLLBACK, work)} --resume"
         ) from exc
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     restore_package(work, target.label)
     return recorded
 
@@ -141,24 +138,22 @@ def restore_package(work: Path, label: str) -> bool:
     if not pending.is_dir():
         return False
     current = work / "package"
-    aside = Path(tempfile.mkdtemp(prefix=".berth-rollback-", dir=work))
-    try:
-        if current.exists():
-            current.rename(aside / "package")
+    with setup.stage_dir(work, ".berth-rollback-") as aside:
         try:
-            pending.rename(current)
-        except OSError:
-            if (aside / "package").is_dir() and not current.exists():
-                (aside / "package").rename(current)
-            raise
-    except OSError as exc:
-        raise apply.RunFailed(
-            f"the cluster is rolled back to {label} and {work / 'out'} holds its render, but {current} could not "
-            f"be replaced by its package ({exc}). Fix the cause, then finish with: "
-            f"{apply.live_command(plan_mod.Action.ROLLBACK, work)} --resume"
-        ) from exc
-    finally:
-        shutil.rmtree(aside, ignore_errors=True)
+            if current.exists():
+                current.rename(aside / "package")
+            try:
+                pending.rename(current)
+            except OSError:
+                if (aside / "package").is_dir() and not current.exists():
+                    (aside / "package").rename(current)
+                raise
+        except OSError as exc:
+            raise apply.RunFailed(
+                f"the cluster is rolled back to {label} and {work / 'out'} holds its render, but {current} could not "
+                f"be replaced by its package ({exc}). Fix the cause, then finish with: "
+                f"{apply.live_command(plan_mod.Action.ROLLBACK, work)} --resume"
+            ) from exc
     return True
 
 

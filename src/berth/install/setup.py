@@ -370,14 +370,71 @@ def _finish_or_undo(work: Path, fd: int) -> str | None:
     )
 
 
+STAGE_PREFIXES = (".berth-setup-", ".berth-rollback-")
+"""The scratch folders commands build in inside a work dir (:func:`stage_dir`)."""
+
+
+@contextlib.contextmanager
+def stage_dir(work: Path, prefix: str) -> Iterator[Path]:
+    """A scratch folder in the work dir (same filesystem, so :func:`swap` can rename out of it), removed when the
+    command ends. Its owner holds a ``flock`` on it while it lives, so a later command can tell the stage of a
+    process that died before writing any journal (kill -9 mid-render) from a live one, and :func:`recover` removes
+    only the former. It is made under the work dir's lock so a recovery never sees it before it is held."""
+    with _locked(work):
+        stage = Path(tempfile.mkdtemp(prefix=prefix, dir=work))
+        held = os.open(stage, os.O_RDONLY)
+        fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        os.close(held)
+
+
+def _stages(work: Path) -> list[Path]:
+    return sorted(p for p in work.glob(".berth-*") if p.is_dir() and p.name.startswith(STAGE_PREFIXES))
+
+
+def _sweep_stages(work: Path) -> str | None:
+    """Remove the stages no live command holds (their owner died); one line saying so, or None."""
+    removed = []
+    for path in _stages(work):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a running command's stage
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+        finally:
+            os.close(fd)
+    if not removed:
+        return None
+    line = (
+        f"removed {len(removed)} scratch folder(s) an interrupted command left in {work}: {', '.join(removed)} "
+        "(nothing in W/package or W/out depended on them)"
+    )
+    print(line, file=sys.stderr)
+    return line
+
+
 def recover(work_dir: Path) -> str | None:
-    """Finish or undo a swap that a killed process left half done (:func:`swap`), saying which in one line on
-    stderr; return that line (None: nothing to recover). Every command that reads a work dir calls this first."""
+    """Finish or undo a swap that a killed process left half done (:func:`swap`), and remove the scratch folders of
+    commands that died before any swap (:func:`stage_dir`), saying what it did in one line each on stderr; return
+    the swap's line, else the scratch line (None: nothing to recover). Every command that reads a work dir calls
+    this first."""
     work = work_dir.resolve()
-    if not (work / SWAP_JOURNAL).exists() and not (work / SWAP_ASIDE).exists():
+    pending = (work / SWAP_JOURNAL).exists() or (work / SWAP_ASIDE).exists()
+    if not pending and not _stages(work):
         return None
     with _locked(work) as fd:
-        return _recover_locked(work, fd)
+        line = _recover_locked(work, fd) if pending else None
+        swept = _sweep_stages(work)
+        return line or swept
 
 
 def swap(stage: Path, work: Path, names: tuple[str, ...]) -> None:
@@ -429,8 +486,7 @@ def run(
     work = opts.work_dir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     recover(work)  # setup reads W/out (earlier answers, the render it records as a revision)
-    stage = Path(tempfile.mkdtemp(prefix=".berth-setup-", dir=work))
-    try:
+    with stage_dir(work, ".berth-setup-") as stage:
         ref = Path(opts.ref)
         if ref.is_dir() and (ref / package.MANIFEST).is_file():
             package.load(ref)  # validate before copying
@@ -510,8 +566,6 @@ def run(
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
         shutil.rmtree(stage / "scratch", ignore_errors=True)
         swap(stage, work, ("package", "out"))
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     out_dir = work / "out"
     n_manifests = len(result.ordinary) + len(result.crds)
     lines = [
