@@ -231,8 +231,10 @@ def test_negative_ints_and_times_and_int_or_string() -> None:
     assert obj["spec"]["revisionHistoryLimit"] == -1
 
 
-def test_unknown_field_numbers_are_skipped() -> None:
-    raw = meta("cm") + lfield(99, "future") + vfield(98, 5)
+def test_empty_unknown_fields_are_skipped() -> None:
+    # Go writes unset non-pointer fields anyway: a zero, an empty string, a struct of zeros (a status on create).
+    status = vfield(1, 0) + lfield(2, "") + lfield(3, vfield(1, 0))
+    raw = meta("cm") + vfield(98, 0) + lfield(99, "") + lfield(97, status)
     assert protobuf.decode(envelope("v1", "ConfigMap", raw)) == {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -241,12 +243,46 @@ def test_unknown_field_numbers_are_skipped() -> None:
 
 
 @pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        pytest.param(meta("cm") + vfield(98, 5), "field 98 of ConfigMap (at ConfigMap)", id="varint"),
+        pytest.param(meta("cm") + lfield(99, "future"), "field 99 of ConfigMap", id="string"),
+        pytest.param(
+            meta("cm") + lfield(97, vfield(1, 0) + vfield(2, 1)), "field 97 of ConfigMap", id="message"
+        ),
+        pytest.param(
+            meta("cm", extra=lfield(99, "x")), "field 99 of ObjectMeta (at ConfigMap.metadata)", id="nested"
+        ),
+    ],
+)
+def test_non_empty_unknown_fields_are_refused_not_dropped(raw: bytes, fragment: str) -> None:
+    with pytest.raises(errors.ApiError) as exc:
+        protobuf.decode(envelope("v1", "ConfigMap", raw))
+    assert exc.value.code == 415
+    assert fragment in exc.value.message
+    assert "send the object as JSON" in exc.value.message
+
+
+def test_unknown_field_deep_in_a_pod_template_names_its_path() -> None:
+    container = lfield(1, "c") + lfield(2, "busybox") + vfield(250, 1)
+    template = lfield(2, lfield(2, container))
+    raw = meta("j") + lfield(2, lfield(6, template))
+    with pytest.raises(errors.ApiError) as exc:
+        protobuf.decode(envelope("batch/v1", "Job", raw))
+    assert exc.value.code == 415
+    assert "field 250 of Container (at Job.spec.template.spec.containers)" in exc.value.message
+
+
+@pytest.mark.parametrize(
     ("body", "code", "fragment"),
     [
         pytest.param(b'{"kind": "ConfigMap"}', 400, "envelope prefix", id="json-sent-as-protobuf"),
         pytest.param(protobuf.MAGIC + b"\x0a\x05ab", 400, "truncated", id="truncated"),
         pytest.param(
-            envelope("v1", "Pod", meta("p")), 415, "cannot decode v1 Pod from protobuf", id="unknown-kind"
+            envelope("apps/v1", "StatefulSet", meta("s")),
+            415,
+            "cannot decode apps/v1 StatefulSet from protobuf",
+            id="unknown-kind",
         ),
         pytest.param(
             envelope("example.com/v1", "Widget", b""), 415, "send the object as JSON", id="custom-resource"
@@ -328,3 +364,221 @@ def test_go_scheduler_bodies_binding_lease_event_eviction() -> None:
     assert protobuf.decode(envelope("policy/v1", "Eviction", eviction))["deleteOptions"] == {
         "gracePeriodSeconds": 0
     }
+
+
+# -- whole pod templates and pods ------------------------------------------------------------------------------
+
+
+def test_job_from_cronjob_capture_keeps_the_whole_job_template() -> None:
+    """`kubectl create job j --from=cronjob/cj` copies the CronJob's job template; nothing may be lost on the way.
+
+    job-from-cronjob-source.json is the rich CronJob's spec.jobTemplate as the server stored it from JSON
+    (`kubectl apply`), read back with `kubectl get -o json`; job-from-cronjob.bin is what kubectl then sent.
+    """
+    job = protobuf.decode((FIXTURES / "job-from-cronjob.bin").read_bytes())
+    source = json.loads((FIXTURES / "job-from-cronjob-source.json").read_text())
+    assert job["spec"]["template"]["spec"] == source["spec"]["template"]["spec"]
+    assert job["spec"] == source["spec"]
+    assert job["metadata"]["labels"] == source["metadata"]["labels"]
+    pod = job["spec"]["template"]["spec"]
+    # spot checks on what the old tables dropped
+    assert (
+        pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
+            "namespaceSelector"
+        ]
+        == {}
+    )
+    assert pod["containers"][0]["livenessProbe"]["httpGet"]["port"] == "http"
+    assert pod["containers"][0]["startupProbe"]["grpc"] == {"port": 9090, "service": ""}
+    assert pod["containers"][0]["lifecycle"]["preStop"] == {"sleep": {"seconds": 5}}
+    assert pod["initContainers"][0]["restartPolicy"] == "Always"
+    assert {v["name"] for v in pod["volumes"]} >= {"proj", "dapi", "csi", "eph", "img", "iscsi", "fc"}
+
+
+def test_kubectl_debug_node_capture() -> None:
+    pod = protobuf.decode((FIXTURES / "debug-node-pod.bin").read_bytes())
+    assert (pod["apiVersion"], pod["kind"]) == ("v1", "Pod")
+    spec = pod["spec"]
+    assert spec["nodeName"] == "node-1"
+    assert spec["hostNetwork"] and spec["hostPID"] and spec["hostIPC"]
+    assert spec["volumes"] == [{"name": "host-root", "hostPath": {"path": "/"}}]
+    assert spec["tolerations"] == [{"operator": "Exists"}]
+
+
+def test_kubectl_debug_copy_capture() -> None:
+    spec = protobuf.decode((FIXTURES / "debug-copy-pod.bin").read_bytes())["spec"]
+    assert [c["name"] for c in spec["containers"]] == ["web", "debugger-rrj2w"]
+    assert spec["containers"][1]["securityContext"] == {"capabilities": {"add": ["SYS_PTRACE"]}}
+    assert spec["shareProcessNamespace"] is True
+    assert spec["securityContext"] == {}  # a pointer, present but empty
+    assert spec["priority"] == 0  # a pointer: zero survives
+
+
+def test_hand_built_pod_with_affinity_probes_and_pointer_empties() -> None:
+    node_term = lfield(1, lfield(1, "zone") + lfield(2, "In") + lfield(3, "a") + lfield(3, "b"))
+    node_affinity = lfield(1, lfield(1, node_term)) + lfield(2, vfield(1, 10) + lfield(2, b""))
+    pod_term = lfield(1, lfield(1, lfield(1, "app") + lfield(2, "web"))) + lfield(3, "kubernetes.io/hostname")
+    anti = lfield(2, vfield(1, 50) + lfield(2, pod_term))
+    affinity = lfield(1, node_affinity) + lfield(3, anti)
+    http_get = lfield(1, "/healthz") + lfield(2, vfield(1, 1) + lfield(3, "http")) + lfield(4, "HTTP")
+    liveness = lfield(1, lfield(2, http_get)) + vfield(2, 0) + vfield(4, 7)  # initialDelaySeconds 0 dropped
+    readiness = lfield(1, lfield(3, lfield(1, vfield(1, 0) + vfield(2, 8080)))) + vfield(7, 0)
+    lifecycle = lfield(2, lfield(4, vfield(1, 0))) + lfield(3, "SIGTERM")  # sleep 0 is meaningful
+    security = lfield(10, b"") + vfield(4, 0) + lfield(1, lfield(2, "ALL"))  # windowsOptions: {}, runAsUser 0
+    resources = lfield(1, lfield(1, "cpu") + lfield(2, lfield(1, "500m"))) + lfield(3, lfield(1, "gpu"))
+    container = (
+        lfield(1, "main")
+        + lfield(2, "busybox")
+        + lfield(8, resources)
+        + lfield(10, liveness)
+        + lfield(11, readiness)
+        + lfield(12, lifecycle)
+        + lfield(15, security)
+        + lfield(24, "")  # restartPolicy is a pointer: present-and-empty is kept
+    )
+    ephemeral = lfield(1, lfield(1, "dbg") + lfield(2, "busybox")) + lfield(2, "main")
+    volume = lfield(1, "mem") + lfield(2, lfield(2, lfield(1, "Memory") + lfield(2, lfield(1, "64Mi"))))
+    iscsi = lfield(1, "iscsi") + lfield(
+        2, lfield(8, lfield(1, "10.0.0.1:3260") + lfield(2, "iqn.x") + vfield(3, 0))
+    )
+    cfg_projection = lfield(3, lfield(1, lfield(1, "cfg")) + vfield(4, 1))
+    projected = lfield(1, "proj") + lfield(2, lfield(26, lfield(1, cfg_projection) + vfield(2, 0o444)))
+    toleration = lfield(1, "k") + lfield(2, "Exists") + lfield(4, "NoExecute") + vfield(5, -1)
+    dns = lfield(1, "1.1.1.1") + lfield(3, lfield(1, "ndots") + lfield(2, "")) + lfield(3, lfield(1, "edns0"))
+    spec = (
+        lfield(1, lfield(1, "scratch") + lfield(2, lfield(2, b"")))
+        + lfield(1, volume)
+        + lfield(1, iscsi)
+        + lfield(1, projected)
+        + lfield(2, container)
+        + lfield(18, affinity)
+        + lfield(22, toleration)
+        + lfield(26, dns)
+        + lfield(34, ephemeral)
+        + lfield(36, lfield(1, "linux"))
+        + lfield(
+            33,
+            vfield(1, 1) + lfield(2, "zone") + lfield(3, "DoNotSchedule") + vfield(5, 2) + lfield(7, "Honor"),
+        )
+    )
+    # status: Go writes an unset PodStatus as a message of empty fields; it carries nothing and is skipped
+    status = lfield(1, "") + lfield(9, "")
+    obj = protobuf.decode(envelope("v1", "Pod", meta("p") + lfield(2, spec) + lfield(3, status)))
+    assert obj == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "volumes": [
+                {"name": "scratch", "emptyDir": {}},
+                {"name": "mem", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
+                {"name": "iscsi", "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.x", "lun": 0}},
+                {
+                    "name": "proj",
+                    "projected": {
+                        "sources": [{"configMap": {"name": "cfg", "optional": True}}],
+                        "defaultMode": 0o444,
+                    },
+                },
+            ],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "resources": {"limits": {"cpu": "500m"}, "claims": [{"name": "gpu"}]},
+                    "livenessProbe": {
+                        "httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
+                        "periodSeconds": 7,
+                    },
+                    "readinessProbe": {"tcpSocket": {"port": 8080}, "terminationGracePeriodSeconds": 0},
+                    "lifecycle": {"preStop": {"sleep": {"seconds": 0}}, "stopSignal": "SIGTERM"},
+                    "securityContext": {
+                        "windowsOptions": {},
+                        "runAsUser": 0,
+                        "capabilities": {"drop": ["ALL"]},
+                    },
+                    "restartPolicy": "",
+                }
+            ],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}
+                        ]
+                    },
+                    "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10, "preference": {}}],
+                },
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 50,
+                            "podAffinityTerm": {
+                                "labelSelector": {"matchLabels": {"app": "web"}},
+                                "topologyKey": "kubernetes.io/hostname",
+                            },
+                        }
+                    ]
+                },
+            },
+            "tolerations": [
+                {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": -1}
+            ],
+            "dnsConfig": {
+                "nameservers": ["1.1.1.1"],
+                "options": [{"name": "ndots", "value": ""}, {"name": "edns0"}],
+            },
+            "ephemeralContainers": [{"name": "dbg", "image": "busybox", "targetContainerName": "main"}],
+            "os": {"name": "linux"},
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "minDomains": 2,
+                    "nodeTaintsPolicy": "Honor",
+                }
+            ],
+        },
+    }
+
+
+def test_pod_with_a_real_status_is_refused() -> None:
+    status = lfield(1, "Running")  # a status update would lose this; the server says to use JSON
+    with pytest.raises(errors.ApiError) as exc:
+        protobuf.decode(envelope("v1", "Pod", meta("p") + lfield(3, status)))
+    assert exc.value.code == 415
+    assert "field 3 of Pod" in exc.value.message
+
+
+def test_job_spec_policies_and_corrected_field_numbers() -> None:
+    on_exit = (
+        lfield(1, "") + lfield(2, "In") + vfield(3, 42) + vfield(3, 43)
+    )  # containerName: "" is a pointer
+    rule = lfield(1, "FailJob") + lfield(2, on_exit)
+    success = lfield(1, lfield(1, "0-1") + vfield(2, 0))
+    spec = lfield(11, lfield(1, rule)) + lfield(15, "example.com/ctl") + lfield(16, success)
+    obj = protobuf.decode(envelope("batch/v1", "Job", meta("j") + lfield(2, spec)))
+    assert obj["spec"] == {
+        "podFailurePolicy": {
+            "rules": [
+                {
+                    "action": "FailJob",
+                    "onExitCodes": {"containerName": "", "operator": "In", "values": [42, 43]},
+                }
+            ]
+        },
+        "managedBy": "example.com/ctl",
+        "successPolicy": {"rules": [{"succeededIndexes": "0-1", "succeededCount": 0}]},
+    }
+
+
+def test_every_table_reference_resolves() -> None:
+    missing = [
+        f"{name}.{spec.name or '<inline>'} -> {spec.message}"
+        for name, table in protobuf.MESSAGES.items()
+        for spec in table.values()
+        if spec.type in (protobuf.T.MESSAGE, protobuf.T.INLINE) and spec.message not in protobuf.MESSAGES
+    ]
+    assert missing == []
+    assert set(protobuf.KINDS.values()) | set(protobuf.VERSIONED_KINDS.values()) <= set(protobuf.MESSAGES)

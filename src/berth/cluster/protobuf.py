@@ -1,21 +1,28 @@
 """Decode the protobuf request bodies real clients send, into the JSON-equivalent dicts the server works on.
 
 Why: kubectl 1.35 sends ``kubectl create configmap|secret|namespace|serviceaccount|deployment|job|...``, ``kubectl
-create token``, ``kubectl autoscale`` and ``kubectl auth can-i`` bodies as ``application/vnd.kubernetes.protobuf``, and Helm 4 writes its
-release Secrets and uninstall DeleteOptions that way; there is no JSON fallback, so a server that answers 415 breaks
-those commands. Schedulers and controllers written in Go (client-go defaults to protobuf for built-in kinds) send
-Bindings, Events, Leases and Evictions the same way. We decode a fixed set of kinds; every other kind gets a 415
-that says to send JSON.
+create token``, ``kubectl autoscale`` and ``kubectl auth can-i`` bodies as ``application/vnd.kubernetes.protobuf``;
+``kubectl create job --from=cronjob/NAME`` sends the CronJob's whole job template as a Job, and ``kubectl debug
+node/NODE`` and ``kubectl debug POD --copy-to=NAME`` send a whole v1 Pod. Helm 4 writes its release Secrets and
+uninstall DeleteOptions that way. There is no JSON fallback, so a server that answers 415 breaks those commands.
+Schedulers and controllers written in Go (client-go defaults to protobuf for built-in kinds) send Bindings, Events,
+Leases and Evictions the same way. We decode a fixed set of kinds (:data:`KINDS`); every other kind gets a 415 that
+says to send JSON. Everything reachable from a PodSpec is in the tables, so a pod template is never cut short.
 
 Wire format (k8s.io/apimachinery ``runtime/serializer/protobuf``): the bytes ``k8s\\0`` then a ``runtime.Unknown``
 {1 typeMeta {1 apiVersion, 2 kind}, 2 raw (the object message), 3 contentEncoding, 4 contentType}. Field numbers
-below come from k8s.io/api ``generated.proto`` and were checked against bodies captured from kubectl 1.35.2 (the
-fixtures under tests/cluster/fixtures/protobuf/).
+below come from k8s.io/api ``generated.proto`` (core/v1, batch/v1, apps/v1, ... as of Kubernetes 1.35) and were
+checked against bodies captured from kubectl 1.35.2 (the fixtures under tests/cluster/fixtures/protobuf/).
 
 Go's generated marshallers write every non-pointer field, even when empty, so an empty string, zero or empty
-message means "unset" unless the field is a pointer in Go (``keep`` below): ``replicas: 0``,
-``gracePeriodSeconds: 0`` and ``emptyDir: {}`` must survive. Repeated fields keep their empty elements
-(``apiGroups: [""]``). Unknown field numbers are skipped, as protobuf readers do.
+message means "unset" unless the field is a pointer in Go, or its JSON tag has no ``omitempty`` so JSON shows the
+zero too (``keep`` below): ``replicas: 0``, ``gracePeriodSeconds: 0``, ``emptyDir: {}`` and ``iscsi.lun: 0`` must
+survive. Repeated fields keep their empty elements (``apiGroups: [""]``).
+
+Unknown field numbers: an empty one (zero, empty bytes, or a message of nothing but empty fields, which is how Go
+writes an unset non-pointer struct such as a Deployment's status on create) carries no data and is skipped. A
+non-empty one would be lost silently, so it is refused with a 415 that names the message and field number and says
+to send the object as JSON (``kubectl apply -f``) instead.
 
 Pure: bytes in, dict out; :class:`berth.cluster.errors.ApiError` on failure.
 """
@@ -123,7 +130,11 @@ class T(Enum):
 
 @dataclass(frozen=True)
 class F:
-    """One field: its JSON name, how to decode it, whether repeated, whether an empty value is kept (Go pointer)."""
+    """One field: its JSON name, how to decode it, whether repeated, whether an empty value is kept.
+
+    ``keep`` is for Go pointers (present means set, even when empty) and for non-pointer fields whose JSON tag has
+    no ``omitempty`` and whose zero value means something (``iscsi.lun: 0``, ``sleep.seconds: 0``).
+    """
 
     name: str
     type: T = T.STRING
@@ -285,11 +296,27 @@ MESSAGES: dict[str, dict[int, F]] = {
         8: _i("ttlSecondsAfterFinished", keep=True),
         9: _s("completionMode", keep=True),
         10: _b("suspend", keep=True),
+        11: _m("podFailurePolicy", "PodFailurePolicy", keep=True),
         12: _i("backoffLimitPerIndex", keep=True),
         13: _i("maxFailedIndexes", keep=True),
         14: _s("podReplacementPolicy", keep=True),
-        16: _s("managedBy", keep=True),
+        15: _s("managedBy", keep=True),
+        16: _m("successPolicy", "SuccessPolicy", keep=True),
     },
+    "PodFailurePolicy": {1: _m("rules", "PodFailurePolicyRule", repeated=True)},
+    "PodFailurePolicyRule": {
+        1: _s("action"),
+        2: _m("onExitCodes", "PodFailurePolicyOnExitCodesRequirement", keep=True),
+        3: _m("onPodConditions", "PodFailurePolicyOnPodConditionsPattern", repeated=True),
+    },
+    "PodFailurePolicyOnExitCodesRequirement": {
+        1: _s("containerName", keep=True),
+        2: _s("operator"),
+        3: F("values", T.INT, repeated=True),
+    },
+    "PodFailurePolicyOnPodConditionsPattern": {1: _s("type"), 2: _s("status")},
+    "SuccessPolicy": {1: _m("rules", "SuccessPolicyRule", repeated=True)},
+    "SuccessPolicyRule": {1: _s("succeededIndexes", keep=True), 2: _i("succeededCount", keep=True)},
     "CronJob": {1: _m("metadata", "ObjectMeta"), 2: _m("spec", "CronJobSpec")},
     "CronJobSpec": {
         1: _s("schedule"),
@@ -302,6 +329,10 @@ MESSAGES: dict[str, dict[int, F]] = {
         8: _s("timeZone", keep=True),
     },
     "JobTemplateSpec": {1: _m("metadata", "ObjectMeta"), 2: _m("spec", "JobSpec")},
+    # -- pods (core/v1): everything reachable from PodSpec, because `kubectl create job --from=cronjob/...` copies
+    # a whole pod template and `kubectl debug` sends a whole Pod -------------------------------------------------
+    # status (3) is left out: clients send it all-zero on create, which the unknown-field rule skips.
+    "Pod": {1: _m("metadata", "ObjectMeta"), 2: _m("spec", "PodSpec")},
     "PodTemplateSpec": {1: _m("metadata", "ObjectMeta"), 2: _m("spec", "PodSpec")},
     "PodSpec": {
         1: _m("volumes", "Volume", repeated=True),
@@ -321,26 +352,137 @@ MESSAGES: dict[str, dict[int, F]] = {
         15: _m("imagePullSecrets", "LocalObjectReference", repeated=True),
         16: _s("hostname"),
         17: _s("subdomain"),
+        18: _m("affinity", "Affinity", keep=True),
         19: _s("schedulerName"),
         20: _m("initContainers", "Container", repeated=True),
         21: _b("automountServiceAccountToken", keep=True),
         22: _m("tolerations", "Toleration", repeated=True),
+        23: _m("hostAliases", "HostAlias", repeated=True),
         24: _s("priorityClassName"),
         25: _i("priority", keep=True),
+        26: _m("dnsConfig", "PodDNSConfig", keep=True),
         27: _b("shareProcessNamespace", keep=True),
+        28: _m("readinessGates", "PodReadinessGate", repeated=True),
         29: _s("runtimeClassName", keep=True),
         30: _b("enableServiceLinks", keep=True),
         31: _s("preemptionPolicy", keep=True),
+        32: F("overhead", T.MAP_QUANTITY),
+        33: _m("topologySpreadConstraints", "TopologySpreadConstraint", repeated=True),
+        34: _m("ephemeralContainers", "EphemeralContainer", repeated=True),
         35: _b("setHostnameAsFQDN", keep=True),
+        36: _m("os", "PodOS", keep=True),
         37: _b("hostUsers", keep=True),
+        38: _m("schedulingGates", "PodSchedulingGate", repeated=True),
+        39: _m("resourceClaims", "PodResourceClaim", repeated=True),
+        40: _m("resources", "ResourceRequirements", keep=True),
+        41: _s("hostnameOverride", keep=True),
+        42: _m("workloadRef", "WorkloadReference", keep=True),
     },
     "PodSecurityContext": {
+        1: _m("seLinuxOptions", "SELinuxOptions", keep=True),
         2: _i("runAsUser", keep=True),
         3: _b("runAsNonRoot", keep=True),
         4: F("supplementalGroups", T.INT, repeated=True),
         5: _i("fsGroup", keep=True),
         6: _i("runAsGroup", keep=True),
+        7: _m("sysctls", "Sysctl", repeated=True),
+        8: _m("windowsOptions", "WindowsSecurityContextOptions", keep=True),
+        9: _s("fsGroupChangePolicy", keep=True),
+        10: _m("seccompProfile", "SeccompProfile", keep=True),
+        11: _m("appArmorProfile", "AppArmorProfile", keep=True),
+        12: _s("supplementalGroupsPolicy", keep=True),
+        13: _s("seLinuxChangePolicy", keep=True),
     },
+    "Sysctl": {1: _s("name"), 2: _s("value", keep=True)},
+    "SecurityContext": {
+        1: _m("capabilities", "Capabilities", keep=True),
+        2: _b("privileged", keep=True),
+        3: _m("seLinuxOptions", "SELinuxOptions", keep=True),
+        4: _i("runAsUser", keep=True),
+        5: _b("runAsNonRoot", keep=True),
+        6: _b("readOnlyRootFilesystem", keep=True),
+        7: _b("allowPrivilegeEscalation", keep=True),
+        8: _i("runAsGroup", keep=True),
+        9: _s("procMount", keep=True),
+        10: _m("windowsOptions", "WindowsSecurityContextOptions", keep=True),
+        11: _m("seccompProfile", "SeccompProfile", keep=True),
+        12: _m("appArmorProfile", "AppArmorProfile", keep=True),
+        13: _m("ulimits", "Ulimit", repeated=True),
+    },
+    "Capabilities": {1: _s("add", repeated=True), 2: _s("drop", repeated=True)},
+    "SELinuxOptions": {1: _s("user"), 2: _s("role"), 3: _s("type"), 4: _s("level")},
+    "WindowsSecurityContextOptions": {
+        1: _s("gmsaCredentialSpecName", keep=True),
+        2: _s("gmsaCredentialSpec", keep=True),
+        3: _s("runAsUserName", keep=True),
+        4: _b("hostProcess", keep=True),
+    },
+    "SeccompProfile": {1: _s("type"), 2: _s("localhostProfile", keep=True)},
+    "AppArmorProfile": {1: _s("type"), 2: _s("localhostProfile", keep=True)},
+    "Ulimit": {1: _s("name"), 2: _i("hard", keep=True), 3: _i("soft", keep=True)},
+    "Affinity": {
+        1: _m("nodeAffinity", "NodeAffinity", keep=True),
+        2: _m("podAffinity", "PodAffinity", keep=True),
+        3: _m("podAntiAffinity", "PodAffinity", keep=True),  # PodAntiAffinity has the same two fields
+    },
+    "NodeAffinity": {
+        1: _m("requiredDuringSchedulingIgnoredDuringExecution", "NodeSelector", keep=True),
+        2: _m("preferredDuringSchedulingIgnoredDuringExecution", "PreferredSchedulingTerm", repeated=True),
+    },
+    "NodeSelector": {1: _m("nodeSelectorTerms", "NodeSelectorTerm", repeated=True)},
+    "NodeSelectorTerm": {
+        1: _m("matchExpressions", "NodeSelectorRequirement", repeated=True),
+        2: _m("matchFields", "NodeSelectorRequirement", repeated=True),
+    },
+    "NodeSelectorRequirement": {1: _s("key"), 2: _s("operator"), 3: _s("values", repeated=True)},
+    "PreferredSchedulingTerm": {1: _i("weight"), 2: _m("preference", "NodeSelectorTerm", keep=True)},
+    "PodAffinity": {
+        1: _m("requiredDuringSchedulingIgnoredDuringExecution", "PodAffinityTerm", repeated=True),
+        2: _m("preferredDuringSchedulingIgnoredDuringExecution", "WeightedPodAffinityTerm", repeated=True),
+    },
+    "PodAffinityTerm": {
+        1: _m("labelSelector", "LabelSelector", keep=True),
+        2: _s("namespaces", repeated=True),
+        3: _s("topologyKey"),
+        4: _m("namespaceSelector", "LabelSelector", keep=True),
+        5: _s("matchLabelKeys", repeated=True),
+        6: _s("mismatchLabelKeys", repeated=True),
+    },
+    "WeightedPodAffinityTerm": {1: _i("weight"), 2: _m("podAffinityTerm", "PodAffinityTerm", keep=True)},
+    "Toleration": {
+        1: _s("key"),
+        2: _s("operator"),
+        3: _s("value"),
+        4: _s("effect"),
+        5: _i("tolerationSeconds", keep=True),
+    },
+    "HostAlias": {1: _s("ip"), 2: _s("hostnames", repeated=True)},
+    "PodDNSConfig": {
+        1: _s("nameservers", repeated=True),
+        2: _s("searches", repeated=True),
+        3: _m("options", "PodDNSConfigOption", repeated=True),
+    },
+    "PodDNSConfigOption": {1: _s("name"), 2: _s("value", keep=True)},
+    "PodReadinessGate": {1: _s("conditionType")},
+    "TopologySpreadConstraint": {
+        1: _i("maxSkew"),
+        2: _s("topologyKey"),
+        3: _s("whenUnsatisfiable"),
+        4: _m("labelSelector", "LabelSelector", keep=True),
+        5: _i("minDomains", keep=True),
+        6: _s("nodeAffinityPolicy", keep=True),
+        7: _s("nodeTaintsPolicy", keep=True),
+        8: _s("matchLabelKeys", repeated=True),
+    },
+    "PodOS": {1: _s("name")},
+    "PodSchedulingGate": {1: _s("name")},
+    "PodResourceClaim": {
+        1: _s("name"),
+        3: _s("resourceClaimName", keep=True),
+        4: _s("resourceClaimTemplateName", keep=True),
+    },
+    "WorkloadReference": {1: _s("name"), 2: _s("podGroup"), 3: _s("podGroupReplicaKey")},
+    # -- containers ------------------------------------------------------------------------------------------
     "Container": {
         1: _s("name"),
         2: _s("image"),
@@ -351,15 +493,25 @@ MESSAGES: dict[str, dict[int, F]] = {
         7: _m("env", "EnvVar", repeated=True),
         8: _m("resources", "ResourceRequirements"),
         9: _m("volumeMounts", "VolumeMount", repeated=True),
+        10: _m("livenessProbe", "Probe", keep=True),
+        11: _m("readinessProbe", "Probe", keep=True),
+        12: _m("lifecycle", "Lifecycle", keep=True),
         13: _s("terminationMessagePath"),
         14: _s("imagePullPolicy"),
+        15: _m("securityContext", "SecurityContext", keep=True),
         16: _b("stdin"),
         17: _b("stdinOnce"),
         18: _b("tty"),
         19: _m("envFrom", "EnvFromSource", repeated=True),
         20: _s("terminationMessagePolicy"),
+        21: _m("volumeDevices", "VolumeDevice", repeated=True),
+        22: _m("startupProbe", "Probe", keep=True),
+        23: _m("resizePolicy", "ContainerResizePolicy", repeated=True),
         24: _s("restartPolicy", keep=True),
+        25: _m("restartPolicyRules", "ContainerRestartRule", repeated=True),
     },
+    # EphemeralContainerCommon repeats Container's fields and numbers; JSON inlines it.
+    "EphemeralContainer": {1: _inline("Container"), 2: _s("targetContainerName")},
     "ContainerPort": {
         1: _s("name"),
         2: _i("hostPort"),
@@ -367,23 +519,39 @@ MESSAGES: dict[str, dict[int, F]] = {
         4: _s("protocol"),
         5: _s("hostIP"),
     },
+    "ContainerResizePolicy": {1: _s("resourceName"), 2: _s("restartPolicy")},
+    "ContainerRestartRule": {
+        1: _s("action"),
+        2: _m("exitCodes", "ContainerRestartRuleOnExitCodes", keep=True),
+    },
+    "ContainerRestartRuleOnExitCodes": {1: _s("operator"), 2: F("values", T.INT, repeated=True)},
+    "VolumeDevice": {1: _s("name"), 2: _s("devicePath")},
     "EnvVar": {1: _s("name"), 2: _s("value"), 3: _m("valueFrom", "EnvVarSource", keep=True)},
     "EnvVarSource": {
         1: _m("fieldRef", "ObjectFieldSelector", keep=True),
         2: _m("resourceFieldRef", "ResourceFieldSelector", keep=True),
         3: _m("configMapKeyRef", "KeySelector", keep=True),
         4: _m("secretKeyRef", "KeySelector", keep=True),
+        5: _m("fileKeyRef", "FileKeySelector", keep=True),
     },
     "ObjectFieldSelector": {1: _s("apiVersion"), 2: _s("fieldPath")},
     "ResourceFieldSelector": {1: _s("containerName"), 2: _s("resource"), 3: F("divisor", T.QUANTITY)},
+    # ConfigMapKeySelector and SecretKeySelector share one layout.
     "KeySelector": {1: _inline("LocalObjectReference"), 2: _s("key"), 3: _b("optional", keep=True)},
+    "FileKeySelector": {1: _s("volumeName"), 2: _s("path"), 3: _s("key"), 4: _b("optional", keep=True)},
     "EnvFromSource": {
         1: _s("prefix"),
         2: _m("configMapRef", "OptionalRef", keep=True),
         3: _m("secretRef", "OptionalRef", keep=True),
     },
+    # ConfigMapEnvSource and SecretEnvSource share one layout.
     "OptionalRef": {1: _inline("LocalObjectReference"), 2: _b("optional", keep=True)},
-    "ResourceRequirements": {1: F("limits", T.MAP_QUANTITY), 2: F("requests", T.MAP_QUANTITY)},
+    "ResourceRequirements": {
+        1: F("limits", T.MAP_QUANTITY),
+        2: F("requests", T.MAP_QUANTITY),
+        3: _m("claims", "ResourceClaim", repeated=True),
+    },
+    "ResourceClaim": {1: _s("name"), 2: _s("request")},
     "VolumeMount": {
         1: _s("name"),
         2: _b("readOnly"),
@@ -391,38 +559,288 @@ MESSAGES: dict[str, dict[int, F]] = {
         4: _s("subPath"),
         5: _s("mountPropagation", keep=True),
         6: _s("subPathExpr"),
+        7: _s("recursiveReadOnly", keep=True),
     },
+    "Probe": {
+        1: _inline("ProbeHandler"),
+        2: _i("initialDelaySeconds"),
+        3: _i("timeoutSeconds"),
+        4: _i("periodSeconds"),
+        5: _i("successThreshold"),
+        6: _i("failureThreshold"),
+        7: _i("terminationGracePeriodSeconds", keep=True),
+    },
+    "ProbeHandler": {
+        1: _m("exec", "ExecAction", keep=True),
+        2: _m("httpGet", "HTTPGetAction", keep=True),
+        3: _m("tcpSocket", "TCPSocketAction", keep=True),
+        4: _m("grpc", "GRPCAction", keep=True),
+    },
+    "ExecAction": {1: _s("command", repeated=True)},
+    "HTTPGetAction": {
+        1: _s("path"),
+        2: F("port", T.INT_OR_STRING),
+        3: _s("host"),
+        4: _s("scheme"),
+        5: _m("httpHeaders", "HTTPHeader", repeated=True),
+    },
+    "HTTPHeader": {1: _s("name"), 2: _s("value", keep=True)},
+    "TCPSocketAction": {1: F("port", T.INT_OR_STRING), 2: _s("host")},
+    "GRPCAction": {1: _i("port"), 2: _s("service", keep=True)},
+    "SleepAction": {1: _i("seconds", keep=True)},
+    "Lifecycle": {
+        1: _m("postStart", "LifecycleHandler", keep=True),
+        2: _m("preStop", "LifecycleHandler", keep=True),
+        3: _s("stopSignal", keep=True),
+    },
+    "LifecycleHandler": {
+        1: _m("exec", "ExecAction", keep=True),
+        2: _m("httpGet", "HTTPGetAction", keep=True),
+        3: _m("tcpSocket", "TCPSocketAction", keep=True),
+        4: _m("sleep", "SleepAction", keep=True),
+    },
+    # -- volumes: every VolumeSource member is a pointer, so an empty one (emptyDir: {}) is kept ---------------
     "Volume": {1: _s("name"), 2: _inline("VolumeSource")},
     "VolumeSource": {
         1: _m("hostPath", "HostPathVolumeSource", keep=True),
         2: _m("emptyDir", "EmptyDirVolumeSource", keep=True),
+        3: _m("gcePersistentDisk", "GCEPersistentDiskVolumeSource", keep=True),
+        4: _m("awsElasticBlockStore", "AWSElasticBlockStoreVolumeSource", keep=True),
+        5: _m("gitRepo", "GitRepoVolumeSource", keep=True),
         6: _m("secret", "SecretVolumeSource", keep=True),
+        7: _m("nfs", "NFSVolumeSource", keep=True),
+        8: _m("iscsi", "ISCSIVolumeSource", keep=True),
+        9: _m("glusterfs", "GlusterfsVolumeSource", keep=True),
         10: _m("persistentVolumeClaim", "PersistentVolumeClaimVolumeSource", keep=True),
+        11: _m("rbd", "RBDVolumeSource", keep=True),
+        12: _m("flexVolume", "FlexVolumeSource", keep=True),
+        13: _m("cinder", "CinderVolumeSource", keep=True),
+        14: _m("cephfs", "CephFSVolumeSource", keep=True),
+        15: _m("flocker", "FlockerVolumeSource", keep=True),
+        16: _m("downwardAPI", "DownwardAPIVolumeSource", keep=True),
+        17: _m("fc", "FCVolumeSource", keep=True),
+        18: _m("azureFile", "AzureFileVolumeSource", keep=True),
         19: _m("configMap", "ConfigMapVolumeSource", keep=True),
+        20: _m("vsphereVolume", "VsphereVirtualDiskVolumeSource", keep=True),
+        21: _m("quobyte", "QuobyteVolumeSource", keep=True),
+        22: _m("azureDisk", "AzureDiskVolumeSource", keep=True),
+        23: _m("photonPersistentDisk", "PhotonPersistentDiskVolumeSource", keep=True),
+        24: _m("portworxVolume", "PortworxVolumeSource", keep=True),
+        25: _m("scaleIO", "ScaleIOVolumeSource", keep=True),
+        26: _m("projected", "ProjectedVolumeSource", keep=True),
+        27: _m("storageos", "StorageOSVolumeSource", keep=True),
+        28: _m("csi", "CSIVolumeSource", keep=True),
+        29: _m("ephemeral", "EphemeralVolumeSource", keep=True),
+        30: _m("image", "ImageVolumeSource", keep=True),
     },
     "HostPathVolumeSource": {1: _s("path"), 2: _s("type", keep=True)},
     "EmptyDirVolumeSource": {1: _s("medium"), 2: F("sizeLimit", T.QUANTITY, keep=True)},
+    "GCEPersistentDiskVolumeSource": {
+        1: _s("pdName"),
+        2: _s("fsType"),
+        3: _i("partition"),
+        4: _b("readOnly"),
+    },
+    "AWSElasticBlockStoreVolumeSource": {
+        1: _s("volumeID"),
+        2: _s("fsType"),
+        3: _i("partition"),
+        4: _b("readOnly"),
+    },
+    "GitRepoVolumeSource": {1: _s("repository"), 2: _s("revision"), 3: _s("directory")},
     "SecretVolumeSource": {
         1: _s("secretName"),
         2: _m("items", "KeyToPath", repeated=True),
         3: _i("defaultMode", keep=True),
         4: _b("optional", keep=True),
     },
+    "NFSVolumeSource": {1: _s("server"), 2: _s("path"), 3: _b("readOnly")},
+    "ISCSIVolumeSource": {
+        1: _s("targetPortal"),
+        2: _s("iqn"),
+        3: _i("lun", keep=True),
+        4: _s("iscsiInterface"),
+        5: _s("fsType"),
+        6: _b("readOnly"),
+        7: _s("portals", repeated=True),
+        8: _b("chapAuthDiscovery"),
+        10: _m("secretRef", "LocalObjectReference", keep=True),
+        11: _b("chapAuthSession"),
+        12: _s("initiatorName", keep=True),
+    },
+    "GlusterfsVolumeSource": {1: _s("endpoints"), 2: _s("path"), 3: _b("readOnly")},
+    "PersistentVolumeClaimVolumeSource": {1: _s("claimName"), 2: _b("readOnly")},
+    "RBDVolumeSource": {
+        1: _s("monitors", repeated=True),
+        2: _s("image"),
+        3: _s("fsType"),
+        4: _s("pool"),
+        5: _s("user"),
+        6: _s("keyring"),
+        7: _m("secretRef", "LocalObjectReference", keep=True),
+        8: _b("readOnly"),
+    },
+    "FlexVolumeSource": {
+        1: _s("driver"),
+        2: _s("fsType"),
+        3: _m("secretRef", "LocalObjectReference", keep=True),
+        4: _b("readOnly"),
+        5: F("options", T.MAP_STRING),
+    },
+    "CinderVolumeSource": {
+        1: _s("volumeID"),
+        2: _s("fsType"),
+        3: _b("readOnly"),
+        4: _m("secretRef", "LocalObjectReference", keep=True),
+    },
+    "CephFSVolumeSource": {
+        1: _s("monitors", repeated=True),
+        2: _s("path"),
+        3: _s("user"),
+        4: _s("secretFile"),
+        5: _m("secretRef", "LocalObjectReference", keep=True),
+        6: _b("readOnly"),
+    },
+    "FlockerVolumeSource": {1: _s("datasetName"), 2: _s("datasetUUID")},
+    "DownwardAPIVolumeSource": {
+        1: _m("items", "DownwardAPIVolumeFile", repeated=True),
+        2: _i("defaultMode", keep=True),
+    },
+    "DownwardAPIVolumeFile": {
+        1: _s("path"),
+        2: _m("fieldRef", "ObjectFieldSelector", keep=True),
+        3: _m("resourceFieldRef", "ResourceFieldSelector", keep=True),
+        4: _i("mode", keep=True),
+    },
+    "FCVolumeSource": {
+        1: _s("targetWWNs", repeated=True),
+        2: _i("lun", keep=True),
+        3: _s("fsType"),
+        4: _b("readOnly"),
+        5: _s("wwids", repeated=True),
+    },
+    "AzureFileVolumeSource": {1: _s("secretName"), 2: _s("shareName"), 3: _b("readOnly")},
     "ConfigMapVolumeSource": {
         1: _inline("LocalObjectReference"),
         2: _m("items", "KeyToPath", repeated=True),
         3: _i("defaultMode", keep=True),
         4: _b("optional", keep=True),
     },
-    "PersistentVolumeClaimVolumeSource": {1: _s("claimName"), 2: _b("readOnly")},
-    "KeyToPath": {1: _s("key"), 2: _s("path"), 3: _i("mode", keep=True)},
-    "Toleration": {
-        1: _s("key"),
-        2: _s("operator"),
-        3: _s("value"),
-        4: _s("effect"),
-        5: _i("tolerationSeconds", keep=True),
+    "VsphereVirtualDiskVolumeSource": {
+        1: _s("volumePath"),
+        2: _s("fsType"),
+        3: _s("storagePolicyName"),
+        4: _s("storagePolicyID"),
     },
+    "QuobyteVolumeSource": {
+        1: _s("registry"),
+        2: _s("volume"),
+        3: _b("readOnly"),
+        4: _s("user"),
+        5: _s("group"),
+        6: _s("tenant"),
+    },
+    "AzureDiskVolumeSource": {
+        1: _s("diskName"),
+        2: _s("diskURI"),
+        3: _s("cachingMode", keep=True),
+        4: _s("fsType", keep=True),
+        5: _b("readOnly", keep=True),
+        6: _s("kind", keep=True),
+    },
+    "PhotonPersistentDiskVolumeSource": {1: _s("pdID"), 2: _s("fsType")},
+    "PortworxVolumeSource": {1: _s("volumeID"), 2: _s("fsType"), 3: _b("readOnly")},
+    "ScaleIOVolumeSource": {
+        1: _s("gateway"),
+        2: _s("system"),
+        3: _m("secretRef", "LocalObjectReference", keep=True),
+        4: _b("sslEnabled"),
+        5: _s("protectionDomain"),
+        6: _s("storagePool"),
+        7: _s("storageMode"),
+        8: _s("volumeName"),
+        9: _s("fsType"),
+        10: _b("readOnly"),
+    },
+    "ProjectedVolumeSource": {
+        1: _m("sources", "VolumeProjection", repeated=True),
+        2: _i("defaultMode", keep=True),
+    },
+    "VolumeProjection": {
+        1: _m("secret", "KeyProjection", keep=True),
+        2: _m("downwardAPI", "DownwardAPIProjection", keep=True),
+        3: _m("configMap", "KeyProjection", keep=True),
+        4: _m("serviceAccountToken", "ServiceAccountTokenProjection", keep=True),
+        5: _m("clusterTrustBundle", "ClusterTrustBundleProjection", keep=True),
+        6: _m("podCertificate", "PodCertificateProjection", keep=True),
+    },
+    # SecretProjection and ConfigMapProjection share one layout (field 3 is unused upstream).
+    "KeyProjection": {
+        1: _inline("LocalObjectReference"),
+        2: _m("items", "KeyToPath", repeated=True),
+        4: _b("optional", keep=True),
+    },
+    "DownwardAPIProjection": {1: _m("items", "DownwardAPIVolumeFile", repeated=True)},
+    "ServiceAccountTokenProjection": {
+        1: _s("audience"),
+        2: _i("expirationSeconds", keep=True),
+        3: _s("path"),
+    },
+    "ClusterTrustBundleProjection": {
+        1: _s("name", keep=True),
+        2: _s("signerName", keep=True),
+        3: _m("labelSelector", "LabelSelector", keep=True),
+        4: _s("path"),
+        5: _b("optional", keep=True),
+    },
+    "PodCertificateProjection": {
+        1: _s("signerName"),
+        2: _s("keyType"),
+        3: _i("maxExpirationSeconds", keep=True),
+        4: _s("credentialBundlePath"),
+        5: _s("keyPath"),
+        6: _s("certificateChainPath"),
+        7: F("userAnnotations", T.MAP_STRING),
+    },
+    "StorageOSVolumeSource": {
+        1: _s("volumeName"),
+        2: _s("volumeNamespace"),
+        3: _s("fsType"),
+        4: _b("readOnly"),
+        5: _m("secretRef", "LocalObjectReference", keep=True),
+    },
+    "CSIVolumeSource": {
+        1: _s("driver"),
+        2: _b("readOnly", keep=True),
+        3: _s("fsType", keep=True),
+        4: F("volumeAttributes", T.MAP_STRING),
+        5: _m("nodePublishSecretRef", "LocalObjectReference", keep=True),
+    },
+    "EphemeralVolumeSource": {1: _m("volumeClaimTemplate", "PersistentVolumeClaimTemplate", keep=True)},
+    "PersistentVolumeClaimTemplate": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("spec", "PersistentVolumeClaimSpec"),
+    },
+    "PersistentVolumeClaimSpec": {
+        1: _s("accessModes", repeated=True),
+        2: _m("resources", "VolumeResourceRequirements"),
+        3: _s("volumeName"),
+        4: _m("selector", "LabelSelector", keep=True),
+        5: _s("storageClassName", keep=True),
+        6: _s("volumeMode", keep=True),
+        7: _m("dataSource", "TypedLocalObjectReference", keep=True),
+        8: _m("dataSourceRef", "TypedObjectReference", keep=True),
+        9: _s("volumeAttributesClassName", keep=True),
+    },
+    "VolumeResourceRequirements": {1: F("limits", T.MAP_QUANTITY), 2: F("requests", T.MAP_QUANTITY)},
+    "TypedObjectReference": {
+        1: _s("apiGroup", keep=True),
+        2: _s("kind"),
+        3: _s("name"),
+        4: _s("namespace", keep=True),
+    },
+    "ImageVolumeSource": {1: _s("reference"), 2: _s("pullPolicy")},
+    "KeyToPath": {1: _s("key"), 2: _s("path"), 3: _i("mode", keep=True)},
     # -- auth ------------------------------------------------------------------------------------------------
     "TokenRequest": {1: _m("metadata", "ObjectMeta"), 2: _m("spec", "TokenRequestSpec")},
     "TokenRequestSpec": {
@@ -652,6 +1070,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("", "ServiceAccount"): "ServiceAccount",
     ("", "Service"): "Service",
     ("", "ResourceQuota"): "ResourceQuota",
+    ("", "Pod"): "Pod",
     ("apps", "Deployment"): "Deployment",
     ("batch", "Job"): "Job",
     ("batch", "CronJob"): "CronJob",
@@ -761,6 +1180,20 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == 0 or value is False or value == {} or value == []
 
 
+def _carries_data(value: int | bytes) -> bool:
+    """Whether an unknown field holds anything: Go writes every non-pointer field, so an empty struct arrives as a
+    message of zeros and empty strings (a Deployment's status on create), and only non-zero content is data."""
+    if isinstance(value, int):
+        return value != 0
+    if not value:
+        return False
+    try:
+        inner = fields(value)
+    except _WireError:
+        return True  # not a message: a non-empty string or bytes
+    return any(_carries_data(item) for _, _, item in inner)
+
+
 def _scalar(spec: F, wire: int, value: int | bytes, where: str) -> Any:
     t = spec.type
     if t is T.STRING:
@@ -801,6 +1234,12 @@ def decode_message(message: str, buf: bytes, where: str = "") -> dict[str, Any]:
     for number, wire, value in fields(buf):
         spec = table.get(number)
         if spec is None:
+            if _carries_data(value):
+                raise errors.unsupported_media_type(
+                    f"cannot decode protobuf field {number} of {message} (at {where or message}): this server does "
+                    "not know that field and would lose its value; send the object as JSON instead "
+                    "(kubectl apply -f, or Content-Type: application/json)"
+                )
             continue
         here = f"{where}.{spec.name}" if spec.name else where
         if spec.type is T.INLINE:
