@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -279,3 +280,45 @@ def test_get_watch_prints_rows_as_objects_change(kubectl: Kubectl) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_create_job_from_cronjob_keeps_the_whole_pod_template(kubectl: Kubectl) -> None:
+    """kubectl sends the copied job template as protobuf; every pod field must arrive (affinity, probes, volumes...).
+
+    The Job must hold everything the CronJob's stored template holds, and equal a Job applied as JSON from the same
+    template (the server defaults a Job's pod template, e.g. imagePullPolicy, but not a CronJob's).
+    """
+    template = json.loads(
+        (Path(__file__).parent / "fixtures" / "protobuf" / "job-from-cronjob-source.json").read_text()
+    )
+    cronjob = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "cj"},
+        "spec": {"schedule": "*/5 * * * *", "suspend": True, "jobTemplate": template},
+    }
+    kubectl.ok("apply", "-f", "-", input=json.dumps(cronjob))
+    kubectl.ok("create", "job", "j", "--from=cronjob/cj")
+    as_json = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j-json"},
+        "spec": template["spec"],
+    }
+    kubectl.ok("apply", "-f", "-", input=json.dumps(as_json))
+    stored = json.loads(kubectl.ok("get", "cronjob", "cj", "-o", "json"))["spec"]["jobTemplate"]["spec"]
+    job = json.loads(kubectl.ok("get", "job", "j", "-o", "json"))["spec"]
+    job_json = json.loads(kubectl.ok("get", "job", "j-json", "-o", "json"))["spec"]
+
+    def lost(want: object, got: object, path: str) -> list[str]:
+        if isinstance(want, dict) and isinstance(got, dict):
+            return [p for k, v in want.items() for p in lost(v, got.get(k), f"{path}.{k}")]
+        if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+            return [
+                p for i, (w, g) in enumerate(zip(want, got, strict=True)) for p in lost(w, g, f"{path}[{i}]")
+            ]
+        return [] if want == got else [path]
+
+    assert lost(stored["template"]["spec"], job["template"]["spec"], "spec") == []
+    assert job["template"]["spec"] == job_json["template"]["spec"]
+    assert stored["template"]["spec"]["affinity"] and len(stored["template"]["spec"]["volumes"]) == 14
