@@ -7,15 +7,20 @@ next to each other. Every command takes ``--work-dir``, ``--kubeconfig`` and ``-
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from berth.kube.errors import InputError
+
+if TYPE_CHECKING:
+    from berth.install.apply import ApplyOptions
 
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
 
@@ -60,7 +65,7 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--timeout", default="5m", show_default=True, help="Per hook and per wait (300, 90s, 5m)."
     )(fn)
@@ -78,157 +83,108 @@ def runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every plan-running command shares (:func:`common` plus timeout, resume, dry run and conflict
+    forcing), handed to the command as one ``opts: ApplyOptions`` argument; the command's own options follow."""
+
+    @functools.wraps(fn)
+    def command(
+        work_dir: Path,
+        kubeconfig: str | None,
+        context: str | None,
+        timeout: str,
+        resume: bool,
+        dry_run: bool,
+        force_conflicts: bool,
+        **own: Any,
+    ) -> Any:
+        from berth.install import apply
+
+        opts = apply.ApplyOptions(
+            work_dir,
+            default_kubeconfig(kubeconfig),
+            context,
+            parse_duration(timeout),
+            resume,
+            dry_run,
+            force_conflicts,
+        )
+        return fn(opts, **own)
+
+    return common(_runner_options(command))
+
+
 def _print(outcome: Any) -> None:
     """A live run's summary lines (an ``apply.Outcome``), one per line."""
     for line in outcome.lines:
         click.echo(line)
 
 
-def _options(
-    work_dir: Path,
-    kubeconfig: str | None,
-    context: str | None,
-    timeout: str,
-    resume: bool,
-    dry_run: bool,
-    force_conflicts: bool,
-    wait: bool = True,
-) -> Any:
-    from berth.install import apply
-
-    return apply.ApplyOptions(
-        work_dir,
-        default_kubeconfig(kubeconfig),
-        context,
-        parse_duration(timeout),
-        resume,
-        dry_run,
-        force_conflicts,
-        wait,
-    )
-
-
 @click.command("apply")
-@common
-@runner_options
+@live_options
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
-def apply_command(
-    work_dir: Path,
-    kubeconfig: str | None,
-    context: str | None,
-    timeout: str,
-    resume: bool,
-    dry_run: bool,
-    force_conflicts: bool,
-    no_wait: bool,
-) -> None:
+def apply_command(opts: ApplyOptions, no_wait: bool) -> None:
     """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs."""
     from berth.install import apply
 
-    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
-    _print(apply.run(opts))
+    _print(apply.run(dataclasses.replace(opts, wait=not no_wait)))
 
 
 @click.command("uninstall")
-@common
-@runner_options
+@live_options
 @click.option(
     "--delete-crds", is_flag=True, help="Also delete the chart's crds/ CRDs (and every object of them)."
 )
-def uninstall_command(
-    work_dir: Path,
-    kubeconfig: str | None,
-    context: str | None,
-    timeout: str,
-    resume: bool,
-    dry_run: bool,
-    force_conflicts: bool,
-    delete_crds: bool,
-) -> None:
+def uninstall_command(opts: ApplyOptions, delete_crds: bool) -> None:
     """Run the uninstall plan: pre-delete hooks, deletions in Helm's order (keep objects stay), post-delete."""
     from berth.install import uninstall
 
-    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts)
     _print(uninstall.run(opts, delete_crds))
 
 
 @click.command("upgrade")
-@common
-@runner_options
+@live_options
 @click.option("--pull", "ref", help="New package folder or chart; inputs and selection carry over.")
 @click.option("--version", help="Chart version when --pull is a chart.")
 @click.option("--repo", help="Helm repository URL when --pull is a chart name.")
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
 def upgrade_command(
-    work_dir: Path,
-    kubeconfig: str | None,
-    context: str | None,
-    timeout: str,
-    resume: bool,
-    dry_run: bool,
-    force_conflicts: bool,
-    ref: str | None,
-    version: str | None,
-    repo: str | None,
-    no_wait: bool,
+    opts: ApplyOptions, ref: str | None, version: str | None, repo: str | None, no_wait: bool
 ) -> None:
     """Re-render with --pull NEWREF, show the diff, then pre-upgrade, apply, prune, post-upgrade."""
     from berth.install import upgrade
 
-    if ref is None and not resume:
+    if ref is None and not opts.resume:
         raise InputError("pass --pull NEWREF (or --resume to continue the last upgrade)", "--pull")
-    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
-    _print(upgrade.run(opts, upgrade.UpgradeSource(ref, version, repo) if ref else None))
+    source = upgrade.UpgradeSource(ref, version, repo) if ref else None
+    _print(upgrade.run(dataclasses.replace(opts, wait=not no_wait), source))
 
 
 @click.command("rollback")
-@common
-@runner_options
+@live_options
 @click.option(
     "--revision",
     type=int,
     help="The recorded revision to go back to (out/revisions/N; default: the newest, or the resumed run's).",
 )
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
-def rollback_command(
-    work_dir: Path,
-    kubeconfig: str | None,
-    context: str | None,
-    timeout: str,
-    resume: bool,
-    dry_run: bool,
-    force_conflicts: bool,
-    revision: int | None,
-    no_wait: bool,
-) -> None:
+def rollback_command(opts: ApplyOptions, revision: int | None, no_wait: bool) -> None:
     """Roll back to a recorded revision (as helm rollback): its pre-rollback hooks, its objects, prune what it
     lacks, its post-rollback hooks; then WORK_DIR/out and WORK_DIR/package hold that revision's render and package,
     and the replaced render is recorded as a revision."""
     from berth.install import rollback
 
-    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts, not no_wait)
-    _print(rollback.run(opts, revision))
+    _print(rollback.run(dataclasses.replace(opts, wait=not no_wait), revision))
 
 
 @click.command("test")
-@common
-@runner_options
+@live_options
 @click.option("--logs", is_flag=True, help="Print the logs of every Job and Pod test hook after the run.")
-def release_test_command(
-    work_dir: Path,
-    kubeconfig: str | None,
-    context: str | None,
-    timeout: str,
-    resume: bool,
-    dry_run: bool,
-    force_conflicts: bool,
-    logs: bool,
-) -> None:
+def release_test_command(opts: ApplyOptions, logs: bool) -> None:
     """Run the release's test hooks (as helm test): one at a time in Helm's order, each waited on; a failed one
     fails the run (exit 1) naming it. No test hooks: says so, exit 0."""
     from berth.install import release_test
 
-    opts = _options(work_dir, kubeconfig, context, timeout, resume, dry_run, force_conflicts)
     _print(release_test.run(opts, logs))
 
 
