@@ -6,6 +6,12 @@ The fixtures under fixtures/protobuf/ are request bodies kubectl 1.35.2 sent to 
 decoded object, reviewed by hand against `kubectl create ... --dry-run=client -o json`. The helm-* fixtures are
 what Helm 4.1.4 sent for `helm install rel ./chart` (release Secret create and update) and `helm uninstall rel`
 (DeleteOptions).
+
+job-from-cronjob.bin is what kubectl 1.35.2 sent for `kubectl create job j --from=cronjob/cj` against a CronJob
+whose pod template uses nearly every PodSpec field; job-from-cronjob-source.json is that CronJob's spec.jobTemplate
+as the server stored it (from `kubectl apply`), so decoding must give it back exactly. debug-node-pod.bin and
+debug-copy-pod.bin are the v1 Pods sent by `kubectl debug node/node-1 --image=busybox --profile=general` and
+`kubectl debug pod/web --copy-to=web-debug --image=busybox --profile=general`.
 """
 
 from __future__ import annotations
