@@ -47,6 +47,25 @@ def test_create_sets_identity_and_defaults(api: Api) -> None:
     assert d["spec"]["template"]["spec"]["schedulerName"] == "default-scheduler"
 
 
+def test_pod_templates_inside_cronjobs_and_podtemplates_are_defaulted(api: Api) -> None:
+    pod_spec = {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}
+    cj = api.create(
+        "cronjobs.batch",
+        {
+            "metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {"spec": pod_spec}}}},
+        },
+        "default",
+    )
+    job_spec = cj["spec"]["jobTemplate"]["spec"]
+    tmpl = job_spec["template"]["spec"]
+    assert tmpl["schedulerName"] == "default-scheduler" and tmpl["dnsPolicy"] == "ClusterFirst"
+    assert tmpl["containers"][0]["terminationMessagePolicy"] == "File"
+    assert "backoffLimit" not in job_spec  # the JobSpec's own defaults belong to the Jobs it creates
+    pt = api.create("podtemplates", {"metadata": {"name": "t"}, "template": {"spec": pod_spec}}, "default")
+    assert pt["template"]["spec"]["terminationGracePeriodSeconds"] == 30
+
+
 @pytest.mark.parametrize(
     ("resource", "obj", "namespace", "code", "reason"),
     [

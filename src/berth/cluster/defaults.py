@@ -189,6 +189,17 @@ def cronjob(obj: Obj) -> None:
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
+    job_template = spec.get("jobTemplate")
+    if isinstance(job_template, dict):
+        _template(
+            job_template
+        )  # upstream defaults the pod template inside (not the JobSpec: that is the Job's)
+
+
+def podtemplate(obj: Obj) -> None:
+    tmpl = obj.get("template")
+    if isinstance(tmpl, dict) and isinstance(tmpl.get("spec"), dict):
+        _pod_spec(tmpl["spec"])
 
 
 def service(obj: Obj) -> None:
@@ -255,6 +266,7 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "namespaces": namespace,
     "persistentvolumeclaims": pvc,
     "priorityclasses.scheduling.k8s.io": priorityclass,
+    "podtemplates": podtemplate,
 }
 
 

@@ -650,7 +650,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _verb(self, method: str, name: str, sub: str, query: dict[str, str]) -> str:
         if sub in ("attach", "exec", "portforward"):
-            return "create"  # a websocket upgrade is a GET, authorized as create (as kube-apiserver 1.35 does)
+            return (
+                "create"  # a websocket upgrade is a GET, authorized as create (as kube-apiserver 1.35 does)
+            )
         if method in ("GET", "HEAD"):
             if _truthy(query.get("watch")):
                 return "watch"
