@@ -71,6 +71,24 @@ def test_anonymous_is_401_but_health_is_open(h: Http) -> None:
         assert h.request("GET", path, auth=False)[0] == 200
 
 
+def test_health_endpoints_answer_like_kube_apiserver(h: Http, cluster: Cluster) -> None:
+    code, _, body = h.request("GET", "/readyz?verbose", auth=False)
+    lines = body.decode().splitlines()
+    assert code == 200 and lines[-1] == "readyz check passed"
+    assert "[+]ping ok" in lines and "[+]informer-sync ok" in lines and "[+]shutdown ok" in lines
+    assert h.request("GET", "/livez?verbose", auth=False)[2].decode().splitlines()[-1] == "livez check passed"
+    assert h.request("GET", "/readyz/ping", auth=False)[::2] == (200, b"ok")
+    assert h.request("GET", "/readyz/nonesuch", auth=False)[0] == 404
+    cluster.server.stopping.set()  # a server shutting down is alive but no longer ready
+    try:
+        code, _, body = h.request("GET", "/readyz", auth=False)
+        assert code == 500 and "[-]shutdown failed: reason withheld" in body.decode()
+        assert body.decode().splitlines()[-1] == "readyz check failed"
+        assert h.request("GET", "/livez", auth=False)[0] == 200
+    finally:
+        cluster.server.stopping.clear()
+
+
 def test_bad_token_is_401(h: Http) -> None:
     code, _ = h.json("GET", "/api/v1/pods", headers={"Authorization": "Bearer nope"}, auth=False)
     assert code == 401

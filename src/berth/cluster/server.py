@@ -286,6 +286,29 @@ class Handler(BaseHTTPRequestHandler):
             conn.settimeout(None)
         super().setup()
 
+    def _health(self, path: str, query: dict[str, str]) -> tuple[int, str]:
+        """``/healthz``, ``/livez``, ``/readyz`` as kube-apiserver answers them: ``ok``, or with ``?verbose`` one
+        ``[+]check ok`` line per check and ``<endpoint> check passed``; ``/<endpoint>/<check>`` for one check
+        (404 for a check that does not exist); a failed check is ``[-]check failed`` and a 500."""
+        endpoint, _, only = path.strip("/").partition("/")
+        checks = {"ping": True, "log": True, "store": True}
+        if endpoint == "readyz":
+            checks["informer-sync"] = self.server.ready.is_set()
+            checks["shutdown"] = not self.server.stopping.is_set()
+        if only:
+            if only not in checks:
+                return 404, "404 page not found\n"
+            return (200, "ok") if checks[only] else (500, f"internal server error: {only} failed\n")
+        passed = all(checks.values())
+        if not passed or "verbose" in query:
+            lines = [
+                f"[+]{name} ok" if good else f"[-]{name} failed: reason withheld"
+                for name, good in checks.items()
+            ]
+            verdict = "passed" if passed else "failed"
+            return (200 if passed else 500), "\n".join([*lines, f"{endpoint} check {verdict}", ""])
+        return 200, "ok"
+
     # ---- verbs ---------------------------------------------------------------------------------------------
 
     def do_GET(self) -> None:
@@ -389,8 +412,8 @@ class Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
             if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
-                code = 200 if self.server.ready.is_set() and not self.server.stopping.is_set() else 503
-                self._send(code, b"ok" if code == 200 else b"not ready", "text/plain; charset=utf-8")
+                code, text = self._health(path, query)
+                self._send(code, text.encode(), "text/plain; charset=utf-8")
                 return
             ident = auth.authenticate(api, self.headers.get("Authorization"))
             req.user = ident.name
