@@ -119,3 +119,55 @@ def test_exec_attach_port_forward_and_proxy_say_no_container_runs(live: tuple[Cl
         r["name"] for r in json.loads(kubectl.ok("get", "--raw", "/api/v1"))["resources"] if "/" in r["name"]
     }
     assert {"pods/exec", "pods/attach", "pods/portforward", "pods/proxy"} <= subresources
+
+
+QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: team}
+spec:
+  hard: {pods: "2", requests.cpu: "1", limits.memory: 1Gi}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: defaults}
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 300m, memory: 256Mi}
+    defaultRequest: {cpu: 200m, memory: 128Mi}
+"""
+
+
+def test_quota_and_limit_range_shape_what_a_deployment_gets(live: tuple[Cluster, Kubectl]) -> None:
+    _c, kubectl = live
+    kubectl.ok("apply", "-f", "-", input=QUOTA)
+    kubectl.ok("create", "deployment", "web", "--image=nginx:1.27", "--replicas=3")
+    # two pods fit the quota, the third is refused: the ReplicaSet says so in an event
+    kubectl.ok(
+        "wait", "--for=jsonpath={.status.used.pods}=2", "resourcequota/team", "--timeout=30s", timeout=60
+    )
+    pods = json.loads(kubectl.ok("get", "pods", "-l", "app=web", "-o", "json"))["items"]
+    assert len(pods) == 2
+    res = pods[0]["spec"]["containers"][0]["resources"]
+    assert res == {
+        "limits": {"cpu": "300m", "memory": "256Mi"},
+        "requests": {"cpu": "200m", "memory": "128Mi"},
+    }
+    status = json.loads(kubectl.ok("get", "quota", "team", "-o", "json"))["status"]
+    assert status["used"] == {"pods": "2", "requests.cpu": "400m", "limits.memory": "512Mi"}
+    assert status["hard"] == {"pods": "2", "requests.cpu": "1", "limits.memory": "1Gi"}
+    rows = {
+        line.split()[0]: line.split()[1:] for line in kubectl.ok("describe", "quota", "team").splitlines()
+    }
+    assert rows["requests.cpu"] == ["400m", "1"] and rows["pods"] == ["2", "2"]
+    events = kubectl.ok("get", "events", "--field-selector", "reason=FailedCreate", "-o", "json")
+    messages = [e["message"] for e in json.loads(events)["items"]]
+    assert any("exceeded quota: team, requested: pods=1" in m for m in messages), messages
+    refused = kubectl.run("run", "extra", "--image=nginx")
+    assert refused.returncode != 0 and 'pods "extra" is forbidden: exceeded quota: team' in refused.stderr
+    # the ReplicaSet keeps retrying (with a growing delay), so lifting the quota lets it finish
+    kubectl.ok("delete", "quota", "team")
+    kubectl.ok(
+        "wait", "--for=jsonpath={.status.readyReplicas}=3", "deployment/web", "--timeout=30s", timeout=60
+    )

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from berth.cluster import admission, defaults, eventsv1
+from berth.cluster import admission, defaults, eventsv1, quota
 from berth.cluster import errors as E
 from berth.cluster import resources as R
 from berth.cluster import store as S
@@ -955,6 +955,8 @@ class Api:
                 meta.pop("finalizers", None)
             self._prepare_create(rt, obj)
             self._validate(rt, obj, None, user)
+            if ns and self.store.count("resourcequotas"):
+                self._admit_quota(res, obj, ns)
             meta.pop("managedFields", None)
             if apply_patch is not None:
                 meta["managedFields"] = admission.apply_fields_for_create(
@@ -994,12 +996,25 @@ class Api:
             self._allocate_service(obj)
         elif res == "pods":
             self._pod_priority(obj)
+            if self.store.count("limitranges"):
+                ns = str(_meta(obj).get("namespace") or "")
+                quota.limit_pod(obj, self._objects("limitranges", ns))
         elif res == "secrets":
             from berth.cluster import auth
 
             auth.fill_service_account_secret(self, obj)
         elif res == "customresourcedefinitions.apiextensions.k8s.io":
             self._crds.prepare_crd(self, obj, None)
+
+    def _objects(self, resource: str, namespace: str) -> builtins.list[Obj]:
+        """Every stored object of ``resource`` in ``namespace`` (decoded; for admission, under the store lock)."""
+        entries, _ = self.store.list(resource, namespace)
+        return [_loads(text) for _ns, _n, (_rv, text) in entries]
+
+    def _admit_quota(self, resource: str, obj: Obj, namespace: str) -> None:
+        quotas = self._objects("resourcequotas", namespace)
+        if quotas:
+            quota.admit(resource, obj, namespace, quotas, self._objects)
 
     def _allocate_service(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})

@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from berth.cluster import quota
 from berth.kube.objects import Obj
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -267,6 +268,7 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "persistentvolumeclaims": pvc,
     "priorityclasses.scheduling.k8s.io": priorityclass,
     "podtemplates": podtemplate,
+    "limitranges": quota.default_limit_range,
 }
 
 

@@ -74,6 +74,7 @@ CONTROLLER_NAMES: tuple[str, ...] = (
     "cronjob",
     "volumes",
     "endpoints",
+    "resourcequota",
     "gc",
 )
 """Every controller :func:`start` can run, in start order."""
@@ -125,6 +126,7 @@ def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Cont
         namespace,
         nodes,
         replicaset,
+        resourcequota,
         statefulset,
         volumes,
     )
@@ -153,6 +155,7 @@ def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Cont
         "cronjob": cronjob.CronJobController,
         "volumes": volumes.VolumeBinder,
         "endpoints": endpoints.EndpointsController,
+        "resourcequota": resourcequota.ResourceQuotaController,
         "gc": gc.GarbageCollector,
     }
     running: list[base.Controller] = []

@@ -56,6 +56,7 @@ class Controller:
         self._thread: threading.Thread | None = None
         self._due: dict[str, float] = {}
         self._due_lock = threading.Lock()
+        self._backoff: dict[str, float] = {}
 
     @property
     def user(self) -> str:
@@ -84,6 +85,20 @@ class Controller:
                 return
             self._due[key] = due
         self.queue.add_after(key, delay)
+
+    BACKOFF_MAX = 30.0
+    """Seconds: the longest wait between retries of a write that keeps failing (see :meth:`back_off`)."""
+
+    def back_off(self, key: str) -> None:
+        """Reconcile ``key`` again, each time twice as late (10 ms up to :data:`BACKOFF_MAX`): how upstream's
+        controllers retry a create the server refuses (a full quota, a terminating namespace) without spinning."""
+        with self._due_lock:
+            delay = self._backoff[key] = min(self._backoff.get(key, 0.005) * 2, self.BACKOFF_MAX)
+        self.requeue_after(key, delay)
+
+    def back_off_reset(self, key: str) -> None:
+        with self._due_lock:
+            self._backoff.pop(key, None)
 
     def _run(self) -> None:
         # Like upstream's WaitForCacheSync: acting on half-listed caches would, e.g., make a ReplicaSet whose pods

@@ -55,8 +55,8 @@ def create_pods(
 ) -> int:
     """Create one pod per name (a name ending in ``-`` gets a random suffix); returns how many were created.
 
-    Stops at the first failure other than a name clash (e.g. the namespace is terminating) and records a
-    FailedCreate event, as upstream's slow-start batch does.
+    Stops at the first failure other than a name clash (e.g. the namespace is terminating, a quota is full),
+    records a FailedCreate event, as upstream's slow-start batch does, and asks for a retry with a growing delay.
     """
     ns = str(base.meta(owner).get("namespace", ""))
     ref = base.owner_reference(owner, owner_api_version, kind)
@@ -73,10 +73,13 @@ def create_pods(
                 if client.is_already_exists(exc) and wanted.endswith("-"):
                     continue
                 ctrl.ctx.recorder.event(owner, "Warning", "FailedCreate", f"Error creating: {exc.message}")
+                ctrl.back_off(key_of(owner))
                 return created
             ctrl.ctx.recorder.event(owner, "Normal", "SuccessfulCreate", f"Created pod: {name}")
             created += 1
             break
+    if created == len(names):
+        ctrl.back_off_reset(key_of(owner))
     return created
 
 
