@@ -359,3 +359,21 @@ def test_created_objects_carry_a_fresh_uid_and_second_precision_timestamp() -> N
     b = api.create("configmaps", {"metadata": {"name": "b"}}, namespace="default")
     assert a["metadata"]["uid"] != b["metadata"]["uid"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", a["metadata"]["creationTimestamp"])
+
+
+def test_a_pod_naming_a_missing_service_account_is_refused(api: Api) -> None:
+    def pod(name: str, sa: str) -> dict[str, Any]:
+        return {
+            "metadata": {"name": name},
+            "spec": {"serviceAccountName": sa, "containers": [{"name": "c", "image": "x"}]},
+        }
+
+    with pytest.raises(ApiError) as refused:
+        api.create("pods", pod("p", "builder"), "default")
+    assert refused.value.code == 403
+    assert refused.value.message == (
+        'pods "p" is forbidden: error looking up service account default/builder: serviceaccount "builder" not found'
+    )
+    api.create("serviceaccounts", {"metadata": {"name": "builder"}}, "default")
+    assert api.create("pods", pod("p", "builder"), "default")["spec"]["serviceAccount"] == "builder"
+    api.create("pods", pod("q", "default"), "default")  # the namespace's default account is not looked up

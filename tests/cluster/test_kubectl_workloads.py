@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -171,3 +172,31 @@ def test_quota_and_limit_range_shape_what_a_deployment_gets(live: tuple[Cluster,
     kubectl.ok(
         "wait", "--for=jsonpath={.status.readyReplicas}=3", "deployment/web", "--timeout=30s", timeout=60
     )
+
+
+JOB_WITH_ACCOUNT = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      serviceAccountName: builder
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+"""
+
+
+def test_a_job_whose_service_account_comes_later_waits_for_it(live: tuple[Cluster, Kubectl]) -> None:
+    _c, kubectl = live
+    kubectl.ok("apply", "-f", "-", input=JOB_WITH_ACCOUNT)
+    events = ""
+    for _ in range(200):  # a guard against a hang, not a speed check: the Job controller's first try
+        events = kubectl.ok("get", "events", "--field-selector", "reason=FailedCreate")
+        if "builder" in events:
+            break
+        time.sleep(0.05)
+    assert 'error looking up service account default/builder: serviceaccount "builder" not found' in events
+    kubectl.ok("create", "serviceaccount", "builder")
+    kubectl.ok("wait", "--for=condition=complete", "job/migrate", "--timeout=60s", timeout=90)

@@ -996,6 +996,7 @@ class Api:
             self._allocate_service(obj)
         elif res == "pods":
             self._pod_priority(obj)
+            self._pod_service_account(obj)
             if self.store.count("limitranges"):
                 ns = str(_meta(obj).get("namespace") or "")
                 quota.limit_pod(obj, self._objects("limitranges", ns))
@@ -1005,6 +1006,22 @@ class Api:
             auth.fill_service_account_secret(self, obj)
         elif res == "customresourcedefinitions.apiextensions.k8s.io":
             self._crds.prepare_crd(self, obj, None)
+
+    def _pod_service_account(self, obj: Obj) -> None:
+        """The ServiceAccount admission plugin's lookup: a pod naming a service account that does not exist is
+        refused (a chart whose hook Job uses an account the release creates later fails here as on a real
+        cluster). The namespace's ``default`` account is not checked: the namespace controller creates it just
+        after the namespace, and upstream's race there helps nobody."""
+        spec = obj.get("spec") or {}
+        sa = spec.get("serviceAccountName") or spec.get("serviceAccount")
+        ns = str(_meta(obj).get("namespace") or "")
+        if sa and sa != "default" and self.store.get("serviceaccounts", ns, str(sa)) is None:
+            raise E.forbidden(
+                "pods",
+                "",
+                str(_meta(obj).get("name") or ""),
+                f'error looking up service account {ns}/{sa}: serviceaccount "{sa}" not found',
+            )
 
     def _objects(self, resource: str, namespace: str) -> builtins.list[Obj]:
         """Every stored object of ``resource`` in ``namespace`` (decoded; for admission, under the store lock)."""
