@@ -60,7 +60,8 @@ def test_objects_survive_kill_9_and_restart(tmp_path: Path) -> None:
         assert int(nxt["metadata"]["resourceVersion"]) > int(rv)
         status = json.loads(_berth("cluster", "status", "--data", str(data), "-o", "json").stdout)
         assert status["running"] and status["ready"] and status["pid"] == proc.pid
-        assert status["url"] == f"https://127.0.0.1:{port}" and status["objects"]["configmaps"] == 2
+        # ours, and kube-root-ca.crt in each of the four namespaces a cluster starts with
+        assert status["url"] == f"https://127.0.0.1:{port}" and status["objects"]["configmaps"] == 2 + 4
         down = _berth("cluster", "down", "--data", str(data))
         assert down.returncode == 0 and "stopped" in down.stdout
         proc.wait(timeout=15)
@@ -69,7 +70,7 @@ def test_objects_survive_kill_9_and_restart(tmp_path: Path) -> None:
             proc.kill()
             proc.wait()
     status = json.loads(_berth("cluster", "status", "--data", str(data), "-o", "json").stdout)
-    assert status["running"] is False and status["objects"]["configmaps"] == 2
+    assert status["running"] is False and status["objects"]["configmaps"] == 2 + 4
 
 
 def test_second_up_on_a_running_dir_is_refused(tmp_path: Path) -> None:

@@ -200,3 +200,45 @@ def test_a_job_whose_service_account_comes_later_waits_for_it(live: tuple[Cluste
     assert 'error looking up service account default/builder: serviceaccount "builder" not found' in events
     kubectl.ok("create", "serviceaccount", "builder")
     kubectl.ok("wait", "--for=condition=complete", "job/migrate", "--timeout=60s", timeout=90)
+
+
+def test_pods_get_the_service_account_token_volume_and_namespaces_the_root_ca(
+    live: tuple[Cluster, Kubectl],
+) -> None:
+    c, kubectl = live
+    kubectl.ok("create", "namespace", "team")
+    kubectl.ok(
+        "wait", "--for=create", "configmap/kube-root-ca.crt", "-n", "team", "--timeout=30s", timeout=60
+    )
+    ca = json.loads(kubectl.ok("get", "configmap", "kube-root-ca.crt", "-n", "team", "-o", "json"))
+    assert ca["data"]["ca.crt"].startswith("-----BEGIN CERTIFICATE-----")
+    assert ca["data"]["ca.crt"] == (c.data_dir / "pki" / "ca.crt").read_text()
+    kubectl.ok("run", "app", "--image=nginx:1.27")
+    spec = json.loads(kubectl.ok("get", "pod", "app", "-o", "json"))["spec"]
+    assert spec["serviceAccountName"] == spec["serviceAccount"] == "default"
+    (volume,) = spec["volumes"]
+    assert volume["name"].startswith("kube-api-access-")
+    sources = volume["projected"]["sources"]
+    assert sources[0] == {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}
+    assert sources[1]["configMap"]["name"] == "kube-root-ca.crt"
+    assert spec["containers"][0]["volumeMounts"] == [
+        {
+            "name": volume["name"],
+            "readOnly": True,
+            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+        }
+    ]
+    # opting out (pod or service account) leaves the pod alone
+    kubectl.ok(
+        "run",
+        "quiet",
+        "--image=nginx:1.27",
+        "--overrides",
+        '{"spec": {"automountServiceAccountToken": false}}',
+    )
+    assert "volumes" not in json.loads(kubectl.ok("get", "pod", "quiet", "-o", "json"))["spec"]
+    # a deleted root CA ConfigMap comes back
+    kubectl.ok("delete", "configmap", "kube-root-ca.crt", "-n", "team")
+    kubectl.ok(
+        "wait", "--for=create", "configmap/kube-root-ca.crt", "-n", "team", "--timeout=30s", timeout=60
+    )

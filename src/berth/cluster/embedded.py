@@ -136,7 +136,9 @@ class Cluster:
             info = {"url": self.url, "port": self.port, "pid": os.getpid()}
             (self.data_dir / "server.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
         if opts.run_controllers:
-            self.controllers = _start_controllers(self.api, opts)
+            self.controllers = _start_controllers(
+                self.api, opts, self.pki.ca_pem().decode() if self.pki else ""
+            )
         for factory in opts.services:
             self._services.append(factory(self.api))
         self.server.ready.set()
@@ -246,7 +248,7 @@ class Cluster:
         return kubeconfig.write(path, self.url, self.token, ca_pem=self.pki.ca_pem())
 
 
-def _start_controllers(api: Api, opts: ClusterOptions) -> Any:
+def _start_controllers(api: Api, opts: ClusterOptions, root_ca: str = "") -> Any:
     """Start the simulated controllers if that package is present (it is optional while it is being built)."""
     try:
         mod = importlib.import_module("berth.cluster.controllers")
@@ -259,6 +261,7 @@ def _start_controllers(api: Api, opts: ClusterOptions) -> Any:
         node_memory=opts.node_memory,
         node_pods=opts.node_pods,
         node_labels=dict(opts.node_labels),
+        root_ca=root_ca,
         **opts.controller_overrides,
     )
     return mod.start(api, options)

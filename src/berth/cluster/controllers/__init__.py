@@ -57,6 +57,9 @@ class ControllerOptions:
     lease_duration_seconds: int = 40
     events: bool = True
     """Record core/v1 Events (turn off for benchmarks that count objects)."""
+    root_ca: str = ""
+    """PEM of the cluster's CA, published as the ``kube-root-ca.crt`` ConfigMap in every namespace (empty: not
+    published)."""
     disabled: frozenset[str] = frozenset()
     """Names of controllers not to run (e.g. ``{"kubelet"}``): see :data:`CONTROLLER_NAMES`."""
 
@@ -66,6 +69,7 @@ CONTROLLER_NAMES: tuple[str, ...] = (
     "kubelet",
     "namespace",
     "serviceaccount",
+    "root-ca-cert-publisher",
     "replicaset",
     "deployment",
     "statefulset",
@@ -147,6 +151,7 @@ def start(api: client.ApiLike, options: ControllerOptions | None = None) -> Cont
         "kubelet": kubelet.Kubelet,
         "namespace": namespace.NamespaceController,
         "serviceaccount": namespace.ServiceAccountController,
+        "root-ca-cert-publisher": namespace.RootCACertPublisher,
         "replicaset": replicaset.ReplicaSetController,
         "deployment": deployment.DeploymentController,
         "statefulset": statefulset.StatefulSetController,

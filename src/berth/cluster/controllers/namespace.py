@@ -128,3 +128,66 @@ class ServiceAccountController(base.Controller):
             if exc.code == 403:  # the namespace started terminating meanwhile
                 return
             raise
+
+
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the "
+    "internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of "
+    "Kubernetes clusters."
+)
+
+
+class RootCACertPublisher(base.Controller):
+    """Keeps the ``kube-root-ca.crt`` ConfigMap (the cluster CA, key ``ca.crt``) in every active namespace, as
+    upstream's root-ca-cert-publisher does: pods' service-account token volumes project it, and charts mount it to
+    verify the API server. Re-created if deleted, rewritten if changed. Off when the cluster has no CA to publish."""
+
+    name = "root-ca-cert-publisher"
+
+    def __init__(self, ctx: base.Context) -> None:
+        super().__init__(ctx)
+        self.pem = ctx.options.root_ca
+        self.namespaces = ctx.informers.informer("namespaces")
+        self.namespaces.add_handler(Handler(on_add=self._enqueue, on_update=lambda _o, n: self._enqueue(n)))
+        if self.pem:
+            self.configmaps = ctx.informers.informer("configmaps")
+            self.configmaps.add_handler(
+                Handler(on_update=lambda _o, n: self._on_configmap(n), on_delete=self._on_configmap)
+            )
+
+    def _enqueue(self, ns: Obj) -> None:
+        if self.pem:
+            self.queue.add(key_of(ns))
+
+    def _on_configmap(self, cm: Obj) -> None:
+        if base.meta(cm).get("name") == ROOT_CA_CONFIGMAP:
+            self.queue.add(str(base.meta(cm).get("namespace", "")))
+
+    def reconcile(self, key: str) -> None:
+        ns = self.namespaces.get(key)
+        if ns is None or base.deleting(ns) or not self.pem:
+            return
+        current = self.configmaps.get(f"{key}/{ROOT_CA_CONFIGMAP}")
+        data = {"ca.crt": self.pem}
+        try:
+            if current is None:
+                cm = {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {
+                        "name": ROOT_CA_CONFIGMAP,
+                        "namespace": key,
+                        "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
+                    },
+                    "data": data,
+                }
+                self.api.create("configmaps", cm, key, user=self.user)
+            elif current.get("data") != data:
+                updated = copy.deepcopy(current)
+                updated["data"] = data
+                self.api.update("configmaps", updated, key, user=self.user)
+        except client.ApiError as exc:
+            if client.is_already_exists(exc) or exc.code == 403:  # raced, or the namespace is terminating
+                return
+            raise
