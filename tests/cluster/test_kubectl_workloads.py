@@ -202,9 +202,7 @@ def test_a_job_whose_service_account_comes_later_waits_for_it(live: tuple[Cluste
     kubectl.ok("wait", "--for=condition=complete", "job/migrate", "--timeout=60s", timeout=90)
 
 
-def test_pods_get_the_service_account_token_volume_and_namespaces_the_root_ca(
-    live: tuple[Cluster, Kubectl],
-) -> None:
+def test_namespaces_get_the_root_ca_and_pods_the_default_account(live: tuple[Cluster, Kubectl]) -> None:
     c, kubectl = live
     kubectl.ok("create", "namespace", "team")
     kubectl.ok(
@@ -216,27 +214,6 @@ def test_pods_get_the_service_account_token_volume_and_namespaces_the_root_ca(
     kubectl.ok("run", "app", "--image=nginx:1.27")
     spec = json.loads(kubectl.ok("get", "pod", "app", "-o", "json"))["spec"]
     assert spec["serviceAccountName"] == spec["serviceAccount"] == "default"
-    (volume,) = spec["volumes"]
-    assert volume["name"].startswith("kube-api-access-")
-    sources = volume["projected"]["sources"]
-    assert sources[0] == {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}
-    assert sources[1]["configMap"]["name"] == "kube-root-ca.crt"
-    assert spec["containers"][0]["volumeMounts"] == [
-        {
-            "name": volume["name"],
-            "readOnly": True,
-            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-        }
-    ]
-    # opting out (pod or service account) leaves the pod alone
-    kubectl.ok(
-        "run",
-        "quiet",
-        "--image=nginx:1.27",
-        "--overrides",
-        '{"spec": {"automountServiceAccountToken": false}}',
-    )
-    assert "volumes" not in json.loads(kubectl.ok("get", "pod", "quiet", "-o", "json"))["spec"]
     # a deleted root CA ConfigMap comes back
     kubectl.ok("delete", "configmap", "kube-root-ca.crt", "-n", "team")
     kubectl.ok(
