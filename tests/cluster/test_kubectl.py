@@ -322,3 +322,41 @@ def test_create_job_from_cronjob_keeps_the_whole_pod_template(kubectl: Kubectl) 
     assert lost(stored["template"]["spec"], job["template"]["spec"], "spec") == []
     assert job["template"]["spec"] == job_json["template"]["spec"]
     assert stored["template"]["spec"]["affinity"] and len(stored["template"]["spec"]["volumes"]) == 14
+
+
+CSR_AND_APISERVICE = """\
+apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata: {name: agent}
+spec:
+  request: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K
+  signerName: example.com/agent
+  expirationSeconds: 86400
+  usages: [client auth]
+  username: someone-else
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.metrics.k8s.io}
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  insecureSkipTLSVerify: true
+  service: {name: metrics-server, namespace: kube-system}
+"""
+
+
+def test_csr_approval_and_apiservices_are_stored_as_data(kubectl: Kubectl) -> None:
+    kubectl.ok("apply", "-f", "-", input=CSR_AND_APISERVICE)
+    csr = json.loads(kubectl.ok("get", "csr", "agent", "-o", "json"))
+    assert csr["spec"]["username"] == "kubernetes-admin"  # the server records who asked, not the body
+    row = kubectl.ok("get", "csr", "agent").splitlines()[1].split()
+    assert row[2:] == ["example.com/agent", "kubernetes-admin", "24h", "Pending"]
+    assert "approved" in kubectl.ok("certificate", "approve", "agent")
+    conditions = json.loads(kubectl.ok("get", "csr", "agent", "-o", "json"))["status"]["conditions"]
+    assert [(c["type"], c["status"]) for c in conditions] == [("Approved", "True")]
+    assert kubectl.ok("get", "csr", "agent").splitlines()[1].split()[-1] == "Approved"
+    row = kubectl.ok("get", "apiservices").splitlines()[1].split()
+    assert row[:3] == ["v1beta1.metrics.k8s.io", "kube-system/metrics-server", "Unknown"]

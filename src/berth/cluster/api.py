@@ -953,7 +953,7 @@ class Api:
                 meta.pop("generation", None)
             if not meta.get("finalizers"):
                 meta.pop("finalizers", None)
-            self._prepare_create(rt, obj)
+            self._prepare_create(rt, obj, user)
             self._validate(rt, obj, None, user)
             if ns and self.store.count("resourcequotas"):
                 self._admit_quota(res, obj, ns)
@@ -971,7 +971,7 @@ class Api:
                 obj = self._crds.established(self, obj)
         return self.present(rt, obj, version)
 
-    def _prepare_create(self, rt: ResourceType, obj: Obj) -> None:
+    def _prepare_create(self, rt: ResourceType, obj: Obj, user: str) -> None:
         res = rt.resource
         if rt.custom:
             self._crds.prepare_custom(self, rt, obj, None)
@@ -1006,6 +1006,9 @@ class Api:
             auth.fill_service_account_secret(self, obj)
         elif res == "customresourcedefinitions.apiextensions.k8s.io":
             self._crds.prepare_crd(self, obj, None)
+        elif res == "certificatesigningrequests.certificates.k8s.io":
+            obj["status"] = {}  # the requester is recorded by the server, never taken from the body
+            obj.setdefault("spec", {})["username"] = user
 
     def _pod_service_account(self, obj: Obj) -> None:
         """The ServiceAccount admission plugin's lookup: a pod naming a service account that does not exist is
@@ -1185,6 +1188,13 @@ class Api:
         if subresource == "finalize" and rt.resource == "namespaces":
             out = _copy(cur)
             out.setdefault("spec", {})["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
+            return out
+        if subresource == "approval" and subresource in rt.subresources:
+            # certificates/approval: the approver writes conditions only (Approved, Denied), never the certificate
+            out = _copy(cur)
+            out.setdefault("status", {})["conditions"] = list(
+                (new.get("status") or {}).get("conditions") or []
+            )
             return out
         if subresource == "ephemeralcontainers" and subresource in rt.subresources:
             return _with_ephemeral_containers(cur, new)
@@ -1497,7 +1507,7 @@ class Api:
                     ),
                     False,
                 )
-            if subresource not in (None, "", "status", *_POD_SPEC_SUBRESOURCES):
+            if subresource not in (None, "", "status", "approval", *_POD_SPEC_SUBRESOURCES):
                 raise E.path_not_found()
             if subresource and subresource not in rt.subresources:
                 raise E.path_not_found()

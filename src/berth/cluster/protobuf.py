@@ -978,6 +978,33 @@ MESSAGES: dict[str, dict[int, F]] = {
     "IngressServiceBackend": {1: _s("name"), 2: _m("port", "ServiceBackendPort")},
     "ServiceBackendPort": {1: _s("name"), 2: _i("number")},
     "TypedLocalObjectReference": {1: _s("apiGroup", keep=True), 2: _s("kind"), 3: _s("name")},
+    # -- certificates (kubectl certificate approve|deny sends the whole CSR) -----------------------------------
+    "CertificateSigningRequest": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("spec", "CertificateSigningRequestSpec"),
+        3: _m("status", "CertificateSigningRequestStatus"),
+    },
+    "CertificateSigningRequestSpec": {
+        1: F("request", T.BYTES),
+        2: _s("username"),
+        3: _s("uid"),
+        4: _s("groups", repeated=True),
+        5: _s("usages", repeated=True),
+        7: _s("signerName"),
+        8: _i("expirationSeconds", keep=True),
+    },
+    "CertificateSigningRequestStatus": {
+        1: _m("conditions", "CertificateSigningRequestCondition", repeated=True),
+        2: F("certificate", T.BYTES),
+    },
+    "CertificateSigningRequestCondition": {
+        1: _s("type"),
+        2: _s("reason"),
+        3: _s("message"),
+        4: F("lastUpdateTime", T.TIME),
+        5: F("lastTransitionTime", T.TIME),
+        6: _s("status"),
+    },
     # -- autoscaling (kubectl autoscale tries v2, then v1) -----------------------------------------------------
     "CrossVersionObjectReference": {1: _s("kind"), 2: _s("name"), 3: _s("apiVersion")},
     "HorizontalPodAutoscalerV1": {
@@ -1090,6 +1117,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("events.k8s.io", "Event"): "EventsV1Event",
     ("coordination.k8s.io", "Lease"): "Lease",
     ("policy", "Eviction"): "Eviction",
+    ("certificates.k8s.io", "CertificateSigningRequest"): "CertificateSigningRequest",
 }
 
 # (apiVersion, kind) -> top-level message, for kinds whose message differs between versions.

@@ -217,6 +217,18 @@ BUILTIN: tuple[ResourceType, ...] = (
     _t("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", short=("netpol",), generation=True),
     _t("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
     _t("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
+    # stored as data: charts ship them (metrics-server, KEDA, custom-metrics adapters; CSRs from operators), but no
+    # API is aggregated and no certificate is signed
+    _t("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, cats=("api-extensions",), sub=("status",)),
+    _t(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        False,
+        short=("csr",),
+        sub=("status", "approval"),
+    ),
     _t(
         "admissionregistration.k8s.io",
         "v1",
@@ -284,6 +296,7 @@ SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
     "log": ("get",),
     "finalize": ("update",),
     "ephemeralcontainers": ("get", "patch", "update"),
+    "approval": ("get", "patch", "update"),
     "resize": ("get", "patch", "update"),
     "attach": ("create", "get"),
     "exec": ("create", "get"),

@@ -1049,6 +1049,41 @@ def _webhooks(obj: Obj, now: dt.datetime) -> Cells:
     ]
 
 
+def _api_service(obj: Obj, now: dt.datetime) -> Cells:
+    svc = _get(obj, "spec", "service")
+    service = f"{svc.get('namespace', '')}/{svc.get('name', '')}" if isinstance(svc, dict) else "Local"
+    available = "Unknown"
+    for c in _get(obj, "status", "conditions") or []:
+        if isinstance(c, dict) and c.get("type") == "Available":
+            status, reason = str(c.get("status", "")), str(c.get("reason") or "")
+            available = f"{status} ({reason})" if status != "True" and reason else status
+    return [
+        _get(obj, "metadata", "name"),
+        service,
+        available,
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _csr(obj: Obj, now: dt.datetime) -> Cells:
+    kinds = {c.get("type") for c in _get(obj, "status", "conditions") or [] if isinstance(c, dict)}
+    state = "Denied" if "Denied" in kinds else "Approved" if "Approved" in kinds else "Pending"
+    if "Failed" in kinds:
+        state += ",Failed"
+    if _get(obj, "status", "certificate"):
+        state += ",Issued"
+    seconds = _get(obj, "spec", "expirationSeconds")
+    duration = human_duration(dt.timedelta(seconds=int(seconds))) if isinstance(seconds, int) else "<none>"
+    return [
+        _get(obj, "metadata", "name"),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+        _get(obj, "spec", "signerName") or "",
+        _get(obj, "spec", "username") or "",
+        duration,
+        state,
+    ]
+
+
 def _replication_controller(obj: Obj, now: dt.datetime) -> Cells:
     names, images = _template_containers(obj, "spec", "template", "spec")
     status = obj.get("status") or {}
@@ -1198,6 +1233,28 @@ PRINTERS.update(
                 AGE,
             ),
             _controller_revision,
+        ),
+        ("apiregistration.k8s.io", "APIService"): Printer(
+            (
+                NAME,
+                Column("Service", "string", "The reference to the service that hosts this API endpoint."),
+                Column("Available", "string", "Whether this service is available."),
+                AGE,
+            ),
+            _api_service,
+        ),
+        ("certificates.k8s.io", "CertificateSigningRequest"): Printer(
+            (
+                NAME,
+                AGE,
+                Column("SignerName", "string", "Signer name of the request."),
+                Column("Requestor", "string", "Name of the user who requested the certificate."),
+                Column("RequestedDuration", "string", "Requested duration of the issued certificate."),
+                Column(
+                    "Condition", "string", "Approval state: Approved, Denied or Pending; Issued once signed."
+                ),
+            ),
+            _csr,
         ),
         ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): Printer(
             (NAME, Column("Webhooks", "integer", "Webhooks indicates the number of webhooks."), AGE),
