@@ -87,3 +87,13 @@ def test_bench_schedule_still_resolves_and_loads_the_framework() -> None:
     assert "[pod-anti-affinity|preemption|scheduling-basic|topology-spreading]" in result.output
     loaded = loaded_after("bench", "schedule", "--help")
     assert (loaded["rc"], loaded["numpy"], loaded["berth.schedule.scheduler"]) == (0, True, True)
+
+
+def test_every_lazy_export_is_listed_and_resolves() -> None:
+    """``berth.schedule`` names its exports twice (``__all__`` for type checkers, ``_LAZY`` for the import on
+    first use): the two lists must agree, and each name must resolve to the object it names."""
+    import berth.schedule as schedule
+
+    assert set(schedule.__all__) == set(schedule._LAZY) | {"run_live_scheduler"}
+    for name, (module, attr) in schedule._LAZY.items():
+        assert getattr(schedule, name) is getattr(__import__(module, fromlist=[attr]), attr)
