@@ -141,3 +141,27 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
     # the failed start released the data directory: a new start succeeds
     with Cluster(ClusterOptions(data_dir=tmp_path / "d", run_controllers=False)) as c:
         assert c.port != port
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--port", "99999"], "error: --port: 99999 is not a port: use 1-65535, or 0 for a free one"),
+        (["--node-cpu", "abc"], "error: --node-cpu: invalid quantity 'abc'"),
+        (["--node-memory", "1Qi"], "error: --node-memory: invalid quantity '1Qi'"),
+        (["--node-cpu", "0"], "error: --node-cpu: must be a positive quantity like 8 or 500m, got '0'"),
+        (["--node-pods", "1.5"], "error: --node-pods: must be a whole number of pods like 110, got '1.5'"),
+        (["--nodes", "-1"], "error: --nodes: must be >= 0"),
+    ],
+    ids=["port", "cpu", "memory", "zero-cpu", "pods", "nodes"],
+)
+def test_bad_up_flags_are_one_clear_error_and_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    from berth.cli import main
+
+    data = tmp_path / "data"
+    assert main(["cluster", "up", "--data", str(data), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+    assert not data.exists()

@@ -110,6 +110,18 @@ def _counts(data: Path) -> dict[str, int]:
     return {str(r): int(n) for r, n in rows}
 
 
+def _check_node_capacity(cpu: str, memory: str, pods: str) -> None:
+    """Refuse node sizes that are not quantities before anything starts (a node with cpu "abc" would break every
+    scheduler and kubectl describe later, far from the typo)."""
+    from berth.kube import quantity
+
+    for flag, text, example in (("--node-cpu", cpu, "8 or 500m"), ("--node-memory", memory, "32Gi")):
+        if quantity.parse(text, flag) <= 0:
+            raise InputError(f"must be a positive quantity like {example}, got {text!r}", flag)
+    if not pods.isdigit():
+        raise InputError(f"must be a whole number of pods like 110, got {pods!r}", "--node-pods")
+
+
 @click.group("cluster")
 def group() -> None:
     """Run the embedded, kubectl-compatible Kubernetes API server with simulated nodes."""
@@ -154,6 +166,9 @@ def up(
     labels = _labels(node_labels)
     if nodes < 0:
         raise InputError("must be >= 0", "--nodes")
+    if port is not None and not 0 <= port <= 65535:
+        raise InputError(f"{port} is not a port: use 1-65535, or 0 for a free one", "--port")
+    _check_node_capacity(node_cpu, node_memory, node_pods)
     info = _server_info(data_dir)
     if info and _alive(int(info.get("pid", 0))):
         raise BerthError(
