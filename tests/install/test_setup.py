@@ -260,7 +260,11 @@ def test_missing_required_input(run: Run, tmp_path: Path, edge_package: Path) ->
     r = run("install", "setup", "--pull", edge_package, "--work-dir", work, "--non-interactive")
     assert r.code == 2
     assert "missing required input licenseKey: pass --input licenseKey=VALUE" in r.err
-    assert not (work / "out").exists() and not (work / "package").exists()
+    assert not work.exists()  # a first setup that fails leaves no (empty) work dir behind
+    work.mkdir()
+    (work / "notes.txt").write_text("mine")
+    r = run("install", "setup", "--pull", edge_package, "--work-dir", work, "--non-interactive")
+    assert r.code == 2 and sorted(p.name for p in work.iterdir()) == ["notes.txt"]  # an existing one stays
 
 
 @pytest.mark.parametrize(

@@ -484,7 +484,22 @@ def run(
     """The whole setup; raises before touching ``W/out`` on any error. With ``opts.live`` the facts are checked
     against ``cluster`` (default: a client for ``opts.kubeconfig``/``opts.context``)."""
     work = opts.work_dir.resolve()
+    fresh = not work.exists()
     work.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run(opts, work, prompt, cluster)
+    except BaseException:
+        if fresh and not any(work.iterdir()):
+            work.rmdir()  # a first setup that failed leaves no empty work dir behind
+        raise
+
+
+def _run(
+    opts: SetupOptions,
+    work: Path,
+    prompt: Callable[[package.Input], str] | None,
+    cluster: collector.LiveCluster | None,
+) -> SetupResult:
     recover(work)  # setup reads W/out (earlier answers, the render it records as a revision)
     with stage_dir(work, ".berth-setup-") as stage:
         ref = Path(opts.ref)
