@@ -165,3 +165,12 @@ def test_bad_up_flags_are_one_clear_error_and_write_nothing(
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1
     assert not data.exists()
+
+
+def test_status_of_a_folder_no_cluster_ever_used_says_so(tmp_path: Path) -> None:
+    proc = _berth("cluster", "status", "--data", str(tmp_path / "typo"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"error: {tmp_path / 'typo'}: no cluster has been started here; start one with "
+        f"`berth cluster up --data {tmp_path / 'typo'}`"
+    )

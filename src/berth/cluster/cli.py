@@ -311,6 +311,11 @@ def down(data: str) -> None:
 def status(data: str, output: str) -> None:
     """Show url, pid, readiness and object counts of the cluster in DIR."""
     data_dir = Path(data).resolve()
+    if not (data_dir / "store.db").exists() and _server_info(data_dir) is None:
+        raise InputError(
+            f"no cluster has been started here; start one with `berth cluster up --data {data}`",
+            str(data_dir),
+        )
     info = _server_info(data_dir) or {}
     pid = int(info.get("pid", 0) or 0)
     running = bool(pid) and _alive(pid)
