@@ -128,6 +128,31 @@ def test_repeated_events_are_aggregated_into_one_with_a_count() -> None:
         rec.stop()
 
 
+def test_many_similar_events_are_combined_as_upstream_does() -> None:
+    """A ReplicaSet retrying pods a quota refuses: each try names a new pod. Nine distinct messages stay apart; from
+    the tenth on they share one "(combined from similar events)" Event whose count grows."""
+    api = Api()
+    rec = EventRecorder(api)
+    rec.start()
+    try:
+        rs = api.create("configmaps", {"metadata": {"name": "rs"}}, "default")
+        for i in range(12):
+            rec.event(rs, "Warning", "FailedCreate", f'Error creating: pods "web-{i}" is forbidden')
+        rec.event(rs, "Normal", "SuccessfulCreate", "Created pod: web-x")
+        assert rec.flush()
+        failed = [e for e in api.list("events", "default")[0] if e["reason"] == "FailedCreate"]
+        plain = [e for e in failed if not e["message"].startswith("(combined")]
+        (combined,) = [e for e in failed if e["message"].startswith("(combined")]
+        assert len(plain) == 9 and all(e["count"] == 1 for e in plain)
+        assert combined["count"] == 3
+        assert (
+            combined["message"]
+            == '(combined from similar events): Error creating: pods "web-11" is forbidden'
+        )
+    finally:
+        rec.stop()
+
+
 def test_disabled_recorder_writes_nothing() -> None:
     api = Api()
     rec = EventRecorder(api, enabled=False)

@@ -3,7 +3,8 @@
 Like client-go's broadcaster, recording is asynchronous: a controller hands over (object, type, reason, message)
 and goes on; one thread writes the Events. Repeats of the same (object, reason, message) within a short window are
 folded into one Event whose ``count`` grows (upstream's correlator does the same), so a crash-looping Job does not
-write hundreds of objects. A failed write (the namespace is terminating, the server is stopping) is dropped, as
+write hundreds of objects; and from the tenth different message of one (object, reason, type) on, they share one
+``(combined from similar events)`` Event, as upstream's aggregator does. A failed write (the namespace is terminating, the server is stopping) is dropped, as
 upstream drops it.
 """
 
@@ -58,6 +59,9 @@ class EventRecorder:
     """Queue Events and write them on a background thread. ``enabled=False`` drops everything (benchmarks)."""
 
     AGGREGATE_WINDOW = 600.0
+    SIMILAR_MAX = 10
+    """Distinct messages of one (object, reason, type) within the window before further ones are combined into one
+    Event, ``(combined from similar events): <latest>`` (upstream's EventAggregator)."""
 
     def __init__(self, api: client.ApiLike, component: str = "berth-cluster", enabled: bool = True) -> None:
         self.api = api
@@ -65,6 +69,7 @@ class EventRecorder:
         self.enabled = enabled
         self._queue: queue.Queue[_Record | None] = queue.Queue(maxsize=10_000)
         self._seen: dict[tuple[str, str, str, str], tuple[str, int, float]] = {}
+        self._similar: dict[tuple[str, str, str], tuple[set[str], float]] = {}
         self._thread: threading.Thread | None = None
         self.written = 0
 
@@ -125,14 +130,27 @@ class EventRecorder:
         component = involved.pop("_component", self.component)
         component, _, host = component.partition("/")
         stamp = base.fmt_time()
-        agg_key = (involved.get("uid", involved.get("name", "")), rec.reason, rec.message, rec.etype)
-        seen = self._seen.get(agg_key)
         mono = time.monotonic()
+        who = involved.get("uid", involved.get("name", ""))
+        message = rec.message
+        agg_key = (who, rec.reason, message, rec.etype)
+        similar_key = (who, rec.reason, rec.etype)
+        messages, since = self._similar.get(similar_key, (set(), mono))
+        if mono - since >= self.AGGREGATE_WINDOW:
+            messages, since = set(), mono
+        messages.add(rec.message)
+        self._similar[similar_key] = (messages, since)
+        if len(messages) >= self.SIMILAR_MAX:
+            # e.g. a ReplicaSet retrying creates a full quota refuses, each with a new pod name: one Event, counted
+            message = f"(combined from similar events): {rec.message}"
+            agg_key = (who, rec.reason, "(combined from similar events)", rec.etype)
+        seen = self._seen.get(agg_key)
         if seen is not None and mono - seen[2] < self.AGGREGATE_WINDOW:
             name, count, _ = seen
             try:
                 ev = self.api.get("events", name, rec.namespace)
                 ev["count"] = int(ev.get("count") or 1) + 1
+                ev["message"] = message
                 ev["lastTimestamp"] = stamp
                 self.api.update("events", ev, rec.namespace, user=f"system:{component}")
                 self._seen[agg_key] = (name, count + 1, mono)
@@ -146,7 +164,7 @@ class EventRecorder:
             "metadata": {"name": name, "namespace": rec.namespace},
             "involvedObject": involved,
             "reason": rec.reason,
-            "message": rec.message,
+            "message": message,
             "type": rec.etype,
             "source": {"component": component, "host": host} if host else {"component": component},
             "firstTimestamp": stamp,
@@ -159,4 +177,5 @@ class EventRecorder:
         self.written += 1
         if len(self._seen) > 50_000:
             self._seen.clear()
+            self._similar.clear()
         self._seen[agg_key] = (name, 1, mono)
