@@ -115,6 +115,15 @@ def test_detach_then_down(tmp_path: Path) -> None:
     info = json.loads((data / "server.json").read_text())
     try:
         assert (data / "kubeconfig").is_file()
+        # the printed lines work as they are: the export, then the kubectl to use (the pinned one off PATH)
+        export, hint = up.stdout.splitlines()[1:3]
+        assert export.strip() == f"export KUBECONFIG={data / 'kubeconfig'}"
+        command = hint.split()
+        assert command[1:] == ["get", "nodes"]
+        env = {**os.environ, "KUBECONFIG": str(data / "kubeconfig"), "HOME": str(tmp_path)}
+        listed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        assert "No resources found" in listed.stderr  # --nodes 0
     finally:
         down = _berth("cluster", "down", "--data", str(data))
     assert down.returncode == 0

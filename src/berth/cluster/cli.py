@@ -110,6 +110,19 @@ def _counts(data: Path) -> dict[str, int]:
     return {str(r): int(n) for r, n in rows}
 
 
+def _kubectl() -> str:
+    """How to call kubectl in the hint ``up`` prints: plain ``kubectl`` when a compatible one is on PATH, else the
+    pinned binary berth installed (a laptop without kubectl can copy the line as it is)."""
+    from berth.kube import tools
+    from berth.kube.errors import ToolError
+
+    try:
+        found = tools.find("kubectl")
+    except ToolError:
+        return "kubectl"
+    return "kubectl" if found.source == "PATH" else found.path
+
+
 def _check_node_capacity(cpu: str, memory: str, pods: str) -> None:
     """Refuse node sizes that are not quantities before anything starts (a node with cpu "abc" would break every
     scheduler and kubectl describe later, far from the typo)."""
@@ -217,7 +230,7 @@ def up(
         f"berth cluster ready at {cluster.url} in {elapsed:.2f}s (data: {data_dir}, pid {os.getpid()})"
     )
     click.echo(f"  export KUBECONFIG={cluster.kubeconfig}")
-    click.echo("  kubectl get nodes")
+    click.echo(f"  {_kubectl()} get nodes")
     click.echo(f"  stop with Ctrl-C or `berth cluster down --data {data}`")
     sys.stdout.flush()
     try:
@@ -278,6 +291,7 @@ def _detach(
                 f"berth cluster ready at {info['url']} (pid {proc.pid}, log {data_dir / 'server.log'})"
             )
             click.echo(f"  export KUBECONFIG={data_dir / 'kubeconfig'}")
+            click.echo(f"  {_kubectl()} get nodes")
             return
         if proc.poll() is not None:
             tail = (data_dir / "server.log").read_text(errors="replace").strip().splitlines()[-5:]
