@@ -10,6 +10,7 @@ import pytest
 from berth.cluster import quota
 from berth.cluster.api import Api, ApiError
 from berth.cluster.store import Store
+from berth.kube import quantity
 
 
 def pod(name: str = "p", *containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
@@ -53,7 +54,7 @@ def limit_range(**item: Any) -> dict[str, Any]:
     ],
 )
 def test_format_quantity_like_upstream(value: Fraction, binary: bool, text: str) -> None:
-    assert quota.format_quantity(value, binary) == text
+    assert quantity.canonical(value, binary) == text
 
 
 def test_limit_range_item_defaults_chain_from_max_and_min() -> None:

@@ -57,38 +57,6 @@ def _amount(value: Any, where: str) -> Fraction:
         raise E.bad_request(f"{where}: {exc}") from exc
 
 
-_BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
-_DECIMAL = (
-    ("E", 18),
-    ("P", 15),
-    ("T", 12),
-    ("G", 9),
-    ("M", 6),
-    ("k", 3),
-    ("", 0),
-    ("m", -3),
-    ("u", -6),
-    ("n", -9),
-)
-
-
-def format_quantity(value: Fraction, binary: bool = False) -> str:
-    """A quantity as upstream prints it: ``1Gi`` for binary amounts that divide evenly, else the largest decimal
-    suffix that keeps the number whole (``1500m``, ``2``, ``3k``)."""
-    if value == 0:
-        return "0"
-    if binary and value.denominator == 1 and abs(value) >= 1024:  # below 1024 upstream prints decimal
-        for suffix, unit in _BINARY:
-            if value % unit == 0:
-                return f"{value // unit}{suffix}"
-        return str(value.numerator)
-    for suffix, exp in _DECIMAL:
-        scaled = value / (Fraction(10) ** exp)
-        if scaled.denominator == 1:
-            return f"{scaled.numerator}{suffix}"
-    return f"{float(value)}"
-
-
 def _is_binary(text: Any) -> bool:
     return isinstance(text, str) and text.endswith("i")
 
@@ -203,7 +171,7 @@ def _constraints(
         return None if v is None else v if isinstance(v, Fraction) else _amount(v, r)
 
     def shown(v: Any, r: str) -> str:
-        return format_quantity(v, r == "memory") if isinstance(v, Fraction) else str(v)
+        return quantity.canonical(v, r == "memory") if isinstance(v, Fraction) else str(v)
 
     for r, low in (item.get("min") or {}).items():
         floor, req, lim = _amount(low, f"min.{r}"), amount(requests, r), amount(limits, r)
@@ -368,7 +336,9 @@ def status_of(quota: Obj, used: Mapping[str, Fraction]) -> dict[str, Any]:
     hard = dict((quota.get("spec") or {}).get("hard") or {})
     return {
         "hard": hard,
-        "used": {name: format_quantity(used.get(name, Fraction(0)), _is_binary(hard[name])) for name in hard},
+        "used": {
+            name: quantity.canonical(used.get(name, Fraction(0)), _is_binary(hard[name])) for name in hard
+        },
     }
 
 
@@ -407,7 +377,7 @@ def _pretty(values: Mapping[str, Any], keys: list[str], hard: Mapping[str, Any])
     shown = []
     for k in keys:
         v = values[k]
-        shown.append(f"{k}={format_quantity(v, _is_binary(hard[k])) if isinstance(v, Fraction) else v}")
+        shown.append(f"{k}={quantity.canonical(v, _is_binary(hard[k])) if isinstance(v, Fraction) else v}")
     return ",".join(shown)
 
 

@@ -93,3 +93,36 @@ def format_amount(resource: str, amount: int) -> str:
         if amount and amount % unit == 0:
             return f"{amount // unit}{suffix}"
     return str(amount)
+
+
+# Suffixes largest first, for printing (parse uses the tables above).
+_BINARY_DESC = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+_DECIMAL_DESC = (
+    ("E", 18),
+    ("P", 15),
+    ("T", 12),
+    ("G", 9),
+    ("M", 6),
+    ("k", 3),
+    ("", 0),
+    ("m", -3),
+    ("u", -6),
+    ("n", -9),
+)
+
+
+def canonical(value: Fraction, binary: bool = False) -> str:
+    """A quantity as upstream prints it: ``1Gi`` for binary amounts that divide evenly, else the largest decimal
+    suffix that keeps the number whole (``1500m``, ``2``, ``3k``)."""
+    if value == 0:
+        return "0"
+    if binary and value.denominator == 1 and abs(value) >= 1024:  # below 1024 upstream prints decimal
+        for suffix, unit in _BINARY_DESC:
+            if value % unit == 0:
+                return f"{value // unit}{suffix}"
+        return str(value.numerator)
+    for suffix, exp in _DECIMAL_DESC:
+        scaled = value / (Fraction(10) ** exp)
+        if scaled.denominator == 1:
+            return f"{scaled.numerator}{suffix}"
+    return f"{float(value)}"
