@@ -143,7 +143,7 @@ def offline_facts(result: split_mod.Split, namespace: str, kube_version: str) ->
         "assumptions": {
             "lookup": "returns nothing (offline render)",
             "releaseIsInstall": True,
-            "capabilities": f"kube {kube_version}, built-in API versions only",
+            "capabilities": f"kube {kube_version}, the built-in API versions and kinds a stock cluster serves, no CRDs",
         },
     }
 

@@ -29,6 +29,58 @@ _YAML_ON = re.compile(r"YAML parse error on (?P<file>\S+):")
 _UNKNOWN_HOOK = re.compile(r'skipping unknown hooks?"?\s+hookTypes=(?P<types>\S+)')
 
 
+SERVED_KINDS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
+    # (group/version, first minor serving it by default, kinds): stock Kubernetes' GA built-in resources.
+    ("v1", 0, ("Binding", "ComponentStatus", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
+               "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
+               "ResourceQuota", "Secret", "Service", "ServiceAccount")),
+    ("admissionregistration.k8s.io/v1", 16, ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")),
+    ("admissionregistration.k8s.io/v1", 30, ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")),
+    ("apiextensions.k8s.io/v1", 16, ("CustomResourceDefinition",)),
+    ("apiregistration.k8s.io/v1", 10, ("APIService",)),
+    ("apps/v1", 9, ("ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet")),
+    ("authentication.k8s.io/v1", 6, ("TokenReview",)),
+    ("authentication.k8s.io/v1", 28, ("SelfSubjectReview",)),
+    ("authorization.k8s.io/v1", 6, ("LocalSubjectAccessReview", "SelfSubjectAccessReview",
+                                    "SelfSubjectRulesReview", "SubjectAccessReview")),
+    ("autoscaling/v1", 2, ("HorizontalPodAutoscaler",)),
+    ("autoscaling/v2", 23, ("HorizontalPodAutoscaler",)),
+    ("batch/v1", 21, ("CronJob", "Job")),
+    ("certificates.k8s.io/v1", 19, ("CertificateSigningRequest",)),
+    ("coordination.k8s.io/v1", 14, ("Lease",)),
+    ("discovery.k8s.io/v1", 21, ("EndpointSlice",)),
+    ("events.k8s.io/v1", 19, ("Event",)),
+    ("flowcontrol.apiserver.k8s.io/v1", 29, ("FlowSchema", "PriorityLevelConfiguration")),
+    ("networking.k8s.io/v1", 19, ("Ingress", "IngressClass", "NetworkPolicy")),
+    ("networking.k8s.io/v1", 33, ("IPAddress", "ServiceCIDR")),
+    ("node.k8s.io/v1", 20, ("RuntimeClass",)),
+    ("policy/v1", 21, ("PodDisruptionBudget",)),
+    ("rbac.authorization.k8s.io/v1", 8, ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")),
+    ("resource.k8s.io/v1", 34, ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")),
+    ("scheduling.k8s.io/v1", 14, ("PriorityClass",)),
+    ("storage.k8s.io/v1", 6, ("CSIDriver", "CSINode", "StorageClass", "VolumeAttachment")),
+    ("storage.k8s.io/v1", 24, ("CSIStorageCapacity",)),
+    ("storage.k8s.io/v1", 34, ("VolumeAttributesClass",)),
+)  # fmt: skip
+"""What a stock API server of each version serves (GA, on by default), as ``helm install`` sees it through
+discovery. ``helm template`` alone knows only client-go's group versions and no kind, so
+``.Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget"`` is false offline and true on every cluster: a
+chart's PDB (or anything guarded that way) would be missing from berth's render but installed by Helm."""
+
+
+def served_api_versions(kube_version: str) -> tuple[str, ...]:
+    """``group/version`` and ``group/version/Kind`` of every built-in resource :data:`SERVED_KINDS` lists for
+    ``kube_version`` (1.x); passed as ``--api-versions`` so offline ``Capabilities`` equal a stock cluster's."""
+    m = re.match(r"v?1\.(\d+)", kube_version)
+    minor = int(m.group(1)) if m else 0
+    out: dict[str, None] = {}
+    for gv, since, kinds in SERVED_KINDS:
+        if minor >= since:
+            out[gv] = None
+            out.update((f"{gv}/{kind}", None) for kind in kinds)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class RenderRequest:
     """Everything that determines one ``helm template`` output."""
@@ -41,6 +93,9 @@ class RenderRequest:
     kube_version: str = KUBE_VERSION
     is_upgrade: bool = False
     api_versions: tuple[str, ...] = ()
+    label: str = ""
+    """Which values this is (``base ha, components metrics``): errors name it, since a package renders several."""
+    """Extra ``--api-versions`` beyond the built-in ones a stock cluster of ``kube_version`` serves."""
 
     def args(self) -> list[str]:
         """The ``helm template`` arguments (without the binary), in a stable order."""
@@ -56,8 +111,8 @@ class RenderRequest:
         ]
         if self.is_upgrade:
             out.append("--is-upgrade")
-        for api in self.api_versions:
-            out += ["--api-versions", api]
+        served = (*served_api_versions(self.kube_version), *self.api_versions)
+        out += ["--api-versions", ",".join(served)]
         for vf in self.values_files:
             out += ["--values", str(vf)]
         for sv in self.set_values:
@@ -90,19 +145,21 @@ def check_values_file(path: Path) -> None:
         )
 
 
-def template_error(stderr: str, chart: Path) -> InputError:
-    """Turn Helm's error text into one InputError naming the template file and line when Helm gave them."""
+def template_error(stderr: str, chart: Path, label: str = "") -> InputError:
+    """Turn Helm's error text into one InputError naming the template file and line when Helm gave them, and
+    which values (``label``) were rendered: a values.schema.json refusal is about the values, not a template."""
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip() and not ln.startswith("Use --debug")]
     lines = [ln for ln in lines if not ln.startswith("level=")]
     message = "\n".join(lines).removeprefix("Error: ").strip() or "helm template failed"
+    values = f", {label}" if label else ""
     m = _LOCATION.search(message)
     if m:
         where = f"{m.group('file')}:{m.group('line')}"
-        return InputError(f"helm template failed: {message}", where)
+        return InputError(f"helm template failed: {message}", where + values)
     y = _YAML_ON.search(message)
     if y:
-        return InputError(f"helm template failed: {message}", y.group("file"))
-    return InputError(f"helm template failed: {message}", f"chart {chart.name}")
+        return InputError(f"helm template failed: {message}", y.group("file") + values)
+    return InputError(f"helm template failed: {message}", f"chart {chart.name}{values}")
 
 
 def render(request: RenderRequest, twice: bool = True) -> Render:
@@ -138,7 +195,7 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
         mine = list(zip(procs[i * runs : (i + 1) * runs], results[i * runs : (i + 1) * runs], strict=True))
         for proc, (_out, err) in mine:
             if proc.returncode != 0:
-                raise template_error(err, request.chart)
+                raise template_error(err, request.chart, request.label)
         texts = [text for _, (text, _err) in mine]
         if any(t != texts[0] for t in texts[1:]):
             raise InputError(

@@ -473,9 +473,16 @@ def render_request(
         inputs_file = scratch / "inputs-values.yaml"
         inputs_file.write_text(yamlio.dump(values), encoding="utf-8")
         files.append(inputs_file)
+    label = [f"base {base}" + (f" ({b.values})" if b.values else " (the chart's values)")]
+    chosen = [c.name for c in pkg.components if c.name in components]
+    if chosen:
+        label.append(f"components {', '.join(chosen)}")
+    if values:
+        label.append(f"inputs {', '.join(sorted(answers))}")
     return helm.RenderRequest(
-        chart_dir, pkg.release, namespace, tuple(files), kube_version=pkg.kube_version, is_upgrade=is_upgrade
-    )
+        chart_dir, pkg.release, namespace, tuple(files), kube_version=pkg.kube_version, is_upgrade=is_upgrade,
+        label="; ".join(label),
+    )  # fmt: skip
 
 
 def images(obj: Any) -> set[str]:

@@ -1,0 +1,3 @@
+{{- define "shop.fullname" -}}
+{{- printf "%s-%s" .Release.Name .Values.shop.name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}

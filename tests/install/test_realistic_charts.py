@@ -1,0 +1,118 @@
+"""Charts shaped like popular ones (umbrella charts with subcharts, a library chart, values.schema.json,
+required/tpl, Capabilities checks): berth renders what ``helm install`` would install, and bad values stop with one
+message that says which values were rendered."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from berth import cli
+from berth.install import helm
+from berth.kube import yamlio
+
+from .conftest import REPO, Run
+
+SHOP = REPO / "examples" / "charts" / "umbrella-shop"
+
+
+@pytest.fixture(scope="module")
+def shop_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """umbrella-shop packaged with its default base and a base that swaps the cart subchart for the finder one."""
+    tmp = tmp_path_factory.mktemp("shop")
+    swap = tmp / "swap.yaml"
+    swap.write_text("tags: {extras: true}\nfinder: {enabled: true}\ncart: {enabled: false}\n")
+    out = tmp / "pkg"
+    code = cli.main(
+        ["install", "package", str(SHOP), "--base", "default", "--base", f"swap={swap}", "-o", str(out)]
+    )
+    assert code == 0
+    return out
+
+
+def rendered(package: Path, base: str) -> dict[str, dict[str, object]]:
+    """``Kind name`` -> body of every object of a base's review render (manifests and hooks)."""
+    root = package / "bases" / base / "render"
+    out: dict[str, dict[str, object]] = {}
+    for f in sorted(root.rglob("*.yaml")):
+        if "spec" in f.parts or f.name in ("receipt.yaml", "crds.yaml"):
+            continue
+        for d in yamlio.load_file(f):
+            body = d.body
+            if isinstance(body, dict) and "kind" in body:
+                out[f"{body['kind']} {body['metadata']['name']}"] = body
+    return out
+
+
+def test_capabilities_kind_checks_are_true_as_on_a_cluster(shop_package: Path) -> None:
+    """``.Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget"`` is true for ``helm install`` on every
+    cluster (discovery lists kinds) but false for a bare ``helm template``: the PDB must be in the render."""
+    objs = rendered(shop_package, "default")
+    assert "PodDisruptionBudget umbrella-shop-corner-shop" in objs
+    assert "Probe umbrella-shop-corner-shop" not in objs  # a CRD group no stock cluster serves stays absent
+
+
+def test_served_kinds_follow_the_kube_version(tmp_path: Path) -> None:
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caps}\ndata:\n"
+        '  pdb: {{ .Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget" | quote }}\n'
+        '  dra: {{ .Capabilities.APIVersions.Has "resource.k8s.io/v1/ResourceClaim" | quote }}\n'
+        '  agg: {{ .Capabilities.APIVersions.Has "apiregistration.k8s.io/v1" | quote }}\n'
+    )
+    new = helm.render(helm.RenderRequest(chart, "r", "ns"), twice=False).text
+    assert 'pdb: "true"' in new and 'dra: "true"' in new and 'agg: "true"' in new
+    old = helm.render(helm.RenderRequest(chart, "r", "ns", kube_version="1.30.0"), twice=False).text
+    assert 'pdb: "true"' in old and 'dra: "false"' in old  # resource.k8s.io/v1 is served from 1.34
+
+
+def test_subchart_conditions_tags_globals_and_import_values(shop_package: Path) -> None:
+    default = rendered(shop_package, "default")
+    # the enabled subchart renders, with the parent's global overriding its own, and its hook is a hook
+    assert "Deployment umbrella-shop-cart" in default and "Job umbrella-shop-cart-migrate" in default
+    assert "ConfigMap umbrella-shop-finder" not in default  # condition finder.enabled: false
+    config = default["ConfigMap umbrella-shop-corner-shop"]
+    assert config["data"] == {
+        "greeting": "Welcome to corner-shop (staging)",  # tpl over values
+        "admin": "ops@example.com",
+        "registry": "registry.example.com",
+        "cartPort": "8081",  # import-values from the cart subchart
+        "kubeMinor": "35",
+    }
+    labels = default["Deployment umbrella-shop-cart"]["metadata"]["labels"]  # type: ignore[index]
+    assert labels["shop.example.com/environment"] == "staging"  # library chart helper + parent global
+    assert labels["helm.sh/chart"] == "cart-0.2.0"
+    swapped = rendered(shop_package, "swap")
+    assert "ConfigMap umbrella-shop-finder" in swapped  # aliased subchart switched on
+    assert not [k for k in swapped if "cart" in k]  # cart and its hook Job gone
+    assert swapped["ConfigMap umbrella-shop-corner-shop"]["data"]["cartPort"] == ""  # type: ignore[index]
+
+
+def test_schema_violations_name_the_base_and_every_problem(run: Run, tmp_path: Path) -> None:
+    bad = tmp_path / "big.yaml"
+    bad.write_text("shop:\n  replicas: 9\n  adminEmail: null\n")
+    out = tmp_path / "pkg"
+    r = run("install", "package", SHOP, "--base", "default", "--base", f"big={bad}", "-o", out)
+    assert r.code == 2
+    assert r.err.startswith(
+        "error: chart umbrella-shop, base big (bases/big/values.yaml): helm template failed:"
+    )
+    assert "- at '/shop': missing property 'adminEmail'" in r.err
+    assert "- at '/shop/replicas': maximum: got 9, want 5" in r.err
+    assert "Traceback" not in r.err and not out.exists()
+
+
+def test_required_message_names_template_line_and_base(run: Run, tmp_path: Path) -> None:
+    chart = tmp_path / "shop"
+    shutil.copytree(SHOP, chart)
+    (chart / "values.schema.json").unlink()  # let the template's own `required` speak
+    values = tmp_path / "no-email.yaml"
+    values.write_text("shop:\n  adminEmail: null\n")
+    r = run("install", "package", chart, "--base", f"x={values}", "-o", tmp_path / "pkg")
+    assert r.code == 2
+    assert r.err.startswith("error: umbrella-shop/templates/config.yaml:12, base x (bases/x/values.yaml): ")
+    assert "shop.adminEmail is required: set it with --set shop.adminEmail=you@example.com" in r.err
