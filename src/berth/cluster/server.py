@@ -744,7 +744,9 @@ class Handler(BaseHTTPRequestHandler):
             if sub == "scale":
                 self._send_json(200, api.get_scale(rt, name, namespace or None))
                 return 200
-            if sub and sub not in ("status",):
+            # the subresources that are a view of the whole object are read like it (kubectl patch --subresource GETs)
+            views = ("ephemeralcontainers", "approval", "resize")
+            if sub and sub != "status" and not (sub in views and sub in rt.subresources):
                 raise E.method_not_allowed("get", f"{rt.plural}/{sub}")
             if not table and not sub:
                 stored = api.stored_json(rt, name, namespace or None, version)
