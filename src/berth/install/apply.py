@@ -488,7 +488,7 @@ class Executor:
             if o.wait in (Wait.JOB_COMPLETE, Wait.POD_SUCCEEDED):
                 try:
                     with self.reporter.waiting(f"waiting for {label} ({o.wait.value}, timeout {timeout:g}s)"):
-                        self.kube.wait_ready(res, o.name, ns, o.wait.value, timeout)
+                        self.kube.wait_ready(res, o.name, ns, o.wait.value, timeout, since=live)
                 except (kubeops.WaitFailed, kubeops.WaitTimeout) as exc:
                     self.record(
                         i, j, o, "failed", ns, uid=uid, detail=str(exc).split("\n", 1)[0], logs=exc.logs

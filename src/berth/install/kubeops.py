@@ -410,14 +410,59 @@ class KubeOps:
                 f"`kubectl get {res.qualified} {name}{' -n ' + namespace if namespace else ''} -o yaml`)"
             )
 
-    def wait_ready(self, res: Resource, name: str, namespace: str, wait: str, timeout: float) -> Readiness:
-        """Wait per the plan's wait rule; raises :class:`WaitFailed` / :class:`WaitTimeout` naming the object."""
+    def final_state(self, res: Resource, name: str, namespace: str, since: str, uid: str) -> Obj | None:
+        """The last state of the object ``uid`` if it was deleted after resourceVersion ``since``: the watch
+        history replayed from there (its DELETED event carries the final object). None when the history has no
+        such deletion (compacted: 410, or never deleted)."""
+        query = [
+            ("watch", "true"),
+            ("fieldSelector", f"metadata.name={name}"),
+            ("resourceVersion", since),
+            ("timeoutSeconds", "1"),  # the replay comes at once; the server then ends the stream
+        ]
+        status, body = self.request("GET", res.path(namespace), query)
+        if status != 200 or body is None:
+            return None
+        events: list[Any] = [body] if isinstance(body, dict) else []
+        if isinstance(body, str):
+            for line in body.splitlines():
+                try:
+                    events.append(json.loads(line))
+                except ValueError:
+                    continue
+        for ev in events:
+            obj = ev.get("object") if isinstance(ev, dict) else None
+            if (
+                ev.get("type") == "DELETED"
+                and isinstance(obj, dict)
+                and (not uid or (obj.get("metadata") or {}).get("uid") == uid)
+            ):
+                return obj
+        return None
+
+    def wait_ready(
+        self, res: Resource, name: str, namespace: str, wait: str, timeout: float, since: Obj | None = None
+    ) -> Readiness:
+        """Wait per the plan's wait rule; raises :class:`WaitFailed` / :class:`WaitTimeout` naming the object.
+
+        ``since`` is the object as berth applied it. A hook Job with ``ttlSecondsAfterFinished: 0`` (the
+        ingress-nginx certgen pattern) is deleted the moment it completes, so a poll can find it gone: then its
+        final state is read from the watch history after ``since`` (Helm 4 watches, so it sees that state too),
+        and an object deleted before it finished fails at once instead of running into the timeout."""
         judge_obj = JUDGES[wait]
         label = f"{res.kind} {namespace + '/' if namespace else ''}{name}"
+        meta = (since or {}).get("metadata") or {}
+        since_rv, since_uid = str(meta.get("resourceVersion") or ""), str(meta.get("uid") or "")
 
         def judge(obj: Obj | None) -> Readiness:
             if obj is None:
-                return Readiness("pending", "not found")
+                final = self.final_state(res, name, namespace, since_rv, since_uid) if since_rv else None
+                if final is None:
+                    return Readiness("pending", "not found")
+                r = judge_obj(final)
+                if r.state == "pending":
+                    return Readiness("failed", f"deleted before it finished ({r.detail})")
+                return Readiness(r.state, f"{r.detail}; deleted right after (ttlSecondsAfterFinished?)")
             return judge_obj(obj)
 
         r = self.poll(lambda: self.get(res, name, namespace), judge, timeout)
