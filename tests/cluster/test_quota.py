@@ -1,16 +1,26 @@
-"""LimitRanger and ResourceQuota admission (pure functions and through the Api), and quantity formatting."""
+"""LimitRanger and ResourceQuota admission on creates and updates (pure functions, the Api, and the HTTP server
+through the official client and kubectl), and quantity formatting."""
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+from collections.abc import Iterator
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client
 
-from berth.cluster import quota
+from berth.cluster import Cluster, ClusterOptions, quota
 from berth.cluster.api import Api, ApiError
 from berth.cluster.store import Store
+from berth.kube import client as kube_client
 from berth.kube import quantity
+
+from .conftest import Kubectl, kubectl_for
 
 
 def pod(name: str = "p", *containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
@@ -108,7 +118,7 @@ def test_pod_usage_counts_requests_limits_and_init_containers() -> None:
     assert used["requests.memory"] == 64 * 2**20 and used["limits.cpu"] == Fraction(1, 2)
     finished = pod("done")
     finished["status"] = {"phase": "Succeeded"}
-    assert quota.object_usage("pods", finished) == {}
+    assert quota.object_usage("pods", finished) == {"count/pods": 1}  # no compute, still an object
 
 
 def test_scoped_quota_counts_only_its_pods() -> None:
@@ -197,3 +207,374 @@ def test_limit_range_defaults_pods_through_the_api(api: Api) -> None:
     assert (
         "memory request for container c" in created["metadata"]["annotations"][quota.LIMIT_RANGER_ANNOTATION]
     )
+
+
+# ---- updates: pure pieces ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("resource", "subresource", "counted"),
+    [
+        ("pods", "resize", True),  # in-place resize: upstream's pod evaluator handles UPDATE only here
+        ("pods", None, False),  # a plain pod update cannot change resources
+        ("pods", "status", False),
+        ("pods", "ephemeralcontainers", False),
+        ("services", None, True),  # a type can change
+        ("services", "status", False),
+        ("persistentvolumeclaims", "", True),  # storage can grow
+        ("persistentvolumeclaims", "status", False),
+        ("configmaps", None, False),  # object counts change on create only
+        ("deployments.apps", "scale", False),
+    ],
+    ids=lambda v: str(v),
+)
+def test_which_updates_quota_evaluates(resource: str, subresource: str | None, counted: bool) -> None:
+    assert quota.counts_update(resource, subresource) is counted
+
+
+def test_a_pending_resize_is_charged_the_larger_of_spec_and_status() -> None:
+    p = pod("p", container("c", requests={"cpu": "1"}, limits={"cpu": "2"}))
+    p["status"] = {
+        "containerStatuses": [
+            {
+                "name": "c",
+                "allocatedResources": {"cpu": "1500m"},
+                "resources": {"requests": {"cpu": "1200m"}, "limits": {"cpu": "3"}},
+            }
+        ]
+    }
+    used = quota.object_usage("pods", p)
+    assert used["requests.cpu"] == Fraction(3, 2) and used["limits.cpu"] == 3
+    # a resize the kubelet marked Infeasible is charged what runs, not what the spec asks
+    p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "4"}, "limits": {"cpu": "4"}}
+    p["status"]["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+    used = quota.object_usage("pods", p)
+    assert used["requests.cpu"] == Fraction(3, 2) and used["limits.cpu"] == 3
+
+
+def test_sidecars_add_to_the_pod_and_to_later_init_containers() -> None:
+    p = pod(
+        "p",
+        container("app", requests={"cpu": "1"}),
+        initContainers=[
+            {**container("proxy", requests={"cpu": "500m"}), "restartPolicy": "Always"},
+            container("migrate", requests={"cpu": "2"}),
+        ],
+    )
+    # app + proxy = 1500m; migrate runs beside proxy = 2500m, the larger
+    assert quota.object_usage("pods", p)["requests.cpu"] == Fraction(5, 2)
+
+
+def test_claims_services_and_their_update_increase() -> None:
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"storageClassName": "fast", "resources": {"requests": {"storage": "10Gi"}}},
+        "status": {"allocatedResources": {"storage": "12Gi"}},  # an expansion under way stays charged
+    }
+    used = quota.object_usage("persistentvolumeclaims", claim)
+    assert used["requests.storage"] == used["fast.storageclass.storage.k8s.io/requests.storage"] == 12 * 2**30
+    lb = {"spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False, "ports": [{"port": 80}]}}
+    assert quota.object_usage("services", lb)["services.nodeports"] == 0  # no node port asked for
+    lb["spec"]["ports"].append({"port": 81, "nodePort": 30001})
+    assert quota.object_usage("services", lb)["services.nodeports"] == 1
+
+
+def test_limit_ranger_words_request_over_max_and_missing_ratio_inputs_as_upstream() -> None:
+    lr = limit_range(max={"cpu": "1"}, maxLimitRequestRatio={"memory": "2"})
+    lr["spec"]["limits"][0].pop("default")
+    lr["spec"]["limits"][0].pop("defaultRequest")
+    with pytest.raises(ApiError) as refused:
+        quota.limit_pod(
+            pod("p", container(requests={"cpu": "2", "memory": "1Gi"}, limits={"cpu": "1"})), [lr]
+        )
+    assert refused.value.message == (
+        'pods "p" is forbidden: [maximum cpu usage per Container is 1, but request is 2, '
+        "memory max limit to request ratio per Container is 2, but no limit is specified or limit is 0]"
+    )
+
+
+# ---- updates through the HTTP server -----------------------------------------------------------------------------
+
+
+def _refusal(exc: Any) -> tuple[int, str]:
+    """(HTTP status, Status message) of an official-client ApiException."""
+    return exc.status, json.loads(exc.body)["message"]
+
+
+def _wait_used(core: Any, name: str, key: str, want: str, namespace: str = "default") -> dict[str, str]:
+    """status.used of quota ``name`` once ``key`` reads ``want`` (the quota controller writes it)."""
+    used: dict[str, str] = {}
+    for _ in range(600):  # a guard against a hang, not a speed check
+        # status is None until the controller first writes it
+        status = core.read_namespaced_resource_quota(name, namespace).status
+        used = dict((status and status.used) or {})
+        if used.get(key) == want:
+            return used
+        time.sleep(0.05)
+    raise AssertionError(f"quota {name}: status.used[{key}] never became {want}: {used}")
+
+
+@pytest.fixture()
+def live(tmp_path: Path) -> Iterator[tuple[Any, Kubectl]]:
+    """A cluster with its controllers (PV binding, the quota status controller), the official client and kubectl."""
+    c = Cluster(ClusterOptions(data_dir=tmp_path / "data")).start()
+    api_client = kube_client.api_client(c.kubeconfig)
+    try:
+        yield client.CoreV1Api(api_client), kubectl_for(c.kubeconfig, tmp_path / "home")
+    finally:
+        api_client.close()
+        c.stop()
+
+
+def test_pvc_resize_is_charged_its_increase_and_quota_status_follows(live: tuple[Any, Kubectl]) -> None:
+    core, kubectl = live
+    kubectl.ok(
+        "apply",
+        "-f",
+        "-",
+        input="""\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: berth.dev/simulated
+allowVolumeExpansion: true
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: storage}
+spec:
+  hard: {requests.storage: 20Gi, fast.storageclass.storage.k8s.io/requests.storage: 12Gi}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  storageClassName: fast
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 10Gi}}
+""",
+    )
+    kubectl.ok("wait", "--for=jsonpath={.status.phase}=Bound", "pvc/data", "--timeout=30s", timeout=60)
+    _wait_used(core, "storage", "requests.storage", "10Gi")
+    grow = '{"spec":{"resources":{"requests":{"storage":"13Gi"}}}}'
+    refused = kubectl.run("patch", "pvc", "data", "-p", grow)
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): persistentvolumeclaims "data" is forbidden: exceeded quota: storage, '
+        "requested: fast.storageclass.storage.k8s.io/requests.storage=3Gi, "
+        "used: fast.storageclass.storage.k8s.io/requests.storage=10Gi, "
+        "limited: fast.storageclass.storage.k8s.io/requests.storage=12Gi"
+    )
+    assert core.read_namespaced_persistent_volume_claim("data", "default").spec.resources.requests == {
+        "storage": "10Gi"
+    }
+    # within the quota: allowed, and the quota controller reports the new usage
+    core.patch_namespaced_persistent_volume_claim(
+        "data", "default", {"spec": {"resources": {"requests": {"storage": "12Gi"}}}}
+    )
+    used = _wait_used(core, "storage", "requests.storage", "12Gi")
+    assert used["fast.storageclass.storage.k8s.io/requests.storage"] == "12Gi"
+    # the namespace is now full: labels still change, a dry-run resize is still refused
+    core.patch_namespaced_persistent_volume_claim("data", "default", {"metadata": {"labels": {"tier": "db"}}})
+    with pytest.raises(client.ApiException) as dry:
+        core.patch_namespaced_persistent_volume_claim(
+            "data", "default", {"spec": {"resources": {"requests": {"storage": "13Gi"}}}}, dry_run="All"
+        )
+    assert _refusal(dry.value) == (
+        403,
+        'persistentvolumeclaims "data" is forbidden: exceeded quota: storage, '
+        "requested: fast.storageclass.storage.k8s.io/requests.storage=1Gi, "
+        "used: fast.storageclass.storage.k8s.io/requests.storage=12Gi, "
+        "limited: fast.storageclass.storage.k8s.io/requests.storage=12Gi",
+    )
+
+
+def test_pod_resize_is_checked_against_quota_and_status_follows(live: tuple[Any, Kubectl]) -> None:
+    core, kubectl = live
+    core.create_namespaced_resource_quota(
+        "default",
+        {
+            "metadata": {"name": "compute"},
+            "spec": {"hard": {"requests.cpu": "1", "limits.cpu": "2", "pods": "1"}},
+        },
+    )
+    core.create_namespaced_pod(
+        "default",
+        pod("web", container("app", requests={"cpu": "400m"}, limits={"cpu": "800m"})),
+    )
+    _wait_used(core, "compute", "requests.cpu", "400m")
+    resize = '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"1200m"},"limits":{"cpu":"1200m"}}}]}}'
+    refused = kubectl.run("patch", "pod", "web", "--subresource", "resize", "-p", resize)
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): pods "web" is forbidden: exceeded quota: compute, '
+        "requested: requests.cpu=800m, used: requests.cpu=400m, limited: requests.cpu=1"
+    )
+    # within the quota (and the replace verb of pods/resize): allowed; status.used follows
+    current = core.read_namespaced_pod("web", "default")
+    current.spec.containers[0].resources.requests = {"cpu": "1"}
+    current.spec.containers[0].resources.limits = {"cpu": "2"}
+    core.replace_namespaced_pod_resize("web", "default", current)
+    used = _wait_used(core, "compute", "requests.cpu", "1")
+    assert used["limits.cpu"] == "2" and used["pods"] == "1"
+    # the namespace is full: a label change and a resize that lowers usage still go through
+    core.patch_namespaced_pod("web", "default", {"metadata": {"labels": {"tier": "front"}}})
+    kubectl.ok(
+        "patch",
+        "pod",
+        "web",
+        "--subresource",
+        "resize",
+        "-p",
+        '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"900m"}}}]}}',
+    )
+    _wait_used(core, "compute", "requests.cpu", "900m")
+
+
+def test_service_type_changes_are_charged(k8s: Any) -> None:
+    core = client.CoreV1Api(k8s)
+    core.create_namespaced_resource_quota(
+        "default",
+        {
+            "metadata": {"name": "svc"},
+            "spec": {"hard": {"services.nodeports": "1", "services.loadbalancers": "0"}},
+        },
+    )
+    ports = [{"name": "http", "port": 80}, {"name": "https", "port": 443}]
+    core.create_namespaced_service("default", {"metadata": {"name": "web"}, "spec": {"ports": ports}})
+    with pytest.raises(client.ApiException) as nodeport:
+        core.patch_namespaced_service("web", "default", {"spec": {"type": "NodePort"}})
+    assert _refusal(nodeport.value) == (
+        403,
+        'services "web" is forbidden: exceeded quota: svc, requested: services.nodeports=2, '
+        "used: services.nodeports=0, limited: services.nodeports=1",
+    )
+    with pytest.raises(client.ApiException) as lb:
+        core.patch_namespaced_service("web", "default", {"spec": {"type": "LoadBalancer"}})
+    assert _refusal(lb.value) == (
+        403,
+        'services "web" is forbidden: exceeded quota: svc, requested: services.loadbalancers=1,'
+        "services.nodeports=2, used: services.loadbalancers=0,services.nodeports=0, "
+        "limited: services.loadbalancers=0,services.nodeports=1",
+    )
+    assert core.read_namespaced_service("web", "default").spec.type == "ClusterIP"
+    # one node port fits (a PUT: a strategic merge patch would keep the other port)
+    svc = core.read_namespaced_service("web", "default")
+    svc.spec.type, svc.spec.ports = "NodePort", svc.spec.ports[:1]
+    core.replace_namespaced_service("web", "default", svc)
+    assert core.read_namespaced_service("web", "default").spec.type == "NodePort"
+    # the quota is lowered below what is used: label changes still go through, a new node port does not
+    core.patch_namespaced_resource_quota("svc", "default", {"spec": {"hard": {"services.nodeports": "0"}}})
+    core.patch_namespaced_service("web", "default", {"metadata": {"labels": {"app": "web"}}})
+    with pytest.raises(client.ApiException) as more:
+        core.patch_namespaced_service(
+            "web",
+            "default",
+            {"spec": {"ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}]}},
+        )
+    assert _refusal(more.value)[1] == (
+        'services "web" is forbidden: exceeded quota: svc, requested: services.nodeports=1, '
+        "used: services.nodeports=1, limited: services.nodeports=0"
+    )
+
+
+def test_concurrent_resizes_cannot_both_squeeze_under_the_quota(k8s: Any) -> None:
+    core = client.CoreV1Api(k8s)
+    core.create_namespaced_resource_quota(
+        "default", {"metadata": {"name": "storage"}, "spec": {"hard": {"requests.storage": "16Gi"}}}
+    )
+    for name in ("a", "b"):
+        core.create_namespaced_persistent_volume_claim(
+            "default",
+            {
+                "metadata": {"name": name},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "5Gi"}}},
+            },
+        )
+    results: dict[str, int] = {}
+    start = threading.Barrier(2)
+
+    def grow(name: str) -> None:
+        start.wait()
+        try:
+            core.patch_namespaced_persistent_volume_claim(
+                name, "default", {"spec": {"resources": {"requests": {"storage": "9Gi"}}}}
+            )
+            results[name] = 200
+        except client.ApiException as exc:
+            results[name] = exc.status
+
+    threads = [threading.Thread(target=grow, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(results.values()) == [200, 403]  # 5+9 fits 16, 9+9 does not
+    sizes = sorted(
+        core.read_namespaced_persistent_volume_claim(n, "default").spec.resources.requests["storage"]
+        for n in ("a", "b")
+    )
+    assert sizes == ["5Gi", "9Gi"]
+
+
+LIMITS = {
+    "metadata": {"name": "cpu"},
+    "spec": {
+        "limits": [
+            {
+                "type": "Container",
+                "max": {"cpu": "1"},
+                "min": {"cpu": "100m"},
+                "maxLimitRequestRatio": {"cpu": "2"},
+                "default": {"memory": "256Mi"},
+            }
+        ]
+    },
+}
+
+
+def test_limit_range_checks_a_resize_as_upstream(k8s: Any, kubectl: Kubectl) -> None:
+    core = client.CoreV1Api(k8s)
+    core.create_namespaced_pod(
+        "default",
+        pod(
+            "web",
+            container("app", requests={"cpu": "200m"}, limits={"cpu": "400m"}),
+            container("side", requests={"cpu": "2"}, limits={"cpu": "2"}),
+        ),
+    )
+    core.create_namespaced_limit_range("default", LIMITS)  # after the pod: "side" is over its max
+    # kube-apiserver 1.35 checks the whole resized pod, so a container the resize leaves alone is named too
+    refused = kubectl.run(
+        "patch",
+        "pod",
+        "web",
+        "--subresource",
+        "resize",
+        "-p",
+        '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"200m"},"limits":{"cpu":"1500m"}}}]}}',
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): pods "web" is forbidden: [maximum cpu usage per Container is 1, '
+        "but limit is 1500m, cpu max limit to request ratio per Container is 2, but provided ratio is 7.500000, "
+        "maximum cpu usage per Container is 1, but limit is 2]"
+    )
+    # resizing "side" into range passes; the memory defaults are filled in again, the annotation is not set
+    resized = core.patch_namespaced_pod_resize(
+        "web",
+        "default",
+        {
+            "spec": {
+                "containers": [
+                    {"name": "side", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}}
+                ]
+            }
+        },
+    )
+    side = resized.spec.containers[1].resources
+    # (the item's defaultRequest is its default, as upstream defaults a LimitRange item)
+    assert side.requests == {"cpu": "1", "memory": "256Mi"} and side.limits == {"cpu": "1", "memory": "256Mi"}
+    assert "kubernetes.io/limit-ranger" not in (resized.metadata.annotations or {})
+    # plain pod updates are not LimitRanger's business (upstream's SupportsAttributes)
+    core.patch_namespaced_pod("web", "default", {"metadata": {"labels": {"tier": "front"}}})

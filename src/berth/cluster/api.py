@@ -1251,6 +1251,12 @@ class Api:
                     rt.group,
                 )
         self._prepare_update(rt, cur, new, subresource)
+        ns = str(cm.get("namespace") or "")
+        # LimitRanger sees only pods/resize updates; ResourceQuota the updates quota.counts_update names
+        resize = subresource == "resize" and rt.resource == "pods" and bool(self.store.count("limitranges"))
+        ranges = self._objects("limitranges", ns) if resize else []
+        if ranges:
+            quota.default_resized_pod(cur, new, ranges)
         if rt.generation:
             gen = int(cm.get("generation") or 1)
             if _spec_and_rest(new) != _spec_and_rest(cur):
@@ -1259,6 +1265,10 @@ class Api:
         else:
             nm.pop("generation", None)
         self._validate(rt, new, cur, user)
+        if ranges:
+            quota.limit_resized_pod(cur, new, ranges)
+        if ns and quota.counts_update(rt.resource, subresource) and self.store.count("resourcequotas"):
+            quota.admit_update(rt.resource, cur, new, ns, self._objects)  # under the store lock, as creates
         if track:
             self._managed_update(rt, cur, new, self._manager(manager, user), subresource or "")
         if _strip_volatile(new) == _strip_volatile(cur) and nm.get("managedFields") == cm.get(
@@ -1266,7 +1276,6 @@ class Api:
         ):
             return self.present(rt, cur, version)
         # Past this point, even a change to managedFields alone (a no-op apply by a new manager) is a write, as upstream.
-        ns = str(nm.get("namespace") or "")
         name = str(nm.get("name"))
         if dry_run:
             nm["resourceVersion"] = cm.get("resourceVersion")

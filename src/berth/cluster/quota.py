@@ -8,6 +8,9 @@ behave the same way.
 * :func:`limit_pod` -- LimitRanger on a pod being created: fill ``default``/``defaultRequest`` into containers that
   lack them (annotation ``kubernetes.io/limit-ranger`` says what was set), then check ``min``, ``max`` and
   ``maxLimitRequestRatio`` per Container and per Pod; violations are a 403 naming each one, as upstream words them.
+* :func:`default_resized_pod` and :func:`limit_resized_pod` -- the same two halves on ``pods/resize``, the one pod
+  update upstream's LimitRanger looks at (its ``SupportsAttributes``): defaults before validation, then the whole
+  pod checked again (kube-apiserver 1.35 checks every container, not only the resized ones).
 * :func:`default_limit_range` -- upstream's defaulting of a LimitRange item (``default`` from ``max``,
   ``defaultRequest`` from ``default``, then from ``min``).
 * :func:`usage` -- what one quota's tracked resources add up to in a namespace (pods, cpu/memory requests and
@@ -15,12 +18,16 @@ behave the same way.
 * :func:`admit` -- ResourceQuota on an object being created: 403 ``exceeded quota`` when it would push a tracked
   resource over ``hard``, or ``failed quota ... must specify`` when the quota tracks cpu/memory the pod leaves
   unset. Usage is computed from the store under its lock, so two creates never both squeeze under a limit.
+* :func:`admit_update` -- ResourceQuota on the updates upstream's evaluators handle (:func:`counts_update`): a
+  ``pods/resize``, a Service changing type or ports, a PVC asking for more storage. Only the increase is charged
+  (new usage minus old, per name, negative parts dropped); an update that raises nothing reads no quota at all.
 
 Pure: objects in, objects and errors out; the Api and the quota controller pass a ``lister``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -85,9 +92,10 @@ def default_limit_range(obj: Obj) -> None:
 
 
 def _containers(spec: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Containers, then init containers, in upstream's order (its messages and annotation list them so)."""
     return [
         ("init container" if key == "initContainers" else "container", c)
-        for key in ("initContainers", "containers")
+        for key in ("containers", "initContainers")
         for c in spec.get(key) or []
         if isinstance(c, dict)
     ]
@@ -98,24 +106,57 @@ def limit_pod(pod: Obj, ranges: Iterable[Obj]) -> None:
     ranges = list(ranges)
     if not ranges:
         return
+    _default_pod(pod, ranges, annotate=True)
+    _check_pod(pod, ranges)
+
+
+def default_resized_pod(old: Obj, pod: Obj, ranges: Iterable[Obj]) -> None:
+    """LimitRanger's mutating half on ``pods/resize``: containers the resize leaves without a request or limit get
+    the defaults again. Upstream mutates the submitted pod and the resize strategy then keeps only the containers'
+    resources, so the ``kubernetes.io/limit-ranger`` annotation is not rewritten. A pod being deleted is skipped."""
+    if not _deleting(old):
+        _default_pod(pod, list(ranges), annotate=False)
+
+
+def limit_resized_pod(old: Obj, pod: Obj, ranges: Iterable[Obj]) -> None:
+    """LimitRanger's validating half on ``pods/resize``: min/max/ratio over the whole resized pod, as on create
+    (kube-apiserver 1.35 does not skip containers the resize left alone), 403 on any violation."""
+    if not _deleting(old):
+        _check_pod(pod, list(ranges))
+
+
+def _deleting(obj: Obj) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _default_pod(pod: Obj, ranges: list[Obj], *, annotate: bool) -> None:
+    """Upstream's PodMutateLimitFunc, once per LimitRange: its Container items' defaults merged (a later item
+    wins), filled into what each container lacks; the annotation names what the last range to set something set."""
     spec = pod.get("spec") or {}
-    notes: list[str] = []
     for lr in ranges:
+        requests: dict[str, Any] = {}
+        limits: dict[str, Any] = {}
         for item in (lr.get("spec") or {}).get("limits") or []:
-            if not isinstance(item, dict) or item.get("type") != "Container":
-                continue
-            for kind, c in _containers(spec):
-                res = c.setdefault("resources", {})
-                set_requests = _fill(res, "requests", item.get("defaultRequest") or {})
-                set_limits = _fill(res, "limits", item.get("default") or {})
-                name = c.get("name", "")
-                if set_requests:
-                    notes.append(f"{', '.join(set_requests)} request for {kind} {name}")
-                if set_limits:
-                    notes.append(f"{', '.join(set_limits)} limit for {kind} {name}")
-    if notes:
-        annotations = pod.setdefault("metadata", {}).setdefault("annotations", {})
-        annotations[LIMIT_RANGER_ANNOTATION] = "LimitRanger plugin set: " + "; ".join(notes)
+            if isinstance(item, dict) and item.get("type") == "Container":
+                requests.update(item.get("defaultRequest") or {})
+                limits.update(item.get("default") or {})
+        notes: list[str] = []
+        for kind, c in _containers(spec):
+            res = c.setdefault("resources", {})
+            set_limits = _fill(res, "limits", limits)
+            set_requests = _fill(res, "requests", requests)
+            name = c.get("name", "")
+            if set_requests:
+                notes.append(f"{', '.join(set_requests)} request for {kind} {name}")
+            if set_limits:
+                notes.append(f"{', '.join(set_limits)} limit for {kind} {name}")
+        if notes and annotate:
+            annotations = pod.setdefault("metadata", {}).setdefault("annotations", {})
+            annotations[LIMIT_RANGER_ANNOTATION] = "LimitRanger plugin set: " + "; ".join(notes)
+
+
+def _check_pod(pod: Obj, ranges: list[Obj]) -> None:
+    spec = pod.get("spec") or {}
     problems: list[str] = []
     for lr in ranges:
         for item in (lr.get("spec") or {}).get("limits") or []:
@@ -138,10 +179,11 @@ def limit_pod(pod: Obj, ranges: Iterable[Obj]) -> None:
 
 
 def _fill(res: dict[str, Any], key: str, defaults: Mapping[str, Any]) -> list[str]:
+    """Set the ``defaults`` ``res[key]`` lacks; the names set, sorted (as upstream lists them)."""
     if not defaults:
         return []
     current = res.setdefault(key, {})
-    added = [r for r in defaults if r not in current]
+    added = sorted(r for r in defaults if r not in current)
     for r in added:
         current[r] = defaults[r]
     if not current:
@@ -149,21 +191,75 @@ def _fill(res: dict[str, Any], key: str, defaults: Mapping[str, Any]) -> list[st
     return added
 
 
-def _pod_totals(spec: Mapping[str, Any], key: str) -> dict[str, Fraction]:
-    """A pod's effective requests or limits: the containers' sum, or the largest init container when larger."""
+def _pod_totals(
+    spec: Mapping[str, Any], key: str, status: Mapping[str, Any] | None = None
+) -> dict[str, Fraction]:
+    """A pod's effective requests or limits (upstream's PodRequests/PodLimits): the containers' sum; a sidecar
+    (an init container with ``restartPolicy: Always``) adds to it and to every init container after it; the
+    largest init container wins when larger. With ``status`` (quota, not LimitRanger) each container counts what
+    :func:`_container_amounts` says a pending in-place resize holds."""
+    statuses: dict[str, Mapping[str, Any]] = {}
+    infeasible = False
+    if status:
+        for field in ("containerStatuses", "initContainerStatuses"):
+            for cs in status.get(field) or []:
+                if isinstance(cs, dict) and cs.get("resources") is not None:
+                    statuses[str(cs.get("name"))] = cs
+        infeasible = any(
+            isinstance(cond, dict)
+            and cond.get("type") == "PodResizePending"
+            and cond.get("reason") == "Infeasible"
+            for cond in status.get("conditions") or []
+        )
     total: dict[str, Fraction] = {}
     for c in spec.get("containers") or []:
-        for r, v in ((c.get("resources") or {}).get(key) or {}).items():
-            total[r] = total.get(r, Fraction(0)) + _amount(v, f"containers.resources.{key}.{r}")
+        for r, v in _container_amounts(c, key, statuses.get(str(c.get("name"))), infeasible).items():
+            total[r] = total.get(r, Fraction(0)) + v
+    sidecars: dict[str, Fraction] = {}
+    init: dict[str, Fraction] = {}
     for c in spec.get("initContainers") or []:
-        for r, v in ((c.get("resources") or {}).get(key) or {}).items():
-            total[r] = max(total.get(r, Fraction(0)), _amount(v, f"initContainers.resources.{key}.{r}"))
+        own = _container_amounts(c, key, statuses.get(str(c.get("name"))), infeasible)
+        if c.get("restartPolicy") == "Always":
+            for r, v in own.items():
+                total[r] = total.get(r, Fraction(0)) + v
+                sidecars[r] = sidecars.get(r, Fraction(0)) + v
+            own = dict(sidecars)
+        else:
+            own = {r: own.get(r, Fraction(0)) + sidecars.get(r, Fraction(0)) for r in {*own, *sidecars}}
+        for r, v in own.items():
+            init[r] = max(init.get(r, v), v)
+    for r, v in init.items():
+        total[r] = max(total.get(r, v), v)
     return total
+
+
+def _container_amounts(
+    c: Mapping[str, Any], key: str, cs: Mapping[str, Any] | None, infeasible: bool
+) -> dict[str, Fraction]:
+    """One container's ``requests`` or ``limits``. With its status reporting resources (an in-place resize the
+    kubelet has seen), the largest of the spec, the running resources and, for requests, what the kubelet
+    allocated; only the status ones when the kubelet marked the resize Infeasible (upstream's
+    determineContainerReqs/Limits), so a pending resize is charged until it is done or refused."""
+    lists: list[Mapping[str, Any]] = []
+    if cs is None or not infeasible:
+        lists.append(((c.get("resources") or {}).get(key)) or {})
+    if cs is not None:
+        lists.append(((cs.get("resources") or {}).get(key)) or {})
+        if key == "requests":
+            lists.append(cs.get("allocatedResources") or {})
+    out: dict[str, Fraction] = {}
+    for values in lists:
+        for r, v in values.items():
+            amount = _amount(v, f"resources.{key}.{r}")
+            if r not in out or amount > out[r]:
+                out[r] = amount
+    return out
 
 
 def _constraints(
     item: Mapping[str, Any], scope: str, requests: Mapping[str, Any], limits: Mapping[str, Any]
 ) -> list[str]:
+    """Upstream's min/max/ratio checks for one LimitRange item: at most one message per resource and check."""
     out: list[str] = []
 
     def amount(values: Mapping[str, Any], r: str) -> Fraction | None:
@@ -179,19 +275,27 @@ def _constraints(
             out.append(f"minimum {r} usage per {scope} is {low}.  No request is specified")
         elif req < floor:
             out.append(f"minimum {r} usage per {scope} is {low}, but request is {shown(requests[r], r)}")
-        if lim is not None and lim < floor:
+        elif lim is not None and lim < floor:
             out.append(f"minimum {r} usage per {scope} is {low}, but limit is {shown(limits[r], r)}")
     for r, high in (item.get("max") or {}).items():
-        ceiling, lim = _amount(high, f"max.{r}"), amount(limits, r)
+        ceiling, req, lim = _amount(high, f"max.{r}"), amount(requests, r), amount(limits, r)
         if lim is None:
             out.append(f"maximum {r} usage per {scope} is {high}.  No limit is specified")
         elif lim > ceiling:
             out.append(f"maximum {r} usage per {scope} is {high}, but limit is {shown(limits[r], r)}")
+        elif req is not None and req > ceiling:
+            out.append(f"maximum {r} usage per {scope} is {high}, but request is {shown(requests[r], r)}")
     for r, ratio in (item.get("maxLimitRequestRatio") or {}).items():
         req, lim = amount(requests, r), amount(limits, r)
-        if req is None or lim is None or req == 0:
-            continue
-        if lim / req > _amount(ratio, f"maxLimitRequestRatio.{r}"):
+        if not req:
+            out.append(
+                f"{r} max limit to request ratio per {scope} is {ratio}, but no request is specified or request is 0"
+            )
+        elif not lim:
+            out.append(
+                f"{r} max limit to request ratio per {scope} is {ratio}, but no limit is specified or limit is 0"
+            )
+        elif lim / req > _amount(ratio, f"maxLimitRequestRatio.{r}"):
             out.append(
                 f"{r} max limit to request ratio per {scope} is {ratio}, but provided ratio is {float(lim / req):f}"
             )
@@ -206,11 +310,16 @@ def _pod_terminal(pod: Obj) -> bool:
 
 
 def _best_effort(pod: Obj) -> bool:
+    """QoS BestEffort as upstream computes it from the spec: no container asks for or caps cpu or memory (other
+    resources do not count). Not ``status.qosClass``: the resize that changes requests cannot change the class."""
     spec = pod.get("spec") or {}
-    return not any(
-        (c.get("resources") or {}).get("requests") or (c.get("resources") or {}).get("limits")
-        for _k, c in _containers(spec)
-    )
+    for _kind, c in _containers(spec):
+        res = c.get("resources") or {}
+        for key in ("requests", "limits"):
+            for r, v in (res.get(key) or {}).items():
+                if r in ("cpu", "memory") and _amount(v, f"resources.{key}.{r}") > 0:
+                    return False
+    return True
 
 
 def _scope_matches(scope: str, pod: Obj, values: list[str] | None = None, operator: str = "Exists") -> bool:
@@ -261,43 +370,66 @@ def matches(quota: Obj, resource: str, obj: Obj) -> bool:
 
 
 def object_usage(resource: str, obj: Obj) -> dict[str, Fraction]:
-    """What one object adds to a quota (every name it can count towards; the quota keeps the ones it tracks)."""
+    """What one object adds to a quota (every name it can count towards; the quota keeps the ones it tracks), as
+    upstream's evaluators measure it (pods.go, services.go, persistent_volume_claims.go)."""
     plural, _, group = resource.partition(".")
     out: dict[str, Fraction] = {f"count/{resource}": Fraction(1)}
     if plural in COUNTED and not group:
         out[COUNTED[plural]] = Fraction(1)
     if resource == "pods":
         if _pod_terminal(obj):
-            return {}
+            return {"count/pods": Fraction(1)}  # a finished pod holds no compute, but is still an object
         spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
         for key in ("requests", "limits"):
-            for r, v in _pod_totals(spec, key).items():
+            for r, v in _pod_totals(spec, key, status).items():
                 out[f"{key}.{r}"] = out.get(f"{key}.{r}", Fraction(0)) + v
                 if key == "requests" and r in COMPUTE:
                     out[r] = out.get(r, Fraction(0)) + v  # plain cpu/memory quota names mean requests
         for r, v in (spec.get("overhead") or {}).items():
-            for name in (f"requests.{r}", f"limits.{r}", r):
-                if name in out:
-                    out[name] += _amount(v, f"overhead.{r}")
+            extra = _amount(v, f"overhead.{r}")
+            out[f"requests.{r}"] = out.get(f"requests.{r}", Fraction(0)) + extra  # requests always carry it
+            if r in COMPUTE:
+                out[r] = out.get(r, Fraction(0)) + extra
+            if f"limits.{r}" in out:  # limits only where the pod has one
+                out[f"limits.{r}"] += extra
     elif resource == "services":
-        kind = (obj.get("spec") or {}).get("type")
-        ports = len((obj.get("spec") or {}).get("ports") or [])
+        spec = obj.get("spec") or {}
+        kind = spec.get("type")
+        ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
         if kind == "LoadBalancer":
             out["services.loadbalancers"] = Fraction(1)
-            out["services.nodeports"] = Fraction(ports)
+            if spec.get("allocateLoadBalancerNodePorts") is False:  # only ports given a node port explicitly
+                out["services.nodeports"] = Fraction(sum(1 for p in ports if p.get("nodePort")))
+            else:
+                out["services.nodeports"] = Fraction(len(ports))
         elif kind == "NodePort":
-            out["services.nodeports"] = Fraction(ports)
+            out["services.nodeports"] = Fraction(len(ports))
     elif resource == "persistentvolumeclaims":
         spec = obj.get("spec") or {}
-        storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        sc = annotations.get("volume.beta.kubernetes.io/storage-class") or spec.get("storageClassName")
+        if sc:
+            out[f"{sc}.storageclass.storage.k8s.io/persistentvolumeclaims"] = Fraction(1)
+        storage = _claim_storage(obj)
         if storage is not None:
-            amount = _amount(storage, "spec.resources.requests.storage")
-            out["requests.storage"] = amount
-            sc = spec.get("storageClassName")
+            out["requests.storage"] = storage
             if sc:
-                out[f"{sc}.storageclass.storage.k8s.io/requests.storage"] = amount
-                out[f"{sc}.storageclass.storage.k8s.io/persistentvolumeclaims"] = Fraction(1)
+                out[f"{sc}.storageclass.storage.k8s.io/requests.storage"] = storage
     return out
+
+
+def _claim_storage(pvc: Obj) -> Fraction | None:
+    """The storage a claim is charged for: its request, or what the resizer already allocated when that is more
+    (``status.allocatedResources``; a failed expansion stays charged), in whole bytes (upstream rounds up)."""
+    request = (((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+    if request is None:
+        return None
+    amount = _amount(request, "spec.resources.requests.storage")
+    allocated = ((pvc.get("status") or {}).get("allocatedResources") or {}).get("storage")
+    if allocated is not None:
+        amount = max(amount, _amount(allocated, "status.allocatedResources.storage"))
+    return Fraction(math.ceil(amount))
 
 
 def tracked_resource(name: str) -> str | None:
@@ -345,24 +477,65 @@ def status_of(quota: Obj, used: Mapping[str, Fraction]) -> dict[str, Any]:
 def admit(resource: str, obj: Obj, namespace: str, quotas: Iterable[Obj], lister: Lister) -> None:
     """ResourceQuota on a create: 403 when ``obj`` would exceed a quota of ``namespace``, or when a quota tracks
     compute resources the pod does not set."""
+    _check(resource, obj, None, namespace, list(quotas), lister)
+
+
+def counts_update(resource: str, subresource: str | None) -> bool:
+    """Whether ResourceQuota admission evaluates an update of ``resource`` (upstream's evaluators' ``Handles``):
+    pods only through ``pods/resize`` (in-place resize; a plain pod update cannot change resources), Services
+    and PVCs on the object itself (a type change, more storage). Status writes and every other kind are not
+    charged: object counts change on create only."""
+    if resource == "pods":
+        return subresource == "resize"
+    return resource in ("services", "persistentvolumeclaims") and not subresource
+
+
+def admit_update(resource: str, old: Obj, new: Obj, namespace: str, lister: Lister) -> None:
+    """ResourceQuota on an update :func:`counts_update` accepts: 403 ``exceeded quota`` when what the update adds
+    (``requested:`` is that increase) would exceed a quota, or ``must specify`` when a resize drops a cpu/memory
+    value a quota needs. A Service or PVC update that raises no usage returns before reading any quota."""
+    if resource != "pods" and not _raised(object_usage(resource, old), object_usage(resource, new)):
+        return
+    quotas = list(lister("resourcequotas", namespace))
+    if quotas:
+        _check(resource, new, old, namespace, quotas, lister)
+
+
+def _raised(before: Mapping[str, Fraction], after: Mapping[str, Fraction]) -> dict[str, Fraction]:
+    """The names ``after`` uses more of than ``before``, by how much (upstream's SubtractWithNonNegativeResult and
+    RemoveZeros)."""
+    return {k: v - before.get(k, Fraction(0)) for k, v in after.items() if v > before.get(k, Fraction(0))}
+
+
+def _check(
+    resource: str, obj: Obj, old: Obj | None, namespace: str, quotas: list[Obj], lister: Lister
+) -> None:
+    """Upstream's CheckRequest: every matching quota's constraints first, then each quota's charge -- the whole
+    usage of ``obj`` on a create, or on an update the increase over ``old`` (the whole usage for a quota ``old``
+    was outside of, such as a scope it did not match). Usage comes from the store, which still holds ``old``."""
     kind_plural, _, group = resource.partition(".")
     name = str((obj.get("metadata") or {}).get("name") or "")
-    delta = object_usage(resource, obj)
-    for quota in quotas:
-        hard = (quota.get("spec") or {}).get("hard") or {}
-        qname = str((quota.get("metadata") or {}).get("name") or "")
-        if not matches(quota, resource, obj):
-            continue
-        if resource == "pods":
-            missing = _missing_compute(obj, hard)
+    matching = [q for q in quotas if matches(q, resource, obj)]
+    if resource == "pods":
+        for quota in matching:
+            missing = _missing_compute(obj, (quota.get("spec") or {}).get("hard") or {})
             if missing:
+                qname = str((quota.get("metadata") or {}).get("name") or "")
                 raise E.forbidden(kind_plural, group, name, f"failed quota: {qname}: must specify {missing}")
-        requested = {k: v for k, v in delta.items() if k in hard and v}
+    usage_new = object_usage(resource, obj)
+    usage_old = object_usage(resource, old) if old is not None else {}
+    for quota in matching:
+        hard = (quota.get("spec") or {}).get("hard") or {}
+        charged = (
+            _raised(usage_old, usage_new) if old is not None and matches(quota, resource, old) else usage_new
+        )
+        requested = {k: v for k, v in charged.items() if k in hard and v}
         if not requested:
             continue
         used = usage(quota, namespace, lister)
         over = sorted(k for k, v in requested.items() if used[k] + v > _amount(hard[k], f"spec.hard.{k}"))
         if over:
+            qname = str((quota.get("metadata") or {}).get("name") or "")
             raise E.forbidden(
                 kind_plural,
                 group,
