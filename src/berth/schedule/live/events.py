@@ -7,23 +7,49 @@ Why: ``kubectl describe pod`` is where people look when a pod stays Pending. Ups
   characters, and a ``pods/status`` patch setting condition ``PodScheduled=False`` (reason ``Unschedulable`` or
   ``SchedulerError``, the full message) and ``status.nominatedNodeName`` when preemption nominated a node.
 
-Events go out on a background thread (:class:`EventRecorder`) so a slow API server never slows scheduling; they
+Events go out on background threads (:class:`EventRecorder`) so a slow API server never slows scheduling; they
 use ``events.k8s.io/v1`` and fall back to core ``v1`` Events if the server does not serve that group. The
 condition patch (:class:`StatusWriter`) is written synchronously, before the pod can be retried, and only when the
 condition or nomination actually changes -- an unschedulable pod re-tried on every cluster event would otherwise
 write the same status again and again.
+
+Series, as kube-scheduler's recorder (client-go ``tools/events``: ``eventBroadcasterImpl.recordToSink``,
+``recordEvent``, ``finishSeries``, ``refreshExistingEventSeries``) makes them, so a pod retried for an hour is one
+Event with a count, not hundreds. Two Events are *isomorphic* when they agree on type, action, reason, reporting
+controller and instance, ``regarding`` and ``related`` (``getKey``) -- whole object references, resourceVersion
+included, and not the note. Per isomorphic key the recorder keeps the Event it created::
+
+    1st occurrence      -> cached, POST (created)
+    2nd                 -> series {count: 2, lastObservedTime: now} on the cached Event, PATCH (strategic merge of
+                           ``series`` only); a 404 (deleted, or not written yet) POSTs it whole under the same name,
+                           and a POST of a series that then answers AlreadyExists is retried
+    3rd, 4th, ...       -> count + 1, lastObservedTime = now in the cache only: no request
+    every 30 min        -> every cached series PATCHed with its current count        (refreshExistingEventSeries)
+    every 6 min         -> a series last observed more than 6 min ago: final count PATCHed, dropped from the cache;
+                           a single Event older than 6 min: dropped; the next occurrence starts a new Event
+                                                                                      (finishSeries)
+
+So what the API shows lags: ``count: 2`` until the next refresh or until the series ends. A pod's resourceVersion
+changes when its ``PodScheduled`` condition is first written, so a pod failing again and again shows one
+``FailedScheduling`` Event for its first failure and one series for the rest -- as on a real cluster. An Event
+that gets no answer is tried again 10 s later (+ up to 25 % jitter), 12 tries in all; one the server rejects (any
+error Status) is not. The core ``v1`` fallback writes every occurrence as its own Event (upstream's legacy
+recorder aggregates with a different scheme, ``record.EventCorrelator``, which berth does not reproduce).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import heapq
 import logging
+import math
 import queue
+import random
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +67,19 @@ FAILED_SCHEDULING = "FailedScheduling"
 ACTION_BINDING = "Binding"
 ACTION_SCHEDULING = "Scheduling"
 POD_SCHEDULED = "PodScheduled"
+
+EVENTS_GROUP = "events.k8s.io"
+FINISH_TIME = 6 * 60.0  # upstream finishTime: a series unseen this long has ended (also the check period)
+REFRESH_TIME = 30 * 60.0  # upstream refreshTime: every live series' count is written again this often
+RETRY_SLEEP = 10.0  # upstream defaultSleepDuration between tries of an unanswered write (jittered by +25 %)
+MAX_TRIES = 12  # upstream maxTriesPerEvent
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+Clock = Callable[[], dt.datetime]
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
 
 
 def micro_time(now: dt.datetime | None = None) -> str:
@@ -71,44 +110,126 @@ class PodEvent:
     related: Obj | None = None  # a second object the event is about (the preemptor, for ``Preempted``)
 
 
+@dataclass(frozen=True)
+class SeriesTimings:
+    """Upstream's constants, in seconds; tests shorten them instead of sleeping."""
+
+    finish: float = FINISH_TIME
+    refresh: float = REFRESH_TIME
+    retry_sleep: float = RETRY_SLEEP
+    max_tries: int = MAX_TRIES
+
+
+_Ref = tuple[tuple[str, str], ...]
+_Key = tuple[str, str, str, str, str, _Ref, _Ref]
+
+
+def _ref(ref: Any) -> _Ref:
+    return tuple(sorted((str(k), str(v)) for k, v in ref.items())) if isinstance(ref, Mapping) else ()
+
+
+def series_key(body: Mapping[str, Any]) -> _Key:
+    """Upstream ``getKey``: what makes two ``events.k8s.io/v1`` Events isomorphic (the note is not part of it)."""
+    return (
+        str(body.get("type") or ""),
+        str(body.get("action") or ""),
+        str(body.get("reason") or ""),
+        str(body.get("reportingController") or ""),
+        str(body.get("reportingInstance") or ""),
+        _ref(body.get("regarding")),
+        _ref(body.get("related")),
+    )
+
+
+@dataclass
+class _Cached:
+    """The Event created for one isomorphic key, and its series once it repeats."""
+
+    body: dict[str, Any]  # as created: no series, no resourceVersion
+    event_time: dt.datetime
+    count: int = 1
+    last_observed: dt.datetime | None = None  # set from the second occurrence on
+
+    def to_send(self) -> dict[str, Any]:
+        body = dict(self.body)
+        if self.last_observed is not None:
+            body["series"] = {"count": self.count, "lastObservedTime": micro_time(self.last_observed)}
+        return body
+
+
+@dataclass(frozen=True)
+class _Retry:
+    """A write that got no answer, queued again for its worker."""
+
+    body: dict[str, Any]
+    tries: int
+
+
 class EventRecorder:
     """Posts :class:`PodEvent` s from background threads; never blocks the scheduling loop.
 
-    ``workers`` threads post concurrently: one thread waits out each Event's round trip, and at a few hundred pods
-    a second a single one falls behind a busy API server. An unreachable API server is logged once per outage (not
-    once per Event); events still queued when :meth:`close` gives up are dropped.
+    Repeats become series as the module docstring describes. ``workers`` threads post concurrently: one thread
+    waits out each Event's round trip, and at a few hundred pods a second a single one falls behind a busy API
+    server. All Events about one pod go to the same worker, so they are written in the order they happened (a
+    series update does not overtake the Event it updates). A third thread runs the series upkeep (end, refresh)
+    and hands writes that got no answer back to their worker when their retry is due. An unreachable API server
+    is logged once per outage (not once per Event); Events still queued, or waiting to be retried, when
+    :meth:`close` gives up are dropped.
 
     Args:
         api_client: the official client's ApiClient.
         permissions: 403s are logged once per missing permission.
         capacity: events waiting beyond this are dropped (counted in ``dropped``), as client-go's broadcaster does.
         workers: posting threads.
+        timings: the series window, refresh period and retry policy (upstream's by default).
+        clock: the time Events carry and series windows are measured in (a test passes a fake one).
     """
 
     def __init__(
-        self, api_client: Any, permissions: api.PermissionLog, capacity: int = 10_000, workers: int = 2
+        self,
+        api_client: Any,
+        permissions: api.PermissionLog,
+        capacity: int = 10_000,
+        workers: int = 2,
+        timings: SeriesTimings | None = None,
+        clock: Clock = utc_now,
     ) -> None:
         self._api_client = api_client
         self._permissions = permissions
-        self._queue: queue.Queue[PodEvent | None] = queue.Queue(capacity)
+        self._timings = timings or SeriesTimings()
+        self._clock = clock
+        n = max(1, workers)
+        self._queues: list[queue.Queue[PodEvent | _Retry | None]] = [
+            queue.Queue(max(1, capacity // n)) for _ in range(n)
+        ]
         self._instance_suffix = socket.gethostname()
         self._use_core = False
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the counters, the outage flag, the series cache and the retry heap
+        self._wake = threading.Condition(self._lock)  # the upkeep thread waits on it
+        self._cache: dict[_Key, _Cached] = {}
+        self._retries: list[tuple[float, int, int, _Retry]] = []  # heap of (due, sequence, worker, retry)
+        self._sequence = 0
+        self._jitter = random.Random()
         self._unreachable = False  # logged for the current outage already
-        self._closing = False
-        self.posted = 0
-        self.failed = 0
-        self.dropped = 0
-        self._threads = [
-            threading.Thread(target=self._run, name=f"event-recorder-{i}", daemon=True)
-            for i in range(workers)
+        self._stopping = False  # the upkeep thread stops
+        self._closing = False  # the workers drop what they still get
+        self.posted = 0  # writes accepted: Events created and series updated
+        self.aggregated = 0  # occurrences counted into a series without a request of their own
+        self.failed = 0  # writes given up: rejected by the server, or unanswered after every try
+        self.dropped = 0  # Events never written: the queue was full, or they were still waiting at shutdown
+        self._workers = [
+            threading.Thread(target=self._run, args=(i,), name=f"event-recorder-{i}", daemon=True)
+            for i in range(n)
         ]
-        for thread in self._threads:
+        self._upkeep = threading.Thread(target=self._series_upkeep, name="event-series", daemon=True)
+        for thread in (*self._workers, self._upkeep):
             thread.start()
 
     def record(self, event: PodEvent) -> None:
+        meta = event.pod.get("metadata") or {}
+        worker = hash((meta.get("namespace"), meta.get("name"))) % len(self._queues)
         try:
-            self._queue.put_nowait(event)
+            self._queues[worker].put_nowait(event)
         except queue.Full:
             with self._lock:
                 self.dropped += 1
@@ -116,15 +237,25 @@ class EventRecorder:
     @property
     def pending(self) -> int:
         """Events queued and not posted yet."""
-        return self._queue.qsize()
+        return sum(q.qsize() for q in self._queues)
+
+    @property
+    def series(self) -> int:
+        """Isomorphic keys remembered (single Events younger than the window, and open series)."""
+        with self._lock:
+            return len(self._cache)
 
     def close(self, timeout: float = 5.0) -> None:
-        """Post what is queued (up to ``timeout`` seconds), then stop; what is still queued then is dropped."""
+        """Post what is queued (up to ``timeout`` seconds), then stop; what is still queued or waiting for a retry
+        then is dropped. Open series are not written a last time, as upstream's broadcaster does not either."""
         deadline = time.monotonic() + timeout
-        for _ in self._threads:
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+        for q in self._queues:
             with contextlib.suppress(queue.Full):
-                self._queue.put(None, timeout=max(0.0, deadline - time.monotonic()))
-        for thread in self._threads:
+                q.put(None, timeout=max(0.0, deadline - time.monotonic()))
+        for thread in (*self._workers, self._upkeep):
             thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             self._closing = True
@@ -133,119 +264,311 @@ class EventRecorder:
             log.warning("dropped %d queued event(s) at shutdown", left)
 
     def _drain(self) -> int:
-        """Empty the queue (not the stop markers' job any more); the number of events dropped."""
+        """Empty the queues and the retry heap (not the stop markers' job any more); the number of events
+        dropped."""
         left = 0
-        while True:
-            try:
-                event = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if event is not None:
-                left += 1
+        for q in self._queues:
+            while True:
+                try:
+                    item = q.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    left += 1
         with self._lock:
+            left += len(self._retries)
+            self._retries.clear()
             self.dropped += left
         return left
 
-    def _run(self) -> None:
+    # --- workers ----------------------------------------------------------------------------------------------
+
+    def _run(self, worker: int) -> None:
+        q = self._queues[worker]
         while True:
-            event = self._queue.get()
-            if event is None:
+            item = q.get()
+            if item is None:
                 return
             with self._lock:
                 if self._closing:
                     self.dropped += 1
                     continue
             try:
-                self._post(event)
-                with self._lock:
-                    self.posted += 1
-                    if self._unreachable:
-                        self._unreachable = False
-                        log.info("recording events again")
-            except api.ApiError as exc:
-                with self._lock:
-                    self.failed += 1
-                ns = str((event.pod.get("metadata") or {}).get("namespace") or "default")
-                if exc.status == 403:
-                    group = "" if self._use_core else "events.k8s.io"
-                    self._permissions.forbidden("create", "events", group, ns, exc)
+                if isinstance(item, _Retry):
+                    self._attempt(item.body, item.tries, worker)
                 else:
-                    log.warning("could not record event %s for pod %s: %s", event.reason, ns, exc)
-            except api.Unreachable as exc:
-                with self._lock:
-                    self.failed += 1
-                    first = not self._unreachable
-                    self._unreachable = True
-                if first:
-                    log.warning(
-                        "could not record event %s: API server unreachable: %s (further failures until it "
-                        "answers again are counted, not logged)",
-                        event.reason,
-                        exc,
-                    )
+                    body = self._observe(self._body(item))
+                    if body is not None:
+                        self._attempt(body, 0, worker)
             except Exception:
                 with self._lock:
                     self.failed += 1
-                log.exception("could not record event %s", event.reason)
+                log.exception("could not record event %s", getattr(item, "reason", ""))
 
-    def _post(self, event: PodEvent) -> None:
+    def _body(self, event: PodEvent) -> dict[str, Any]:
+        """Upstream ``makeEvent``: an ``events.k8s.io/v1`` Event named ``<pod>.<unix nanoseconds in hex>``."""
         meta = event.pod.get("metadata") or {}
         ns = str(meta.get("namespace") or "default")
-        name = str(meta.get("name") or "")
-        now = dt.datetime.now(dt.UTC)
-        event_name = f"{name}.{time.time_ns():x}"
-        ref = objects.object_reference(event.pod, "Pod")
-        related = objects.object_reference(event.related, "Pod") if event.related is not None else None
-        instance = f"{event.reporting_controller}-{self._instance_suffix}"
-        if not self._use_core:
-            body = {
-                "apiVersion": "events.k8s.io/v1",
-                "kind": "Event",
-                "metadata": {"name": event_name, "namespace": ns},
-                "eventTime": micro_time(now),
-                "reportingController": event.reporting_controller,
-                "reportingInstance": instance,
-                "action": event.action,
-                "reason": event.reason,
-                "regarding": ref,
-                "note": event.note,
-                "type": event.type,
-            }
-            if related is not None:
-                body["related"] = related
-            try:
-                # Raw JSON (berth.schedule.live.api): the typed method would first validate the body into its
-                # pydantic model, which costs as much as the request itself on this hot path.
-                api.call(
-                    self._api_client, "POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", body=body
-                )
+        now = self._clock()
+        nanos = (now - _EPOCH) // dt.timedelta(microseconds=1) * 1000
+        body: dict[str, Any] = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": f"{meta.get('name') or ''}.{nanos:x}", "namespace": ns},
+            "eventTime": micro_time(now),
+            "reportingController": event.reporting_controller,
+            "reportingInstance": f"{event.reporting_controller}-{self._instance_suffix}",
+            "action": event.action,
+            "reason": event.reason,
+            "regarding": objects.object_reference(event.pod, "Pod"),
+            "note": event.note,
+            "type": event.type,
+        }
+        if event.related is not None:
+            body["related"] = objects.object_reference(event.related, "Pod")
+        return body
+
+    def _observe(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Upstream ``recordToSink``: what to write for this occurrence -- the Event itself (first), the cached
+        Event with its new series (second), or nothing (later: the count grows in the cache)."""
+        if self._use_core:
+            return body  # the legacy path writes every occurrence
+        key = series_key(body)
+        now = self._clock()
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is None:
+                self._cache[key] = _Cached(body, _parse_micro(str(body["eventTime"])) or now)
+                return dict(body)
+            cached.count += 1
+            first_repeat = cached.last_observed is None
+            cached.last_observed = now
+            if not first_repeat:
+                self.aggregated += 1
+                return None
+            return cached.to_send()
+
+    def _attempt(self, body: dict[str, Any], tries: int, worker: int) -> None:
+        """Upstream ``attemptRecording``: write; when no answer came, try again later, ``max_tries`` in all."""
+        if not self._write(body):
+            return
+        tries += 1
+        if tries >= self._timings.max_tries:
+            with self._lock:
+                self.failed += 1
+            log.warning(
+                "could not record event %s for %s after %d tries; giving up",
+                body.get("reason"),
+                _about(body),
+                tries,
+            )
+            return
+        delay = self._timings.retry_sleep * (1.0 + 0.25 * self._jitter.random())  # wait.Jitter(d, 0.25)
+        with self._lock:
+            if self._stopping:
+                self.dropped += 1
                 return
-            except api.ApiError as exc:
-                if exc.status != 404 or exc.body.get("details"):
-                    raise
+            self._sequence += 1
+            heapq.heappush(
+                self._retries, (time.monotonic() + delay, self._sequence, worker, _Retry(body, tries))
+            )
+            self._wake.notify_all()
+
+    def _write(self, body: dict[str, Any]) -> bool:
+        """Upstream ``recordEvent``: a series is PATCHed (created when the PATCH finds no Event), anything else
+        POSTed. True when no answer came and the write should be tried again; a rejection is logged, counted and
+        not retried -- except a series POST answered AlreadyExists (the first occurrence's POST won a race)."""
+        if self._use_core:
+            return self._write_core(body)
+        meta = body["metadata"]
+        ns, name = str(meta["namespace"]), str(meta["name"])
+        series = body.get("series")
+        verb = "patch" if series is not None else "create"
+        try:
+            if series is not None:
+                try:
+                    # Upstream's CreateTwoWayMergePatch of the Event without and with its series: just ``series``.
+                    api.call(
+                        self._api_client,
+                        "PATCH",
+                        f"/apis/{EVENTS_GROUP}/v1/namespaces/{ns}/events/{name}",
+                        body={"series": series},
+                        content_type=api.STRATEGIC_MERGE_PATCH,
+                    )
+                    self._answered()
+                    return False
+                except api.ApiError as exc:
+                    if exc.status != 404 or not exc.body.get("details"):
+                        raise
+                    verb = "create"  # the Event is gone (or not written yet): create it, series and all
+            # Raw JSON (berth.schedule.live.api): the typed method would first validate the body into its pydantic
+            # model, which costs as much as the request itself on this hot path.
+            api.call(self._api_client, "POST", f"/apis/{EVENTS_GROUP}/v1/namespaces/{ns}/events", body=body)
+            self._answered()
+            return False
+        except api.ApiError as exc:
+            if exc.status == 404 and not exc.body.get("details"):
                 log.info("events.k8s.io/v1 is not served; recording core v1 Events instead")
                 self._use_core = True
-        stamp = rfc3339(now)
-        core_body = {
+                return self._write_core(body)
+            if (
+                exc.status == 409
+                and exc.reason == "AlreadyExists"
+                and series is not None
+                and verb == "create"
+            ):
+                return True
+            self._rejected(body, verb, EVENTS_GROUP, exc)
+            return False
+        except api.Unreachable as exc:
+            self._no_answer(body, exc)
+            return True
+
+    def _write_core(self, body: dict[str, Any]) -> bool:
+        """The same Event as a core ``v1`` Event (servers without ``events.k8s.io/v1``)."""
+        ns = str(body["metadata"]["namespace"])
+        series = body.get("series") or {}
+        first = _parse_micro(str(body.get("eventTime") or "")) or self._clock()
+        last = _parse_micro(str(series.get("lastObservedTime") or "")) or first
+        core_body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"name": event_name, "namespace": ns},
-            "involvedObject": ref,
-            "reason": event.reason,
-            "message": event.note,
-            "type": event.type,
-            "source": {"component": event.reporting_controller},
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-            "eventTime": micro_time(now),
-            "action": event.action,
-            "reportingComponent": event.reporting_controller,
-            "reportingInstance": instance,
+            "metadata": {"name": body["metadata"]["name"], "namespace": ns},
+            "involvedObject": body["regarding"],
+            "reason": body["reason"],
+            "message": body["note"],
+            "type": body["type"],
+            "source": {"component": body["reportingController"]},
+            "firstTimestamp": rfc3339(first),
+            "lastTimestamp": rfc3339(last),
+            "count": int(series.get("count") or 1),
+            "eventTime": body["eventTime"],
+            "action": body["action"],
+            "reportingComponent": body["reportingController"],
+            "reportingInstance": body["reportingInstance"],
         }
-        if related is not None:
-            core_body["related"] = related
-        api.call(self._api_client, "POST", f"/api/v1/namespaces/{ns}/events", body=core_body)
+        if body.get("related") is not None:
+            core_body["related"] = body["related"]
+        try:
+            api.call(self._api_client, "POST", f"/api/v1/namespaces/{ns}/events", body=core_body)
+        except api.ApiError as exc:
+            self._rejected(body, "create", "", exc)
+            return False
+        except api.Unreachable as exc:
+            self._no_answer(body, exc)
+            return True
+        self._answered()
+        return False
+
+    def _answered(self) -> None:
+        with self._lock:
+            self.posted += 1
+            again = self._unreachable
+            self._unreachable = False
+        if again:
+            log.info("recording events again")
+
+    def _rejected(self, body: Mapping[str, Any], verb: str, group: str, exc: api.ApiError) -> None:
+        with self._lock:
+            self.failed += 1
+        ns = str(body["metadata"]["namespace"])
+        if exc.status == 403:
+            self._permissions.forbidden(verb, "events", group, ns, exc)
+        elif exc.status == 409:
+            log.debug("event %s for %s exists already: %s", body.get("reason"), _about(body), exc)
+        else:
+            log.warning("could not record event %s for %s: %s", body.get("reason"), _about(body), exc)
+
+    def _no_answer(self, body: Mapping[str, Any], exc: api.Unreachable) -> None:
+        with self._lock:
+            first = not self._unreachable
+            self._unreachable = True
+        if first:
+            log.warning(
+                "could not record event %s: API server unreachable: %s (retried; further failures until it "
+                "answers again are not logged)",
+                body.get("reason"),
+                exc,
+            )
+
+    # --- series upkeep ----------------------------------------------------------------------------------------
+
+    def _series_upkeep(self) -> None:
+        """Upstream's two ``wait.Until`` loops (each runs at once, then ``period`` after it finished) and the
+        retry timers, on one thread."""
+        next_finish = next_refresh = time.monotonic()
+        while True:
+            with self._lock:
+                while True:
+                    if self._stopping:
+                        return
+                    now = time.monotonic()
+                    due_retry = self._retries[0][0] if self._retries else math.inf
+                    wake = min(next_finish, next_refresh, due_retry)
+                    if wake <= now:
+                        break
+                    self._wake.wait(wake - now)
+                due: list[tuple[int, _Retry]] = []
+                while self._retries and self._retries[0][0] <= now:
+                    _, _, worker, retry = heapq.heappop(self._retries)
+                    due.append((worker, retry))
+            for worker, retry in due:
+                try:
+                    self._queues[worker].put_nowait(retry)
+                except queue.Full:
+                    with self._lock:
+                        self.dropped += 1
+            try:
+                if now >= next_refresh:
+                    self.refresh_series()
+                    next_refresh = time.monotonic() + self._timings.refresh
+                if now >= next_finish:
+                    self.finish_series()
+                    next_finish = time.monotonic() + self._timings.finish
+            except Exception:
+                log.exception("event series upkeep failed")
+                next_finish = max(next_finish, time.monotonic() + self._timings.finish)
+                next_refresh = max(next_refresh, time.monotonic() + self._timings.refresh)
+
+    def finish_series(self) -> None:
+        """Upstream ``finishSeries``: a series not observed for the window gets its final count written and is
+        forgotten; a single Event older than the window is forgotten. Either way the next occurrence is a new
+        Event. A final write that gets no answer keeps its series for the next round, as upstream."""
+        limit = self._clock() - dt.timedelta(seconds=self._timings.finish)
+        ended: list[tuple[_Key, _Cached]] = []
+        with self._lock:
+            for key, cached in list(self._cache.items()):
+                if cached.last_observed is not None:
+                    if cached.last_observed < limit:
+                        ended.append((key, cached))
+                        del self._cache[key]
+                elif cached.event_time < limit:
+                    del self._cache[key]
+        # Written without the lock (upstream holds it): an occurrence meanwhile starts a new Event, as it would
+        # after upstream's delete.
+        for key, cached in ended:
+            if self._write(cached.to_send()):
+                with self._lock:
+                    self._cache.setdefault(key, cached)
+
+    def refresh_series(self) -> None:
+        """Upstream ``refreshExistingEventSeries``: write every open series' current count."""
+        with self._lock:
+            bodies = [c.to_send() for c in self._cache.values() if c.last_observed is not None]
+        for body in bodies:
+            self._write(body)
+
+
+def _about(body: Mapping[str, Any]) -> str:
+    ref = body.get("regarding") or {}
+    return f"{str(ref.get('kind') or '').lower()} {ref.get('namespace')}/{ref.get('name')}"
+
+
+def _parse_micro(text: str) -> dt.datetime | None:
+    try:
+        return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
 
 
 def scheduled_event(pod: Obj, scheduler_name: str, node: str) -> PodEvent:
