@@ -494,11 +494,25 @@ def admit_update(resource: str, old: Obj, new: Obj, namespace: str, lister: List
     """ResourceQuota on an update :func:`counts_update` accepts: 403 ``exceeded quota`` when what the update adds
     (``requested:`` is that increase) would exceed a quota, or ``must specify`` when a resize drops a cpu/memory
     value a quota needs. A Service or PVC update that raises no usage returns before reading any quota."""
-    if resource != "pods" and not _raised(object_usage(resource, old), object_usage(resource, new)):
+    if resource != "pods" and (
+        _usage_inputs(old) == _usage_inputs(new)  # a label or annotation change: no arithmetic at all
+        or not _raised(object_usage(resource, old), object_usage(resource, new))
+    ):
         return
     quotas = list(lister("resourcequotas", namespace))
     if quotas:
         _check(resource, new, old, namespace, quotas, lister)
+
+
+def _usage_inputs(obj: Obj) -> tuple[Any, Any, Any]:
+    """What a Service's or PVC's usage is computed from: the spec, the allocated storage, the storage-class
+    annotation."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return (
+        obj.get("spec"),
+        (obj.get("status") or {}).get("allocatedResources"),
+        annotations.get("volume.beta.kubernetes.io/storage-class"),
+    )
 
 
 def _raised(before: Mapping[str, Fraction], after: Mapping[str, Fraction]) -> dict[str, Fraction]:
