@@ -87,7 +87,7 @@ CORE_RULES = [
     ("", "nodes", "list,watch", ""),
     ("", "pods", "list,watch", ""),
     ("", "pods/status", "patch", ""),
-    ("events.k8s.io", "events", "create", ""),
+    ("events.k8s.io", "events", "create,patch", ""),
 ]
 LEASE_RULES = [
     ("coordination.k8s.io", "leases", "create", ""),
@@ -115,7 +115,7 @@ def test_default_profile_role_is_pinned_whole() -> None:
         ("apps", "statefulsets", "list,watch", ""),
         ("coordination.k8s.io", "leases", "create", ""),
         ("coordination.k8s.io", "leases", "get,update", "berth-scheduler"),
-        ("events.k8s.io", "events", "create", ""),
+        ("events.k8s.io", "events", "create,patch", ""),
         ("policy", "poddisruptionbudgets", "list,watch", ""),
         ("resource.k8s.io", "deviceclasses", "list,watch", ""),
         ("resource.k8s.io", "resourceclaims", "list,watch", ""),
@@ -445,7 +445,7 @@ def test_cli_concentrate_only_config_needs_only_core_and_binding(
         ("", "pods", "list,watch"),
         ("", "pods/binding", "create"),
         ("", "pods/status", "patch"),
-        ("events.k8s.io", "events", "create"),
+        ("events.k8s.io", "events", "create,patch"),
     ]
     assert "# why: core (pod informer: queue and cache), Concentrate, PrioritySort" in out
     assert "# why: DefaultBinder" in out

@@ -9,9 +9,10 @@ removes each verb of each rule in turn and watches it fail):
 
 1. **The scheduler core**, which every configuration needs: pod and node informers (``list/watch``: informers
    list, then watch; nothing GETs single objects), ``pods/status`` ``patch`` (the ``PodScheduled`` condition and
-   ``status.nominatedNodeName``, :class:`berth.schedule.live.events.StatusWriter`), and ``create`` Events in
-   ``events.k8s.io`` (the group :class:`berth.schedule.live.events.EventRecorder` posts to; Events are never
-   patched, as berth does not aggregate them into series).
+   ``status.nominatedNodeName``, :class:`berth.schedule.live.events.StatusWriter`), and ``create`` and ``patch``
+   Events in ``events.k8s.io`` (the group :class:`berth.schedule.live.events.EventRecorder` writes to: an Event
+   that repeats becomes a series whose count is patched, as kube-scheduler's recorder does; upstream's
+   ``system:kube-scheduler`` role also grants ``update``, which the recorder never sends).
 2. **Leader election**, only when ``leaderElection.leaderElect`` is true: ``create`` on leases (``create`` cannot be
    restricted by name) and ``get/update`` restricted by ``resourceNames`` to the configured lease.
 3. **Each enabled, active plugin** (union over all profiles and extension points): what its module declares in
@@ -45,7 +46,7 @@ from berth.schedule.plugins.registry import Registry
 
 READ: tuple[str, ...] = ("list", "watch")  # what an informer sends
 WRITE_STATUS: tuple[str, ...] = ("patch",)  # berth writes status subresources with merge patches
-RECORD_EVENTS: tuple[str, ...] = ("create",)  # one Event per outcome, never patched (no series)
+RECORD_EVENTS: tuple[str, ...] = ("create", "patch")  # an Event, then its series count (a repeat)
 EVENTS_GROUP = "events.k8s.io"  # the group berth.schedule.live.events posts to
 VERBS: frozenset[str] = frozenset(
     ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")

@@ -5,13 +5,15 @@ permission in its report (the informers, the lease, events, status and volume wr
 unbound, or informers never synced (``/readyz`` failing).
 
 Every case uses pods that touch every rule: one pod per profile, one that cannot be scheduled (``pods/status``
-patch, FailedScheduling), and one with two WaitForFirstConsumer claims (VolumeBinding's PV and claim updates).
+patch, FailedScheduling; a node label is touched until it has failed often enough for its Event to become a
+series, which is patched), and one with two WaitForFirstConsumer claims (VolumeBinding's PV and claim updates).
 One cluster serves the module; each case has its own namespace, ServiceAccount, PV and a fresh lease.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -73,6 +75,7 @@ class Outcome:
     bound: set[str]
     status_written: bool
     events: Counter[str]
+    series: bool  # an Event of the case repeated: its series count was patched
     ready: bool
 
     def complete(self, names: set[str]) -> bool:
@@ -81,6 +84,7 @@ class Outcome:
             and self.status_written
             and self.events["Scheduled"] >= len(names)
             and self.events["FailedScheduling"] >= 1
+            and self.series
         )
 
 
@@ -161,11 +165,35 @@ def observe(env: Env, sched: LiveScheduler, case: str) -> Outcome:
         c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable" for c in conditions
     )
     items = env.call("GET", f"/apis/events.k8s.io/v1/namespaces/{case}/events").get("items") or []
-    events = Counter(
-        str(e.get("reason")) for e in items if e.get("reportingController", "").startswith("academy-")
-    )
+    ours = [e for e in items if e.get("reportingController", "").startswith("academy-")]
+    events = Counter(str(e.get("reason")) for e in ours)
+    series = any(e.get("series") for e in ours)
     ok, _ = sched._ready()
-    return Outcome(list(sched.permissions.missing), bound, status_written, events, ok)
+    return Outcome(list(sched.permissions.missing), bound, status_written, events, series, ok)
+
+
+class Poke:
+    """Touches a label of node-1 now and then: NodeAffinity retries the ``stuck`` pod on a node label change, and
+    its third failure (the first regards the pod before its status was written) makes its Event a series."""
+
+    def __init__(self, env: Env, every: float = 0.5) -> None:
+        self._env = env
+        self._every = every
+        self._last = 0.0
+        self._count = 0
+
+    def __call__(self) -> None:
+        if time.monotonic() - self._last < self._every:
+            return
+        self._last = time.monotonic()
+        self._count += 1
+        api.call(
+            self._env.client,
+            "PATCH",
+            "/api/v1/nodes/node-1",
+            body={"metadata": {"labels": {"berth.dev/poke": str(self._count)}}},
+            content_type="application/merge-patch+json",
+        )
 
 
 def run_case(
@@ -184,10 +212,15 @@ def run_case(
     opts = replace(FAST, kubeconfig=str(ident.kubeconfig), leader_elect=True, identity=case)
     sched = LiveScheduler(CONFIG, REGISTRY, opts).start()
     try:
+        poke = Poke(env)
 
         def settled() -> Outcome | None:
             out = observe(env, sched, case)
-            return out if out.missing or (out.complete(must_bind) and also_done()) else None
+            if out.missing or (out.complete(must_bind) and also_done()):
+                return out
+            if out.events["FailedScheduling"] and not out.series:
+                poke()
+            return None
 
         with contextlib.suppress(AssertionError):  # a silent failure: judged from what was (not) done
             eventually(settled, timeout, "the scheduler to finish or report a missing permission")
