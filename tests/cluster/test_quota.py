@@ -578,3 +578,18 @@ def test_limit_range_checks_a_resize_as_upstream(k8s: Any, kubectl: Kubectl) -> 
     assert "kubernetes.io/limit-ranger" not in (resized.metadata.annotations or {})
     # plain pod updates are not LimitRanger's business (upstream's SupportsAttributes)
     core.patch_namespaced_pod("web", "default", {"metadata": {"labels": {"tier": "front"}}})
+
+
+def test_a_pod_limit_range_defaults_is_classed_by_them(k8s: Any) -> None:
+    core = client.CoreV1Api(k8s)
+    core.create_namespaced_limit_range(
+        "default",
+        {
+            "metadata": {"name": "defaults"},
+            "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m", "memory": "128Mi"}}]},
+        },
+    )
+    created = core.create_namespaced_pod("default", pod("web"))
+    res = created.spec.containers[0].resources
+    assert res.requests == res.limits == {"cpu": "500m", "memory": "128Mi"}
+    assert created.status.qos_class == "Guaranteed"  # not the BestEffort of the pod as sent

@@ -1000,6 +1000,9 @@ class Api:
             if self.store.count("limitranges"):
                 ns = str(_meta(obj).get("namespace") or "")
                 quota.limit_pod(obj, self._objects("limitranges", ns))
+                if isinstance(obj.get("status"), dict):  # upstream classes the pod after admission's defaults
+                    obj["status"].pop("qosClass", None)
+                defaults.pod(obj)
         elif res == "secrets":
             from berth.cluster import auth
 
