@@ -593,3 +593,66 @@ def test_a_pod_limit_range_defaults_is_classed_by_them(k8s: Any) -> None:
     res = created.spec.containers[0].resources
     assert res.requests == res.limits == {"cpu": "500m", "memory": "128Mi"}
     assert created.status.qos_class == "Guaranteed"  # not the BestEffort of the pod as sent
+
+
+RESIZE_E2E_PLUGINS = {
+    "quota": (
+        "resourcequotas",
+        {"metadata": {"name": "resize-resource-quota"}, "spec": {"hard": {"cpu": "800m", "memory": "800Mi"}}},
+        "exceeded quota: resize-resource-quota, requested: memory=350Mi, used: memory=700Mi, limited: memory=800Mi",
+        "exceeded quota: resize-resource-quota, requested: cpu=200m, used: cpu=700m, limited: cpu=800m",
+    ),
+    "limit-ranger": (
+        "limitranges",
+        {
+            "metadata": {"name": "resize-limit-ranger"},
+            "spec": {
+                "limits": [
+                    {
+                        "type": "Container",
+                        "max": {"cpu": "500m", "memory": "500Mi"},
+                        "min": {"cpu": "50m", "memory": "50Mi"},
+                        "default": {"cpu": "100m", "memory": "100Mi"},
+                        "defaultRequest": {"cpu": "50m", "memory": "50Mi"},
+                    }
+                ]
+            },
+        },
+        "maximum memory usage per Container is 500Mi, but limit is 750Mi",
+        "maximum cpu usage per Container is 500m, but limit is 600m",
+    ),
+}
+
+
+@pytest.mark.parametrize("plugin", sorted(RESIZE_E2E_PLUGINS))
+def test_upstream_resize_admission_e2e_cases(k8s: Any, plugin: str) -> None:
+    """kubernetes/kubernetes test/e2e/node/pod_resize.go doPodResizeAdmissionPluginsTests, step by step."""
+    resource, body, want_memory, want_cpu = RESIZE_E2E_PLUGINS[plugin]
+    core = client.CoreV1Api(k8s)
+    if resource == "resourcequotas":
+        core.create_namespaced_resource_quota("default", body)
+    else:
+        core.create_namespaced_limit_range("default", body)
+
+    def sized(cpu: str, memory: str) -> dict[str, Any]:
+        return {"requests": {"cpu": cpu, "memory": memory}, "limits": {"cpu": cpu, "memory": memory}}
+
+    for name in ("testpod1", "testpod2"):
+        core.create_namespaced_pod(
+            "default", pod(name, {"name": "c1", "image": "nginx", "resources": sized("300m", "300Mi")})
+        )
+
+    def resize(resources: dict[str, Any]) -> Any:
+        patch = {"spec": {"containers": [{"name": "c1", "resources": resources}]}}
+        return core.patch_namespaced_pod_resize("testpod1", "default", patch)
+
+    resized = resize(sized("400m", "400Mi"))
+    assert resized.spec.containers[0].resources.requests == {"cpu": "400m", "memory": "400Mi"}
+    with pytest.raises(client.ApiException) as memory:
+        resize(sized("250m", "750Mi"))
+    assert _refusal(memory.value) == (403, f'pods "testpod1" is forbidden: {want_memory}')
+    with pytest.raises(client.ApiException) as cpu:
+        resize({"requests": {"cpu": "600m"}, "limits": {"cpu": "600m"}})
+    assert _refusal(cpu.value) == (403, f'pods "testpod1" is forbidden: {want_cpu}')
+    unchanged = core.read_namespaced_pod("testpod1", "default").spec.containers[0].resources
+    assert unchanged.requests == unchanged.limits == {"cpu": "400m", "memory": "400Mi"}
