@@ -163,11 +163,40 @@ job_logs() {
   kc logs -n "$2" -l "job-name=$1" --all-containers=true --prefix=true --tail=200 >&2 || true
 }
 
-# wait_job NAME NAMESPACE TIMEOUT -- Complete=True succeeds; Failed=True fails at once (not after the timeout)
+# apply_rv FILE NAMESPACE -- apply_file, printing only the resourceVersion the object got (what wait_job replays from)
+apply_rv() {
+  if [ -n "$2" ]; then
+    kc apply --server-side --field-manager=berth --force-conflicts -o 'jsonpath={.metadata.resourceVersion}' -n "$2" -f "$OUT/$1"
+  else
+    kc apply --server-side --field-manager=berth --force-conflicts -o 'jsonpath={.metadata.resourceVersion}' -f "$OUT/$1"
+  fi
+}
+
+# job_final NAME NAMESPACE RV -- "deleted" and the condition lines of the Job's last state when it was deleted after
+# resourceVersion RV, replayed from the API's watch history (prints nothing when it was not deleted)
+job_final() {
+  kc get --raw "/apis/batch/v1/namespaces/$2/jobs?watch=true&fieldSelector=metadata.name%3D$1&resourceVersion=$3&timeoutSeconds=1" 2>/dev/null \
+    | sed -n 's/^{"type":"DELETED","object":\(.*\)}$/\1/p' | tail -n 1 \
+    | kc create --dry-run=client -f - -o 'jsonpath=deleted{"\n"}{range .status.conditions[*]}{.type}={.status}{"\n"}{end}' 2>/dev/null || true
+}
+
+# wait_job NAME NAMESPACE TIMEOUT [RV] -- Complete=True succeeds; Failed=True fails at once (not after the timeout).
+# A Job gone from the API (ttlSecondsAfterFinished: 0 deletes it the moment it completes) is judged by its last
+# state since RV, the resourceVersion it was applied with: Helm 4 watches and sees that state too.
 wait_job() {
   deadline=$(( $(date +%s) + $3 ))
   while :; do
-    conds="$(kc get job "$1" -n "$2" -o 'jsonpath={range .status.conditions[*]}{.type}={.status}{"\n"}{end}' 2>/dev/null || true)"
+    if ! conds="$(kc get job "$1" -n "$2" -o 'jsonpath={range .status.conditions[*]}{.type}={.status}{"\n"}{end}' 2>&1)"; then
+      case "$conds" in
+        *NotFound*|*'not found'*) conds="$(if [ -n "${4:-}" ]; then job_final "$1" "$2" "$4"; fi)" ;;
+        *) conds='' ;;
+      esac
+      case "$conds" in
+        *Failed=True*) echo "Job $2/$1 failed (and was deleted)" >&2; return 1 ;;
+        *Complete=True*) echo "Job $2/$1 complete (deleted right after: ttlSecondsAfterFinished?)"; return 0 ;;
+        deleted*) echo "Job $2/$1 was deleted before it finished" >&2; return 1 ;;
+      esac
+    fi
     case "$conds" in
       *Failed=True*) echo "Job $2/$1 failed" >&2; job_logs "$1" "$2"; return 1 ;;
       *Complete=True*) echo "Job $2/$1 complete"; return 0 ;;
@@ -225,10 +254,18 @@ def _hook_lines(step: Step, plan: Plan) -> list[str]:
         )
         if o.delete_before_create:
             out.append(f"  delete_file {q(o.file)} {_ns_arg(o, ns)} {step.timeout_seconds}")
-        out.append(f"  apply_file {q(o.file)} {_ns_arg(o, ns)}")
         waiter = {Wait.JOB_COMPLETE: "wait_job", Wait.POD_SUCCEEDED: "wait_pod"}.get(o.wait or Wait.NONE)
+        since = ""
+        if o.wait == Wait.JOB_COMPLETE:
+            out.append(f'  HOOK_RV="$(apply_rv {q(o.file)} {_ns_arg(o, ns)})"')
+            out.append(f'  echo {q(f"{o.label} applied")}" (resourceVersion $HOOK_RV)"')
+            since = ' "$HOOK_RV"'
+        else:
+            out.append(f"  apply_file {q(o.file)} {_ns_arg(o, ns)}")
         if waiter:
-            out.append(f"  if ! {waiter} {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds}; then")
+            out.append(
+                f"  if ! {waiter} {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds}{since}; then"
+            )
             for d in step.delete_after_failure(i):
                 out.append(f"    delete_file {q(d.file)} {_ns_arg(d, ns)} {step.timeout_seconds} || true")
             hint = ""
