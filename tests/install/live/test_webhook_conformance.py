@@ -1,0 +1,139 @@
+"""An ingress-nginx-style admission webhook chart (``examples/charts/admission-webhook``) through the real Helm 4 and
+through berth's generated scripts on one embedded cluster: hook RBAC for four events with weights, a certgen Job
+with ``ttlSecondsAfterFinished: 0``, a post-install patch Job, ``before-hook-creation,hook-succeeded``, a kept PVC
+and a test Job. The create/delete calls in the audit log must be the plan's, call by call."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from berth.cluster import Cluster
+from berth.install import plan, setup
+from berth.kube import tools
+
+from ..conftest import REPO, Run
+from .conftest import start_cluster
+
+CHART = REPO / "examples" / "charts" / "admission-webhook"
+RELEASE = "admission-webhook"
+NS = "gate"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    c = start_cluster(tmp_path_factory.mktemp("webhook") / "cluster")
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def plural(kind: str) -> str:
+    low = kind.lower()
+    return low + ("es" if low.endswith("s") else "s")
+
+
+def expected(p: plan.Plan) -> list[str]:
+    """``verb resource name`` for every object call the plan makes, in order (hook deletions included)."""
+    out: list[str] = []
+    for step in p.steps:
+        if step.phase in (plan.Phase.NAMESPACE.value, plan.Phase.READINESS.value):
+            continue
+        verb = "delete" if step.phase in (plan.Phase.DELETE.value, plan.Phase.PRUNE.value) else "apply"
+        for o in step.objects:
+            if o.delete_before_create:
+                out.append(f"delete {plural(o.kind)} {o.name}")
+            out.append(f"{verb} {plural(o.kind)} {o.name}")
+        out += [f"delete {plural(o.kind)} {o.name}" for o in step.delete_after_success]
+    return out
+
+
+def audited(audit: Path, names: set[str], start: int) -> tuple[list[str], int]:
+    """The admin's writes to the plan's objects from line ``start`` on, and the line count."""
+    lines = audit.read_text().splitlines()
+    out = []
+    for line in lines[start:]:
+        e = json.loads(line)
+        if e["user"] != "kubernetes-admin" or e["verb"] not in ("create", "patch", "update", "delete"):
+            continue
+        if e["name"] not in names or e["subresource"] or e["resource"] == "namespaces":
+            continue
+        out.append(
+            f"{'delete' if e['verb'] == 'delete' else 'apply'} {e['resource'].split('.')[0]} {e['name']}"
+        )
+    return out, len(lines)
+
+
+def kind_runs_sorted(calls: list[str], ordinary: set[str]) -> list[str]:
+    """Helm writes the release objects of one kind concurrently: within such a run only the set is defined."""
+    out: list[str] = []
+    run: list[str] = []
+    for call in [*calls, ""]:
+        if run and (call not in ordinary or call.rsplit(" ", 1)[0] != run[0].rsplit(" ", 1)[0]):
+            out += sorted(run)
+            run = []
+        if call in ordinary:
+            run.append(call)
+        elif call:
+            out.append(call)
+    return out
+
+
+def test_real_helm_and_the_generated_scripts_make_the_plans_calls(
+    run: Run, tmp_path: Path, cluster: Cluster
+) -> None:
+    work = tmp_path / "w"
+    r = run("install", "setup", "--pull", CHART, "--namespace", NS, "--work-dir", work, "--non-interactive")
+    assert r.code == 0, r.err
+    wd = setup.load_workdir(work)
+    actions = (plan.Action.INSTALL, plan.Action.UPGRADE, plan.Action.TEST, plan.Action.UNINSTALL)
+    plans = {a: setup.build_plan(wd, a, str(work)) for a in actions}
+    names = {o.name for p in plans.values() for s in p.steps for o in s.objects}
+    ordinary = {
+        f"{verb} {plural(o.kind)} {o.name}"
+        for p in plans.values()
+        for s in p.steps
+        if not s.is_hook
+        for o in s.objects
+        for verb in ("apply", "delete")
+    }
+    kept = [k.obj.label for k in plans[plan.Action.UNINSTALL].kept]
+    assert kept == ["PersistentVolumeClaim gate/admission-webhook-gate-state"]
+    assert cluster.data_dir is not None
+    kubeconfig = str(cluster.data_dir / "kubeconfig")
+    audit = cluster.data_dir / "audit.jsonl"
+    helm = tools.find("helm").path
+    seen = 0
+    for action, args in [
+        (plan.Action.INSTALL, ["install", RELEASE, str(CHART), "--create-namespace"]),
+        (plan.Action.UPGRADE, ["upgrade", RELEASE, str(CHART)]),
+        (plan.Action.TEST, ["test", RELEASE]),
+        (plan.Action.UNINSTALL, ["uninstall", RELEASE]),
+    ]:
+        proc = subprocess.run(
+            [helm, *args, "-n", NS, "--kubeconfig", kubeconfig, "--timeout", "60s"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        calls, seen = audited(audit, names, seen)
+        assert kind_runs_sorted(calls, ordinary) == kind_runs_sorted(expected(plans[action]), ordinary), (
+            action
+        )
+    # Helm kept the PVC (resource-policy: keep); the scripts now take the same release over from there
+    kubectl_dir = str(Path(tools.find("kubectl").path).parent)
+    env = {"PATH": f"{kubectl_dir}:/usr/bin:/bin", "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}
+    for action in (plan.Action.INSTALL, plan.Action.TEST, plan.Action.UNINSTALL):
+        script = tmp_path / f"{action.value}.sh"
+        assert run("install", "script", "--work-dir", work, "--action", action.value, "-o", script).code == 0
+        proc = subprocess.run(
+            ["bash", str(script), "--yes"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        calls, seen = audited(audit, names, seen)
+        assert calls == expected(plans[action]), action
+    assert "Left in place: PersistentVolumeClaim gate/admission-webhook-gate-state" in proc.stdout
