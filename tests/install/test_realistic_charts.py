@@ -116,3 +116,24 @@ def test_required_message_names_template_line_and_base(run: Run, tmp_path: Path)
     assert r.code == 2
     assert r.err.startswith("error: umbrella-shop/templates/config.yaml:12, base x (bases/x/values.yaml): ")
     assert "shop.adminEmail is required: set it with --set shop.adminEmail=you@example.com" in r.err
+
+
+def test_a_secret_a_pre_install_hook_job_creates_is_no_prerequisite(run: Run, tmp_path: Path) -> None:
+    """ingress-nginx's pattern: the certgen Job (pre-install) creates the Secret the controller mounts. Telling the
+    user to ``kubectl create secret`` it by hand would be wrong; the facts say which hook makes it."""
+    work = tmp_path / "w"
+    chart = REPO / "examples" / "charts" / "admission-webhook"
+    r = run(
+        "install", "setup", "--pull", chart, "--namespace", "gate", "--work-dir", work, "--non-interactive"
+    )
+    assert r.code == 0, r.err
+    assert "requirement:" not in r.out + r.err
+    facts = yamlio.load_file(work / "out" / "spec" / "facts.yaml")[0].body["spec"]["values"]
+    assert facts["requiredSecrets"] == []
+    assert facts["hookSecrets"] == [
+        {
+            "namespace": "gate",
+            "name": "admission-webhook-gate-admission",
+            "createdBy": "pre-install hook Job gate/admission-webhook-gate-admission-create",
+        }
+    ]

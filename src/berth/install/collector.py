@@ -9,12 +9,14 @@ but the chart does not render. ``--live`` checks them against a cluster and list
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from berth.install import split as split_mod
 from berth.install.package import Package, run_collector
 from berth.kube.errors import ToolError
+from berth.kube.hooks import HookEvent
 
 BUILTIN_GROUPS = frozenset(
     {
@@ -88,6 +90,27 @@ def referenced_secrets(obj: dict[str, Any]) -> set[str]:
     return names
 
 
+_TOKEN_SPLIT = re.compile(r"[^A-Za-z0-9.-]+")
+
+
+def hook_made_secrets(result: split_mod.Split, namespace: str) -> dict[tuple[str, str], str]:
+    """Secrets a pre-install hook Job or Pod names in its command, args or env values, with that hook: the
+    admission-webhook pattern (ingress-nginx's ``kube-webhook-certgen create --secret-name=NAME``) makes the Secret
+    a Deployment mounts at install time, so it is not a prerequisite to create by hand."""
+    out: dict[tuple[str, str], str] = {}
+    for h in result.hooks:
+        if HookEvent.PRE_INSTALL not in h.events or h.obj.kind not in ("Job", "Pod"):
+            continue
+        ns = h.obj.namespace or namespace
+        for spec in _pod_specs(h.obj.body):
+            for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+                words = [*((c or {}).get("command") or []), *((c or {}).get("args") or [])]
+                words += [str((e or {}).get("value") or "") for e in (c or {}).get("env") or []]
+                for token in _TOKEN_SPLIT.split(" ".join(str(w) for w in words)):
+                    out.setdefault((ns, token), f"pre-install hook {h.obj.kind} {ns}/{h.obj.name}")
+    return out
+
+
 def offline_facts(result: split_mod.Split, namespace: str, kube_version: str) -> dict[str, Any]:
     """What the render assumed and what the chart needs from the cluster."""
     provided = {
@@ -113,13 +136,17 @@ def offline_facts(result: split_mod.Split, namespace: str, kube_version: str) ->
         (h.obj.namespace or namespace, h.obj.name) for h in result.hooks if h.obj.kind == "Secret"
     }
     required_secrets: set[tuple[str, str]] = set()
+    made_by_hooks = hook_made_secrets(result, namespace)
+    hook_secrets: dict[tuple[str, str], str] = {}
     for o in result.all_objects():
         for name in referenced_secrets(o.body):
             key = (o.namespace or namespace, name)
-            if key not in rendered_secrets:
+            if key in made_by_hooks:
+                hook_secrets[key] = made_by_hooks[key]
+            elif key not in rendered_secrets:
                 required_secrets.add(key)
     rendered_ns = sorted(o.name for o in result.ordinary if o.kind == "Namespace")
-    return {
+    facts: dict[str, Any] = {
         "kubeVersion": {"assumed": kube_version},
         "namespace": {
             "name": namespace,
@@ -146,6 +173,11 @@ def offline_facts(result: split_mod.Split, namespace: str, kube_version: str) ->
             "capabilities": f"kube {kube_version}, the built-in API versions and kinds a stock cluster serves, no CRDs",
         },
     }
+    if hook_secrets:  # only when there are some: the fact count of other charts stays as it was
+        facts["hookSecrets"] = [
+            {"namespace": ns, "name": n, "createdBy": by} for (ns, n), by in sorted(hook_secrets.items())
+        ]
+    return facts
 
 
 def unmet_offline(facts: dict[str, Any]) -> list[Unmet]:
