@@ -323,13 +323,16 @@ class SchedulingQueue:
 
     # --- cluster events ---------------------------------------------------------------------------------------
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent) -> int:
-        """An event happened: move unschedulable pods one of whose rejecting plugins registered it. Returns how many
-        moved. Also remembers the event for pods now in flight (they go to backoffQ if they fail)."""
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, exclude: str = "") -> int:
+        """An event happened: move unschedulable pods one of whose rejecting plugins registered it (except the pod
+        ``exclude`` names). Returns how many moved. Also remembers the event for pods now in flight (they go to
+        backoffQ if they fail)."""
         with self._cond:
             self._move_request_cycle = self.scheduling_cycle
             moved = 0
             for key, qp in list(self._unschedulable.items()):
+                if key == exclude:
+                    continue
                 if qp.gated and event is not FORCE_ACTIVATE:
                     # Gated pods wait for their own update (or the gate plugin's events).
                     if not self._interested(qp, event):

@@ -15,7 +15,9 @@ One pod's path (upstream ``schedule_one.go``), read top-down in :meth:`Scheduler
 5. PreScore, Score (+normalize, x weight); the highest total wins, ties broken uniformly at random with a seeded
    ``random.Random`` (the distribution of kube-scheduler 1.34's reservoir-sampling selectHost);
 6. assume in the cache, Reserve, Permit, then the binding cycle: PreBind, Bind, FinishBinding, PostBind. A
-   failure after assume un-reserves (reverse order), forgets the pod and requeues it.
+   failure after assume un-reserves (reverse order), forgets the pod and requeues it. A pod a Permit plugin
+   asks to WAIT stays assumed in ``waiting_pods``; a later step finishes its binding cycle once it is allowed,
+   rejected or timed out (:meth:`Scheduler._finish_held`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from berth.schedule.framework.interface import (
 )
 from berth.schedule.framework.runtime import Framework, FrameworkError
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from berth.schedule.framework.waiting_pods import WaitingPods
 from berth.schedule.plugins.registry import Registry, default_registry
 from berth.schedule.queue import SchedulingQueue, VirtualClock, Where
 
@@ -65,6 +68,9 @@ class Result(StrEnum):
     UNSCHEDULABLE = "unschedulable"
     ERROR = "error"
     SKIPPED = "skipped"
+    # berth-only: the cycle ended at Permit WAIT; the pod's binding cycle finishes (and is counted) once it is
+    # allowed or rejected (upstream counts the attempt when its binding goroutine ends).
+    WAITING = "waiting"
 
 
 class FailureReason(StrEnum):
@@ -121,6 +127,18 @@ class CycleOutcome:
     reason: FailureReason | None = None
     nominated_node: str = ""  # live mode patches status.nominatedNodeName with it
     clear_nomination: bool = False  # had one; preemption found no room: live mode clears it
+
+
+@dataclass(slots=True)
+class _HeldBinding:
+    """A pod held at Permit: what its binding cycle needs once the waiting pod is decided."""
+
+    qp: QueuedPodInfo
+    fw: Framework
+    state: CycleState
+    assumed: PodInfo
+    host: str
+    cycle: int
 
 
 class Binder(Protocol):
@@ -331,6 +349,9 @@ class Scheduler:
         self._snapshot = Snapshot()
         self.frameworks: dict[str, Framework] = {}
         self.warnings: list[str] = []
+        # Pods held at Permit (shared by the profiles, as upstream) and their unfinished binding cycles, by uid.
+        self.waiting_pods = WaitingPods(self.clock)
+        self._held: dict[str, _HeldBinding] = {}
         first: Framework | None = None
         for profile in config.profiles:
             name = profile.scheduler_name
@@ -347,6 +368,7 @@ class Scheduler:
                 rng=self.rng,
                 evict=self._evict if callable(getattr(self.binder, "evict", None)) else None,
                 nominated=self._nominated_on,
+                waiting_pods=self.waiting_pods,
             )
             if first is None:
                 first = framework
@@ -525,20 +547,68 @@ class Scheduler:
         self._pending_pods.pop(key, None)
         self._unnominate(key)
         self.queue.delete(key)
+        held = next((h for h in self._held.values() if h.assumed.key == key), None)
+        if held is not None:
+            # Upstream deletePodFromSchedulingQueue: a deleted pod held at Permit is rejected; its binding cycle
+            # then un-reserves it and takes it out of the cache (finished at the next step).
+            held.fw.reject_waiting_pod(held.assumed.uid)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+            return
         if self.cache.remove_pod(key) is not None:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
 
     # --- the cycle --------------------------------------------------------------------------------------------
 
     def schedule_one(self) -> CycleOutcome | None:
-        """Pop one pod and run its scheduling + binding cycle. None when no pod is ready."""
-        qp = self.queue.pop()
-        if qp is None:
-            return None
-        outcome = self._cycle(qp)
-        self.attempts[(outcome.scheduler_name, outcome.result)] += 1
+        """One step: finish the binding cycle of a pod held at Permit that was allowed or rejected (or whose wait
+        ran out), else pop one pod and run its scheduling + binding cycle. None when there is nothing to do."""
+        outcome = self._finish_held()
+        if outcome is None:
+            qp = self.queue.pop()
+            if qp is None:
+                return None
+            outcome = self._cycle(qp)
+        self._report(outcome)
+        return outcome
+
+    def _report(self, outcome: CycleOutcome) -> None:
+        if outcome.result is not Result.WAITING:
+            self.attempts[(outcome.scheduler_name, outcome.result)] += 1
         if self.on_outcome is not None:
             self.on_outcome(outcome)
+
+    def next_wakeup(self) -> float | None:
+        """The clock time of the next thing due without any event: a backoff ending or a Permit wait running
+        out (None: nothing is due)."""
+        times = [
+            t for t in (self.queue.next_backoff_expiry(), self.waiting_pods.next_deadline()) if t is not None
+        ]
+        return min(times) if times else None
+
+    @_locked
+    def _finish_held(self) -> CycleOutcome | None:
+        """Upstream's binding goroutine after ``WaitOnPermit`` returns: bind an allowed pod; un-reserve, forget and
+        re-queue a rejected one (its FitError names the one node it was held on)."""
+        if not self._held:
+            return None
+        self.waiting_pods.expire()
+        decided = next((w for w in self.waiting_pods.decided() if w.pod.uid in self._held), None)
+        if decided is None:
+            return None
+        held = self._held.pop(decided.pod.uid)
+        self.waiting_pods.remove(decided.pod.uid)
+        status = decided.decision or SUCCESS
+        if status.is_success:
+            return self._binding_cycle(held)
+        pod = held.assumed
+        held.fw.run_unreserve(held.state, pod, held.host)
+        self.cache.forget_pod(pod)
+        # Upstream's FitError for one node: UnschedulablePlugins is the rejecting plugin, even "" (a removal).
+        diagnosis = Diagnosis(node_to_status={held.host: status}, unschedulable_plugins={status.plugin})
+        failure = Status(status.code, (fit_error_message(1, diagnosis),), status.plugin)
+        outcome = self._fail(held.qp, failure, diagnosis, held.cycle, held=True)
+        # Its room is free again (upstream: an AssignedPodDelete event, not for the rejected pod itself).
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, exclude=pod.key)
         return outcome
 
     @_locked
@@ -577,19 +647,28 @@ class Scheduler:
             return self._fail(qp, status, _diagnosis_for(status), cycle)
         status, _wait = fw.run_permit(state, assumed, host)
         if status.code is Code.WAIT:
-            status = Status(
-                Code.UNSCHEDULABLE,
-                (
-                    f'plugin "{status.plugin}" asked the pod to wait at Permit; berth does not hold pods at Permit yet',
-                ),
-                status.plugin,
+            # Held, reserved on its node, until allowed, rejected or timed out (_finish_held binds it then).
+            self._held[assumed.uid] = _HeldBinding(qp, fw, state, assumed, host, cycle)
+            return CycleOutcome(
+                pod.key, pod.scheduler_name, Result.WAITING, node=host, message=status.message()
             )
         if not status.is_success:
             fw.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
             return self._fail(qp, status, _diagnosis_for(status), cycle)
+        return self._binding_cycle(_HeldBinding(qp, fw, state, assumed, host, cycle))
 
-        # Binding cycle (synchronous here; upstream runs it in a goroutine).
+    def _binding_cycle(self, held: _HeldBinding) -> CycleOutcome:
+        """PreBind, Bind, FinishBinding, PostBind (synchronous here; upstream runs it in a goroutine)."""
+        qp, fw, state, assumed, host, cycle = (
+            held.qp,
+            held.fw,
+            held.state,
+            held.assumed,
+            held.host,
+            held.cycle,
+        )
+        pod = qp.pod_info
         self.queue.done(pod.key)
         status = fw.run_pre_bind(state, assumed, host)
         if status.is_success:
@@ -925,8 +1004,12 @@ class Scheduler:
                 diagnosis.clear_nomination = True
         return Status(Code.UNSCHEDULABLE, (fit_error_message(num_all, diagnosis),))
 
-    def _fail(self, qp: QueuedPodInfo, status: Status, diagnosis: Diagnosis, cycle: int) -> CycleOutcome:
-        """Upstream ``handleSchedulingFailure``: requeue (unschedulable or backoff) and record the message."""
+    def _fail(
+        self, qp: QueuedPodInfo, status: Status, diagnosis: Diagnosis, cycle: int, held: bool = False
+    ) -> CycleOutcome:
+        """Upstream ``handleSchedulingFailure``: requeue (unschedulable or backoff) and record the message.
+        ``held``: the pod was rejected while held at Permit (a gang that never completes is retried forever
+        upstream; a simulation gives up on it as on errors)."""
         pod = qp.pod_info
         is_error = status.code is Code.ERROR
         if is_error:
@@ -953,7 +1036,7 @@ class Scheduler:
             else:
                 self._unnominate(pod.key)
         # A failure no plugin claims goes to backoff and is retried forever upstream; a simulation gives up.
-        retried_blindly = is_error or not (qp.unschedulable_plugins or qp.pending_plugins)
+        retried_blindly = held or is_error or not (qp.unschedulable_plugins or qp.pending_plugins)
         give_up = (
             retried_blindly and self.max_error_attempts is not None and qp.attempts >= self.max_error_attempts
         )
@@ -961,7 +1044,8 @@ class Scheduler:
             self.queue.add_unschedulable_if_not_present(qp, cycle)
         else:
             self.queue.done(pod.key)  # deleted or bound meanwhile, or given up by a simulation
-        self.failures[pod.key] = Failure(pod.key, pod.scheduler_name, message, reason)
+        if pod.key in self._pending_pods:  # a pod deleted or bound meanwhile is no failure to report
+            self.failures[pod.key] = Failure(pod.key, pod.scheduler_name, message, reason)
         return CycleOutcome(
             pod.key,
             pod.scheduler_name,
@@ -989,7 +1073,7 @@ class Scheduler:
                 if self.schedule_one() is not None:
                     cycles += 1
                     continue
-                expiry = self.queue.next_backoff_expiry()
+                expiry = self.next_wakeup()
                 if expiry is None or not isinstance(clock, VirtualClock):
                     return cycles
                 clock.advance_to(expiry)
@@ -1000,14 +1084,18 @@ class Scheduler:
     def run(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
         """Live: schedule pods as they become ready until ``stop`` is set (the clock must be wall time)."""
         while not stop.is_set():
-            qp = self.queue.pop_wait(timeout=poll_seconds)
-            if qp is None:
-                self.queue.tick()
-                continue
-            outcome = self._cycle(qp)
-            self.attempts[(outcome.scheduler_name, outcome.result)] += 1
-            if self.on_outcome is not None:
-                self.on_outcome(outcome)
+            outcome = self._finish_held()
+            if outcome is None:
+                wakeup = self.waiting_pods.next_deadline()
+                timeout = (
+                    poll_seconds if wakeup is None else max(0.0, min(poll_seconds, wakeup - self.clock()))
+                )
+                qp = self.queue.pop_wait(timeout=timeout)
+                if qp is None:
+                    self.queue.tick()
+                    continue
+                outcome = self._cycle(qp)
+            self._report(outcome)
 
     # --- reporting --------------------------------------------------------------------------------------------
 

@@ -808,7 +808,7 @@ def _run_separately(
                 order.extend(s.placements[before:])
         if progressed:
             continue
-        expiries = [e for s in schedulers if (e := s.queue.next_backoff_expiry()) is not None]
+        expiries = [e for s in schedulers if (e := s.next_wakeup()) is not None]
         if not expiries:
             return order, preempted
         clock.advance_to(min(expiries))

@@ -11,20 +11,22 @@ implement. Every method returns a :class:`Status` whose code means:
 - ``ERROR``: something broke; the pod is retried after backoff.
 - ``SKIP``: from PreFilter/PreScore, "nothing for me to do": the paired Filter/Score of this plugin is skipped for
   this pod. From Bind: "not mine, ask the next bind plugin".
-- ``WAIT``: from Permit only: hold the pod (not used in simulation).
+- ``WAIT``: from Permit only: hold the pod, reserved on its node, until every plugin that asked to wait allows it
+  (through the handle's waiting pods) or one rejects it or its timeout passes.
 - ``PENDING``: the pod waits for an external event; no backoff.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+    from berth.schedule.framework.waiting_pods import WaitingPod
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -180,6 +182,18 @@ class Handle(Protocol):
 
     def bind(self, pod: PodInfo, node_name: str) -> Status:
         """Bind through the active binder (simulation records; live posts ``pods/binding``)."""
+        ...
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        """Call ``callback`` with every pod held at Permit (all profiles), e.g. to allow a whole gang."""
+        ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod with ``uid`` if it is held at Permit."""
+        ...
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject the pod with ``uid`` if it is held at Permit (message ``removed``); True when it was."""
         ...
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import operator
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,7 @@ from berth.schedule.framework.interface import (
     Status,
 )
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from berth.schedule.framework.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
 from berth.schedule.vector import arrays as vector_arrays
 
 if TYPE_CHECKING:
@@ -176,8 +178,11 @@ class Framework:
         rng: random.Random | None = None,
         evict: Evict | None = None,
         nominated: Callable[[str], Sequence[PodInfo]] | None = None,
+        waiting_pods: WaitingPods | None = None,
     ) -> None:
         self._profile_name: str = profile.scheduler_name
+        # Pods held at Permit, shared by the scheduler's profiles (a framework alone keeps its own, on wall time).
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(time.monotonic)
         # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
         vector_arrays.set_enabled(self, True)
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
@@ -330,6 +335,20 @@ class Framework:
         if self._binder is None:
             return Status(Code.ERROR, ("no binder configured",))
         return self._binder(pod, node_name)
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        for waiting in self.waiting_pods:
+            callback(waiting)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        waiting = self.waiting_pods.get(uid)
+        if waiting is None:
+            return False
+        waiting.reject("", "removed")
+        return True
 
     @property
     def evict(self) -> Evict | None:
@@ -909,9 +928,10 @@ class Framework:
                 continue
 
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
-        """(status, longest wait requested). WAIT is reported to the caller, which decides what waiting means."""
-        wait = 0.0
-        waiting = ""
+        """(status, longest wait requested). When plugins ask to WAIT (and none rejects) the pod is added to the
+        waiting pods with each plugin's timeout (capped at 15 minutes) and the status is WAIT (upstream
+        ``RunPermitPlugins``); the binding cycle then waits for :meth:`WaitingPod.decision`."""
+        waits: dict[str, float] = {}
         for name, plugin in self.permit:
             try:
                 status, timeout = plugin.permit(state, pod, node_name)
@@ -922,12 +942,13 @@ class Framework:
             if status.is_rejected:
                 return status.with_plugin(name), 0.0
             if status.code is Code.WAIT:
-                wait = max(wait, min(float(timeout), 15 * 60.0))
-                waiting = waiting or name
+                waits[name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
                 continue
             return Status(Code.ERROR, (f'running Permit plugin "{name}": {status.message()}',), name), 0.0
-        if waiting:
-            return Status(Code.WAIT, (), waiting), wait
+        if waits:
+            self.waiting_pods.add(pod, node_name, waits)
+            message = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+            return Status(Code.WAIT, (message,), next(iter(waits))), max(waits.values())
         return SUCCESS, 0.0
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

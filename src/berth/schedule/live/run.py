@@ -456,7 +456,7 @@ class LiveScheduler:
                 sched.queue.tick()
                 last_tick = now
             if outcome is None:
-                expiry = sched.queue.next_backoff_expiry()
+                expiry = sched.next_wakeup()  # a backoff ending or a Permit wait running out
                 wait = 0.5 if expiry is None else max(0.0, min(0.5, expiry - now))
                 self._wait_inbox(wait)
 
@@ -587,10 +587,17 @@ class LiveScheduler:
         now = time.monotonic()
         profile = outcome.scheduler_name
         result = str(outcome.result)
-        self.metrics.attempts.labels(result, profile).inc()
-        self.metrics.attempt_duration.labels(result, profile).observe(max(0.0, now - self._cycle_started))
+        if outcome.result is not Result.WAITING:
+            self.metrics.attempts.labels(result, profile).inc()
+            self.metrics.attempt_duration.labels(result, profile).observe(max(0.0, now - self._cycle_started))
         if outcome.result is Result.SKIPPED:
             log.debug("skipped %s: %s", outcome.pod, outcome.message)
+            return
+        if outcome.result is Result.WAITING:
+            # Counted (and reported) when its binding cycle ends: allowed and bound, or rejected.
+            log.info(
+                "holding %s on %s at Permit (%s): %s", outcome.pod, outcome.node, profile, outcome.message
+            )
             return
         attempts = self._attempts.get(outcome.pod, 0) + 1
         pod = self._pod(outcome.pod)

@@ -445,7 +445,13 @@ class DefaultPreemption(fw.PostFilterPlugin):
         if best is None:
             return None, fw.unschedulable(MSG_NO_CANDIDATE)
         evict: Any = getattr(self.handle, "evict", None)
+        waiting_pod: Any = getattr(self.handle, "get_waiting_pod", None)
         for victim in best.victims:
+            # Upstream preemptPod: a victim held at Permit is rejected ("preempted"), not deleted.
+            held = waiting_pod(victim.uid) if callable(waiting_pod) else None
+            if held is not None:
+                held.reject(self.NAME, "preempted")
+                continue
             st = evict(victim, pod, best.node)
             if not st.is_success:
                 return None, fw.error(f"preempting {victim.key}: {st.message()}")
