@@ -562,7 +562,7 @@ class Scheduler:
     def schedule_one(self) -> CycleOutcome | None:
         """One step: finish the binding cycle of a pod held at Permit that was allowed or rejected (or whose wait
         ran out), else pop one pod and run its scheduling + binding cycle. None when there is nothing to do."""
-        outcome = self._finish_held()
+        outcome = self._finish_held() if self._held else None
         if outcome is None:
             qp = self.queue.pop()
             if qp is None:
