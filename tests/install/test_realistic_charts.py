@@ -137,3 +137,20 @@ def test_a_secret_a_pre_install_hook_job_creates_is_no_prerequisite(run: Run, tm
             "createdBy": "pre-install hook Job gate/admission-webhook-gate-admission-create",
         }
     ]
+
+
+def test_capabilities_list_the_charts_own_crds_folder(run: Run, tmp_path: Path) -> None:
+    """``helm install`` creates ``crds/`` before rendering (and ``helm upgrade`` finds them), so a default custom
+    resource guarded by ``.Capabilities.APIVersions.Has "factory.example.com/v1/Widget"`` is installed: berth's
+    render has it too. The templated Gadget CRD is not there when Helm renders, and nothing guarded by it is."""
+    chart = REPO / "examples" / "charts" / "operator-crds"
+    assert helm.chart_crd_api_versions(chart) == ("factory.example.com/v1", "factory.example.com/v1/Widget")
+    work = tmp_path / "w"
+    r = run(
+        "install", "setup", "--pull", chart, "--namespace", "fac", "--work-dir", work, "--non-interactive"
+    )
+    assert r.code == 0, r.err
+    manifests = sorted(p.name for p in (work / "out" / "manifests").iterdir())
+    assert "widget-default.yaml" in manifests
+    up = work / "out" / "upgrade"
+    assert not up.exists()  # helm upgrade renders the Widget as well: no install-only difference

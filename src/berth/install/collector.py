@@ -170,7 +170,7 @@ def offline_facts(result: split_mod.Split, namespace: str, kube_version: str) ->
         "assumptions": {
             "lookup": "returns nothing (offline render)",
             "releaseIsInstall": True,
-            "capabilities": f"kube {kube_version}, the built-in API versions and kinds a stock cluster serves, no CRDs",
+            "capabilities": f"kube {kube_version}, the built-in API versions and kinds a stock cluster serves, and the chart's crds/ CRDs",
         },
     }
     if hook_secrets:  # only when there are some: the fact count of other charts stays as it was

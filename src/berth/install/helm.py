@@ -13,6 +13,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from berth.kube import tools, yamlio
 from berth.kube.errors import InputError, ToolError
@@ -78,6 +79,36 @@ def served_api_versions(kube_version: str) -> tuple[str, ...]:
         if minor >= since:
             out[gv] = None
             out.update((f"{gv}/{kind}", None) for kind in kinds)
+    return tuple(out)
+
+
+def chart_crd_api_versions(chart_dir: Path) -> tuple[str, ...]:
+    """``group/version`` and ``group/version/Kind`` served by the CRDs in the chart's ``crds/`` folders (its own
+    and its unpacked subcharts'). ``helm install`` creates those before it renders, and ``helm upgrade`` finds them
+    installed, so ``.Capabilities.APIVersions.Has "<group>/<version>/<Kind>"`` is true for them in both: a chart
+    guarding its default custom resources that way renders them under Helm and must under berth too."""
+    out: dict[str, None] = {}
+    folders = [chart_dir / "crds", *sorted(chart_dir.glob("charts/*/crds"))]
+    for folder in folders:
+        for f in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            if f.suffix not in (".yaml", ".yml", ".json"):
+                continue
+            try:
+                docs = yamlio.load_file(f)
+            except InputError:
+                continue  # Helm reports the broken file when it renders with --include-crds
+            for d in docs:
+                body: dict[str, Any] = d.body if isinstance(d.body, dict) else {}
+                spec: dict[str, Any] = body["spec"] if isinstance(body.get("spec"), dict) else {}
+                names: dict[str, Any] = spec["names"] if isinstance(spec.get("names"), dict) else {}
+                kind = names.get("kind")
+                if body.get("kind") != "CustomResourceDefinition" or not spec.get("group") or not kind:
+                    continue
+                for v in spec.get("versions") or []:
+                    if isinstance(v, dict) and v.get("name") and v.get("served", True):
+                        gv = f"{spec['group']}/{v['name']}"
+                        out[gv] = None
+                        out[f"{gv}/{kind}"] = None
     return tuple(out)
 
 

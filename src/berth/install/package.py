@@ -481,7 +481,7 @@ def render_request(
         label.append(f"inputs {', '.join(sorted(answers))}")
     return helm.RenderRequest(
         chart_dir, pkg.release, namespace, tuple(files), kube_version=pkg.kube_version, is_upgrade=is_upgrade,
-        label="; ".join(label),
+        api_versions=helm.chart_crd_api_versions(chart_dir), label="; ".join(label),
     )  # fmt: skip
 
 
