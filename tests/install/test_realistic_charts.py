@@ -154,3 +154,23 @@ def test_capabilities_list_the_charts_own_crds_folder(run: Run, tmp_path: Path) 
     assert "widget-default.yaml" in manifests
     up = work / "out" / "upgrade"
     assert not up.exists()  # helm upgrade renders the Widget as well: no install-only difference
+
+
+def test_a_template_calling_lookup_is_named_for_review(run: Run, tmp_path: Path) -> None:
+    """Offline, ``lookup`` finds nothing: the operator Secret holds the chart's initial password where ``helm
+    upgrade`` would keep the live one. setup says which template does that (only it), and that alone does not
+    make an upgrade variant."""
+    chart = REPO / "examples" / "charts" / "operator-crds"
+    work = tmp_path / "w"
+    r = run(
+        "install", "setup", "--pull", chart, "--namespace", "fac", "--work-dir", work, "--non-interactive"
+    )
+    assert r.code == 0, r.err
+    lines = [ln for ln in (r.out + r.err).splitlines() if "calls lookup" in ln]
+    assert lines == [
+        "warning: operator-crds/templates/operator.yaml calls lookup, which finds nothing offline: what it renders "
+        "from the result is the chart's fallback where helm install/upgrade would read and keep the live value; "
+        "before an upgrade (or --force-conflicts) check that no live value is overwritten"
+    ]
+    assert not (work / "out" / "upgrade").exists()
+    assert run("install", "verify", "--work-dir", work).code == 0

@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import fcntl
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -187,6 +188,32 @@ def plan_document(wd: Workdir, work_dir: str) -> dict[str, Any]:
     }
 
 
+_LOOKUP_CALL = re.compile(r"\blookup\s+[\"$.(]")
+"""A call of Helm's ``lookup`` (its first argument is a string, a variable, a field or a sub-expression)."""
+
+
+def lookup_notes(result: split_mod.Split, chart_dir: Path) -> list[str]:
+    """One review note per template that calls ``lookup``: offline it finds nothing, so its objects hold the
+    chart's fallback (a generated password, a default), where ``helm install``/``upgrade`` read the live object
+    and keep it. An upgrade from this render overwrites such live values (or stops at a field-manager conflict,
+    where ``--force-conflicts`` would overwrite them)."""
+    out = []
+    for source in dict.fromkeys(o.source for o in result.all_objects()):
+        rel = Path(*Path(source).parts[1:])  # "<chart>/templates/x.yaml" -> chart_dir/templates/x.yaml
+        path = chart_dir / rel
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if _LOOKUP_CALL.search(text):
+            out.append(
+                f"{source} calls lookup, which finds nothing offline: what it renders from the result is the "
+                "chart's fallback where helm install/upgrade would read and keep the live value; before an "
+                "upgrade (or --force-conflicts) check that no live value is overwritten"
+            )
+    return out
+
+
 def render_selection(
     pkg: package.Package,
     selection: wizard.Selection,
@@ -226,7 +253,7 @@ def render_selection(
             )
         elif canonical.canonical_json(o.body) != canonical.canonical_json(mine[r].body):
             notes.append(f"{r} renders differently on upgrade; the upgrade plan uses out/{UPGRADE_DIR}/")
-    return result, (upgrade if notes else None), install_only, notes
+    return result, (upgrade if notes else None), install_only, [*notes, *lookup_notes(result, chart_dir)]
 
 
 SWAP_JOURNAL = ".berth-swap.yaml"
