@@ -656,3 +656,64 @@ def test_upstream_resize_admission_e2e_cases(k8s: Any, plugin: str) -> None:
     assert _refusal(cpu.value) == (403, f'pods "testpod1" is forbidden: {want_cpu}')
     unchanged = core.read_namespaced_pod("testpod1", "default").spec.containers[0].resources
     assert unchanged.requests == unchanged.limits == {"cpu": "400m", "memory": "400Mi"}
+
+
+def test_limit_range_bounds_claims_on_create_and_resize(k8s: Any, kubectl: Kubectl) -> None:
+    core = client.CoreV1Api(k8s)
+    core.create_namespaced_limit_range(
+        "default",
+        {
+            "metadata": {"name": "storage"},
+            "spec": {
+                "limits": [
+                    {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}, "max": {"storage": "10Gi"}}
+                ]
+            },
+        },
+    )
+
+    def claim(name: str, size: str) -> dict[str, Any]:
+        return {
+            "metadata": {"name": name},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}},
+        }
+
+    with pytest.raises(client.ApiException) as big:
+        core.create_namespaced_persistent_volume_claim("default", claim("big", "20Gi"))
+    assert _refusal(big.value) == (
+        403,
+        'persistentvolumeclaims "big" is forbidden: maximum storage usage per PersistentVolumeClaim is 10Gi, '
+        "but request is 20Gi",
+    )
+    with pytest.raises(client.ApiException) as small:
+        core.create_namespaced_persistent_volume_claim("default", claim("small", "500Mi"))
+    assert _refusal(small.value)[1] == (
+        'persistentvolumeclaims "small" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, '
+        "but request is 500Mi"
+    )
+    core.create_namespaced_persistent_volume_claim("default", claim("data", "5Gi"))
+    refused = kubectl.run(
+        "patch", "pvc", "data", "-p", '{"spec":{"resources":{"requests":{"storage":"15Gi"}}}}'
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): persistentvolumeclaims "data" is forbidden: maximum storage usage per '
+        "PersistentVolumeClaim is 10Gi, but request is 15Gi"
+    )
+    kubectl.ok("patch", "pvc", "data", "-p", '{"spec":{"resources":{"requests":{"storage":"8Gi"}}}}')
+    assert core.read_namespaced_persistent_volume_claim("data", "default").spec.resources.requests == {
+        "storage": "8Gi"
+    }
+    # kube-apiserver 1.35 checks the whole claim on every update: once a range no longer allows it, even a
+    # label change is refused (kubernetes/kubernetes#142170 relaxes this after 1.35)
+    core.patch_namespaced_limit_range(
+        "storage",
+        "default",
+        {"spec": {"limits": [{"type": "PersistentVolumeClaim", "max": {"storage": "6Gi"}}]}},
+    )
+    with pytest.raises(client.ApiException) as labels:
+        core.patch_namespaced_persistent_volume_claim("data", "default", {"metadata": {"labels": {"a": "b"}}})
+    assert _refusal(labels.value)[1] == (
+        'persistentvolumeclaims "data" is forbidden: maximum storage usage per PersistentVolumeClaim is 6Gi, '
+        "but request is 8Gi"
+    )

@@ -955,6 +955,8 @@ class Api:
                 meta.pop("finalizers", None)
             self._prepare_create(rt, obj, user)
             self._validate(rt, obj, None, user)
+            if res == "persistentvolumeclaims" and ns and self.store.count("limitranges"):
+                quota.limit_claim(None, obj, self._objects("limitranges", ns))
             if ns and self.store.count("resourcequotas"):
                 self._admit_quota(res, obj, ns)
             meta.pop("managedFields", None)
@@ -1255,10 +1257,10 @@ class Api:
                 )
         self._prepare_update(rt, cur, new, subresource)
         ns = str(cm.get("namespace") or "")
-        # LimitRanger sees only pods/resize updates; ResourceQuota the updates quota.counts_update names
-        resize = subresource == "resize" and rt.resource == "pods" and bool(self.store.count("limitranges"))
-        ranges = self._objects("limitranges", ns) if resize else []
-        if ranges:
+        # LimitRanger and ResourceQuota see only the updates quota.limits_update and quota.counts_update name
+        limited = quota.limits_update(rt.resource, subresource) and bool(self.store.count("limitranges"))
+        ranges = self._objects("limitranges", ns) if limited else []
+        if ranges and rt.resource == "pods":
             quota.default_resized_pod(cur, new, ranges)
         if rt.generation:
             gen = int(cm.get("generation") or 1)
@@ -1269,7 +1271,7 @@ class Api:
             nm.pop("generation", None)
         self._validate(rt, new, cur, user)
         if ranges:
-            quota.limit_resized_pod(cur, new, ranges)
+            quota.limit_update(rt.resource, cur, new, ranges)
         if ns and quota.counts_update(rt.resource, subresource) and self.store.count("resourcequotas"):
             quota.admit_update(rt.resource, cur, new, ns, self._objects)  # under the store lock, as creates
         if track:

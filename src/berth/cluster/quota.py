@@ -8,9 +8,11 @@ behave the same way.
 * :func:`limit_pod` -- LimitRanger on a pod being created: fill ``default``/``defaultRequest`` into containers that
   lack them (annotation ``kubernetes.io/limit-ranger`` says what was set), then check ``min``, ``max`` and
   ``maxLimitRequestRatio`` per Container and per Pod; violations are a 403 naming each one, as upstream words them.
-* :func:`default_resized_pod` and :func:`limit_resized_pod` -- the same two halves on ``pods/resize``, the one pod
-  update upstream's LimitRanger looks at (its ``SupportsAttributes``): defaults before validation, then the whole
-  pod checked again (kube-apiserver 1.35 checks every container, not only the resized ones).
+* :func:`default_resized_pod` and :func:`limit_update` -- the same two halves on the updates upstream's LimitRanger
+  looks at (:func:`limits_update`): on ``pods/resize`` defaults before validation, then the whole pod checked
+  again (kube-apiserver 1.35 checks every container, not only the resized ones); on a PVC, its storage min/max.
+* :func:`limit_claim` -- LimitRanger on a PVC create or update: ``PersistentVolumeClaim`` items' storage ``min``
+  and ``max``.
 * :func:`default_limit_range` -- upstream's defaulting of a LimitRange item (``default`` from ``max``,
   ``defaultRequest`` from ``default``, then from ``min``).
 * :func:`usage` -- what one quota's tracked resources add up to in a namespace (pods, cpu/memory requests and
@@ -110,6 +112,22 @@ def limit_pod(pod: Obj, ranges: Iterable[Obj]) -> None:
     _check_pod(pod, ranges)
 
 
+def limits_update(resource: str, subresource: str | None) -> bool:
+    """Whether LimitRanger looks at an update (upstream's ``SupportsAttributes``): ``pods/resize``, and PVC updates
+    of the object itself. Plain pod updates are skipped: they cannot change resources."""
+    if resource == "pods":
+        return subresource == "resize"
+    return resource == "persistentvolumeclaims" and not subresource
+
+
+def limit_update(resource: str, old: Obj, new: Obj, ranges: Iterable[Obj]) -> None:
+    """LimitRanger's validating half on an update :func:`limits_update` accepts (403 on any violation)."""
+    if resource == "pods":
+        limit_resized_pod(old, new, ranges)
+    else:
+        limit_claim(old, new, ranges)
+
+
 def default_resized_pod(old: Obj, pod: Obj, ranges: Iterable[Obj]) -> None:
     """LimitRanger's mutating half on ``pods/resize``: containers the resize leaves without a request or limit get
     the defaults again. Upstream mutates the submitted pod and the resize strategy then keeps only the containers'
@@ -123,6 +141,43 @@ def limit_resized_pod(old: Obj, pod: Obj, ranges: Iterable[Obj]) -> None:
     (kube-apiserver 1.35 does not skip containers the resize left alone), 403 on any violation."""
     if not _deleting(old):
         _check_pod(pod, list(ranges))
+
+
+def limit_claim(old: Obj | None, claim: Obj, ranges: Iterable[Obj]) -> None:
+    """LimitRanger on a PVC create or update (``old`` given): ``PersistentVolumeClaim`` items' ``min`` and ``max``
+    against ``spec.resources.requests`` (claims get no defaults: storage is required), 403 on any violation.
+    kube-apiserver 1.35 checks the whole claim on every update, so a claim a later LimitRange no longer allows
+    cannot be updated at all until it fits (kubernetes/kubernetes#142170 skips unchanged requests, after 1.35)."""
+    if old is not None and _deleting(old):
+        return
+    requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    problems: list[str] = []
+    for lr in ranges:
+        for item in (lr.get("spec") or {}).get("limits") or []:
+            if not isinstance(item, dict) or item.get("type") != "PersistentVolumeClaim":
+                continue
+            for r, low in (item.get("min") or {}).items():
+                if r not in requests:
+                    problems.append(
+                        f"minimum {r} usage per PersistentVolumeClaim is {low}.  No request is specified"
+                    )
+                elif _amount(requests[r], f"spec.resources.requests.{r}") < _amount(low, f"min.{r}"):
+                    problems.append(
+                        f"minimum {r} usage per PersistentVolumeClaim is {low}, but request is {requests[r]}"
+                    )
+            for r, high in (item.get("max") or {}).items():
+                if r not in requests:
+                    problems.append(
+                        f"maximum {r} usage per PersistentVolumeClaim is {high}.  No request is specified"
+                    )
+                elif _amount(requests[r], f"spec.resources.requests.{r}") > _amount(high, f"max.{r}"):
+                    problems.append(
+                        f"maximum {r} usage per PersistentVolumeClaim is {high}, but request is {requests[r]}"
+                    )
+    if problems:
+        name = str((claim.get("metadata") or {}).get("name") or "")
+        why = problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]"
+        raise E.forbidden("persistentvolumeclaims", "", name, why)
 
 
 def _deleting(obj: Obj) -> bool:
