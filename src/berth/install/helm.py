@@ -9,7 +9,9 @@ template file and line.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +128,8 @@ class RenderRequest:
     api_versions: tuple[str, ...] = ()
     label: str = ""
     """Which values this is (``base ha, components metrics``): errors name it, since a package renders several."""
+    show_only: str = ""
+    """Render only this template (``--show-only``): how :func:`render_notes` gets the chart's NOTES.txt."""
     """Extra ``--api-versions`` beyond the built-in ones a stock cluster of ``kube_version`` serves."""
 
     def args(self) -> list[str]:
@@ -148,6 +152,8 @@ class RenderRequest:
             out += ["--values", str(vf)]
         for sv in self.set_values:
             out += ["--set", sv]
+        if self.show_only:
+            out += ["--show-only", self.show_only]
         return out
 
 
@@ -160,6 +166,43 @@ class Render:
     helm_version: str
     dropped_hook_events: tuple[str, ...] = field(default=())
     """``helm.sh/hook`` values of documents Helm dropped because an event is unknown (from Helm's log)."""
+
+
+NOTES_FILE = "templates/NOTES.txt"
+_NOTES_DEFINE = "berth.notes.NOTES.txt"
+_NOTES_CARRIER = "templates/berth-notes-carrier.yaml"
+
+
+def notes_request(request: RenderRequest, scratch: Path) -> RenderRequest | None:
+    """A render of the chart's ``templates/NOTES.txt`` with the same values, or None when it has none.
+
+    ``helm install`` prints NOTES.txt after it installs; ``helm template`` never renders it. So a copy of the chart
+    gets the notes as a named template plus one YAML carrier ``notes: <the rendered text as JSON>``, rendered with
+    ``--show-only``: the release's own render stays untouched and the text comes back exactly."""
+    notes = request.chart / NOTES_FILE
+    if not notes.is_file():
+        return None
+    copy = scratch / "notes-chart"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(request.chart, copy, symlinks=False)
+    text = (copy / NOTES_FILE).read_text(encoding="utf-8")
+    (copy / NOTES_FILE).unlink()
+    (copy / "templates" / "_berth-notes.tpl").write_text(
+        f'{{{{ define "{_NOTES_DEFINE}" }}}}{text}{{{{ end }}}}', encoding="utf-8"
+    )
+    (copy / _NOTES_CARRIER).write_text(
+        f'notes: {{{{ include "{_NOTES_DEFINE}" . | toJson }}}}\n', encoding="utf-8"
+    )
+    return dataclasses.replace(request, chart=copy, show_only=_NOTES_CARRIER)
+
+
+def notes_text(render: Render) -> str:
+    """The rendered NOTES.txt out of a :func:`notes_request` render, trimmed as Helm prints it."""
+    for doc in yamlio.load_documents(render.text, "NOTES.txt"):
+        if isinstance(doc.body, dict) and isinstance(doc.body.get("notes"), str):
+            return str(doc.body["notes"]).strip()
+    return ""
 
 
 def check_values_file(path: Path) -> None:

@@ -120,6 +120,15 @@ def _print(outcome: Any) -> None:
         click.echo(line)
 
 
+def _print_notes(opts: ApplyOptions, action: str) -> None:
+    """The chart's NOTES.txt after a successful install or upgrade, as Helm prints it (not after a dry run)."""
+    from berth.install import setup
+
+    text = "" if opts.dry_run else setup.release_notes(opts.work_dir / "out", action)
+    if text:
+        click.echo(f"NOTES:\n{text}")
+
+
 @click.command("apply")
 @live_options
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
@@ -128,6 +137,7 @@ def apply_command(opts: ApplyOptions, no_wait: bool) -> None:
     from berth.install import apply
 
     _print(apply.run(dataclasses.replace(opts, wait=not no_wait)))
+    _print_notes(opts, "install")
 
 
 @click.command("uninstall")
@@ -158,6 +168,7 @@ def upgrade_command(
         raise InputError("pass --pull NEWREF (or --resume to continue the last upgrade)", "--pull")
     source = upgrade.UpgradeSource(ref, version, repo) if ref else None
     _print(upgrade.run(dataclasses.replace(opts, wait=not no_wait), source))
+    _print_notes(opts, "upgrade")
 
 
 @click.command("rollback")

@@ -36,6 +36,16 @@ from berth.kube.errors import InputError, MultiInputError
 
 PLAN_FILE = "lifecycle/plan.yaml"
 FACTS_FILE = "facts.yaml"
+NOTES_FILES = {"install": "NOTES.txt", "upgrade": "NOTES-upgrade.txt"}
+"""The chart's rendered NOTES.txt in ``out/spec/`` (install and ``--is-upgrade`` values): printed after a
+successful ``apply`` and ``upgrade`` as ``helm install``/``upgrade`` print it. Absent when the chart has none."""
+
+
+def release_notes(out_dir: Path, action: str) -> str:
+    """The notes ``helm install`` (``action`` install) or ``helm upgrade`` would print for the render in
+    ``out_dir``; empty when the chart has no NOTES.txt (or the work dir predates notes)."""
+    path = out_dir / "spec" / NOTES_FILES[action]
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
 
 
 @dataclass(frozen=True)
@@ -220,9 +230,12 @@ def render_selection(
     answers: dict[str, Any],
     namespace: str,
     scratch: Path,
-) -> tuple[split_mod.Split, split_mod.Split | None, frozenset[objects.Ref], list[str]]:
+) -> tuple[
+    split_mod.Split, split_mod.Split | None, frozenset[objects.Ref], list[str], tuple[str, str] | None
+]:
     """The install render (split), the upgrade render when it differs, the identities only the install variant
-    has, and notes on the differences."""
+    has, notes on the differences, and the chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print
+    it (None when it has none)."""
     chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart")
     req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch
@@ -230,7 +243,16 @@ def render_selection(
     upgrade_req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, is_upgrade=True
     )
-    rendered, up_rendered = helm.render_all([req, upgrade_req])
+    notes_reqs = [
+        n
+        for n in (
+            helm.notes_request(req, scratch / "notes"),
+            helm.notes_request(upgrade_req, scratch / "notes-up"),
+        )
+        if n
+    ]
+    rendered, up_rendered, *notes_renders = helm.render_all([req, upgrade_req, *notes_reqs])
+    release_notes = tuple(helm.notes_text(r) for r in notes_renders)
     result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     twins = split_mod.release_namespace_duplicates(result, namespace)
     if twins:
@@ -253,7 +275,13 @@ def render_selection(
             )
         elif canonical.canonical_json(o.body) != canonical.canonical_json(mine[r].body):
             notes.append(f"{r} renders differently on upgrade; the upgrade plan uses out/{UPGRADE_DIR}/")
-    return result, (upgrade if notes else None), install_only, [*notes, *lookup_notes(result, chart_dir)]
+    return (
+        result,
+        (upgrade if notes else None),
+        install_only,
+        [*notes, *lookup_notes(result, chart_dir)],
+        (release_notes[0], release_notes[1]) if len(release_notes) == 2 else None,
+    )
 
 
 SWAP_JOURNAL = ".berth-swap.yaml"
@@ -552,7 +580,7 @@ def _run(
             prior_answers,
             None if opts.non_interactive else prompt,
         )
-        result, upgrade, install_only, notes = render_selection(
+        result, upgrade, install_only, notes, release_notes = render_selection(
             pkg, selection, answers.effective, namespace, stage / "scratch"
         )
         if notes:
@@ -582,6 +610,9 @@ def _run(
         (spec_dir / FACTS_FILE).write_text(
             yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
         )
+        if release_notes is not None:
+            for action, text in zip(NOTES_FILES, release_notes, strict=True):
+                (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
         written = layout.write_split(result, out, pkg.name, install_only)
         hook_secrets = [
             w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group

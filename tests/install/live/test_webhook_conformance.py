@@ -6,6 +6,7 @@ and a test Job. The create/delete calls in the audit log must be the plan's, cal
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +15,11 @@ import pytest
 
 from berth.cluster import Cluster
 from berth.install import plan, setup
+from berth.install.live_cli import apply_command, upgrade_command
 from berth.kube import tools
 
 from ..conftest import REPO, Run
-from .conftest import start_cluster
+from .conftest import run_live, setup_workdir, start_cluster
 
 CHART = REPO / "examples" / "charts" / "admission-webhook"
 RELEASE = "admission-webhook"
@@ -137,3 +139,30 @@ def test_real_helm_and_the_generated_scripts_make_the_plans_calls(
         calls, seen = audited(audit, names, seen)
         assert calls == expected(plans[action]), action
     assert "Left in place: PersistentVolumeClaim gate/admission-webhook-gate-state" in proc.stdout
+
+
+def test_apply_and_upgrade_print_the_charts_notes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cluster: Cluster
+) -> None:
+    """``helm install`` and ``helm upgrade`` end with the chart's rendered NOTES.txt (``helm template`` never
+    renders it): berth's apply and upgrade print the notes of the install and the ``--is-upgrade`` render."""
+    chart = tmp_path / "umbrella-shop"
+    shutil.copytree(REPO / "examples" / "charts" / "umbrella-shop", chart)
+    (chart / "templates" / "NOTES.txt").write_text(
+        "{{ .Values.shop.name }} {{ if .Release.IsInstall }}installed{{ else }}upgraded{{ end }} "
+        "in {{ .Release.Namespace }}; cart port {{ .Values.cartInfo.port }}.\n"
+    )
+    work = setup_workdir(tmp_path, chart, "notes")
+    assert (
+        work / "out" / "spec" / "NOTES.txt"
+    ).read_text() == "corner-shop installed in notes; cart port 8081.\n"
+    kubeconfig = str(cluster.kubeconfig)
+    res = run_live(capsys, apply_command, "--work-dir", work, "--kubeconfig", kubeconfig, "--dry-run")
+    assert res.code == 0, res.err
+    assert "NOTES:" not in res.out  # nothing was installed
+    res = run_live(capsys, apply_command, "--work-dir", work, "--kubeconfig", kubeconfig)
+    assert res.code == 0, res.err
+    assert res.out.endswith("\nNOTES:\ncorner-shop installed in notes; cart port 8081.\n")
+    res = run_live(capsys, upgrade_command, "--work-dir", work, "--kubeconfig", kubeconfig, "--pull", chart)
+    assert res.code == 0, res.err
+    assert res.out.endswith("\nNOTES:\ncorner-shop upgraded in notes; cart port 8081.\n")
