@@ -120,24 +120,38 @@ class SeriesTimings:
     max_tries: int = MAX_TRIES
 
 
-_Ref = tuple[tuple[str, str], ...]
-_Key = tuple[str, str, str, str, str, _Ref, _Ref]
+_Ref = tuple[Any, ...]
+_Key = tuple[Any, ...]
 
 
 def _ref(ref: Any) -> _Ref:
-    return tuple(sorted((str(k), str(v)) for k, v in ref.items())) if isinstance(ref, Mapping) else ()
+    """Every field of a ``corev1.ObjectReference`` (compared whole by upstream); spelled out, not sorted: this runs
+    once per Event."""
+    if not isinstance(ref, Mapping):
+        return ()
+    get = ref.get
+    return (
+        get("kind"),
+        get("namespace"),
+        get("name"),
+        get("uid"),
+        get("apiVersion"),
+        get("resourceVersion"),
+        get("fieldPath"),
+    )
 
 
 def series_key(body: Mapping[str, Any]) -> _Key:
     """Upstream ``getKey``: what makes two ``events.k8s.io/v1`` Events isomorphic (the note is not part of it)."""
+    get = body.get
     return (
-        str(body.get("type") or ""),
-        str(body.get("action") or ""),
-        str(body.get("reason") or ""),
-        str(body.get("reportingController") or ""),
-        str(body.get("reportingInstance") or ""),
-        _ref(body.get("regarding")),
-        _ref(body.get("related")),
+        get("type"),
+        get("action"),
+        get("reason"),
+        get("reportingController"),
+        get("reportingInstance"),
+        _ref(get("regarding")),
+        _ref(get("related")),
     )
 
 
@@ -297,7 +311,8 @@ class EventRecorder:
                 if isinstance(item, _Retry):
                     self._attempt(item.body, item.tries, worker)
                 else:
-                    body = self._observe(self._body(item))
+                    now = self._clock()
+                    body = self._observe(self._body(item, now), now)
                     if body is not None:
                         self._attempt(body, 0, worker)
             except Exception:
@@ -305,11 +320,10 @@ class EventRecorder:
                     self.failed += 1
                 log.exception("could not record event %s", getattr(item, "reason", ""))
 
-    def _body(self, event: PodEvent) -> dict[str, Any]:
+    def _body(self, event: PodEvent, now: dt.datetime) -> dict[str, Any]:
         """Upstream ``makeEvent``: an ``events.k8s.io/v1`` Event named ``<pod>.<unix nanoseconds in hex>``."""
         meta = event.pod.get("metadata") or {}
         ns = str(meta.get("namespace") or "default")
-        now = self._clock()
         nanos = (now - _EPOCH) // dt.timedelta(microseconds=1) * 1000
         body: dict[str, Any] = {
             "apiVersion": "events.k8s.io/v1",
@@ -328,18 +342,17 @@ class EventRecorder:
             body["related"] = objects.object_reference(event.related, "Pod")
         return body
 
-    def _observe(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        """Upstream ``recordToSink``: what to write for this occurrence -- the Event itself (first), the cached
-        Event with its new series (second), or nothing (later: the count grows in the cache)."""
+    def _observe(self, body: dict[str, Any], now: dt.datetime) -> dict[str, Any] | None:
+        """Upstream ``recordToSink``: what to write for this occurrence (at ``now``) -- the Event itself (first),
+        the cached Event with its new series (second), or nothing (later: the count grows in the cache)."""
         if self._use_core:
             return body  # the legacy path writes every occurrence
         key = series_key(body)
-        now = self._clock()
         with self._lock:
             cached = self._cache.get(key)
             if cached is None:
-                self._cache[key] = _Cached(body, _parse_micro(str(body["eventTime"])) or now)
-                return dict(body)
+                self._cache[key] = _Cached(body, now)
+                return body  # the cache keeps it as it is: no write changes a body
             cached.count += 1
             first_repeat = cached.last_observed is None
             cached.last_observed = now
