@@ -508,8 +508,3 @@ def test_live_loop_schedules_pods_fed_from_another_thread() -> None:
         worker.join(timeout=10)
     assert len({p.pod for p in s.placements}) == 40
     assert not worker.is_alive()
-
-
-def test_configured_extenders_are_reported_not_silently_ignored() -> None:
-    c = cfg(extenders=[{"urlPrefix": "http://127.0.0.1:1/", "filterVerb": "filter"}])
-    assert any("extenders" in w for w in Scheduler(c).warnings)

@@ -35,10 +35,11 @@ import numpy as np
 
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
-from berth.schedule import percentage, vector
+from berth.schedule import extender, percentage, vector
 from berth.schedule.cache import Cache, ObjectCache, Snapshot
 from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import (
+    MAX_NODE_SCORE,
     SUCCESS,
     ClusterEvent,
     Code,
@@ -352,6 +353,9 @@ class Scheduler:
         # Pods held at Permit (shared by the profiles, as upstream) and their unfinished binding cycles, by uid.
         self.waiting_pods = WaitingPods(self.clock)
         self._held: dict[str, _HeldBinding] = {}
+        # HTTP extenders, called after the Filter plugins, beside Score, before the bind plugins, by preemption.
+        self.extenders = extender.build(getattr(config, "extenders", ()))
+        self._extenders_rank = any(e.is_filter or e.is_prioritizer for e in self.extenders)
         first: Framework | None = None
         for profile in config.profiles:
             name = profile.scheduler_name
@@ -369,6 +373,7 @@ class Scheduler:
                 evict=self._evict if callable(getattr(self.binder, "evict", None)) else None,
                 nominated=self._nominated_on,
                 waiting_pods=self.waiting_pods,
+                extenders=self.extenders,
             )
             if first is None:
                 first = framework
@@ -386,10 +391,6 @@ class Scheduler:
             self.warnings.extend(framework.warnings)
         if first is None:
             raise InputError("the configuration has no profiles", "profiles")
-        if getattr(config, "extenders", ()):
-            self.warnings.append(
-                "extenders are configured but berth does not call scheduler extenders yet (they are skipped)"
-            )
         self.queue = SchedulingQueue(
             first.queue_sort_less,
             clock=self.clock,
@@ -672,7 +673,8 @@ class Scheduler:
         self.queue.done(pod.key)
         status = fw.run_pre_bind(state, assumed, host)
         if status.is_success:
-            status = fw.run_bind(state, assumed, host)
+            bound = self._extenders_bind(assumed, host)
+            status = bound if bound is not None else fw.run_bind(state, assumed, host)
             if status.code is Code.SKIP:
                 status = Status(Code.ERROR, ("no bind plugin bound the pod (all returned Skip)",))
         if not status.is_success:
@@ -721,8 +723,13 @@ class Scheduler:
             ):
                 st = fw.run_filter_with_nominated_pods(state, pod, node)  # upstream evaluateNominatedNode
                 if st.is_success:
-                    return nominated, None, diagnosis
-                if st.code is Code.ERROR:
+                    try:
+                        passed = self._pass_extenders(pod, [node], diagnosis)
+                    except extender.ExtenderError:
+                        passed = []  # upstream logs it and looks at every node
+                    if passed:
+                        return nominated, None, diagnosis
+                elif st.code is Code.ERROR:
                     return "", st, diagnosis
 
         nodes: Sequence[NodeInfo] = all_nodes
@@ -739,16 +746,21 @@ class Scheduler:
         self.next_start_node_index = (self.next_start_node_index + processed) % num_all
         if error is not None:
             return "", error, diagnosis
+        if self.extenders and feasible:
+            try:
+                feasible = self._pass_extenders(pod, feasible, diagnosis)
+            except extender.ExtenderError as exc:
+                return "", Status(Code.ERROR, (str(exc),)), diagnosis
         if not feasible:
             return "", self._post_filter(fw, state, pod, num_all, diagnosis), diagnosis
         if len(feasible) == 1:
             return feasible[0].name, None, diagnosis
 
-        if fw.has_score_plugins:
+        totals: Sequence[int] | np.ndarray[Any, np.dtype[np.int64]]
+        if fw.has_score_plugins or self._extenders_rank:
             status = fw.run_pre_score(state, pod, feasible)
             if not status.is_success:
                 return "", status, diagnosis
-            totals: Sequence[int] | np.ndarray[Any, np.dtype[np.int64]]
             fused = self._fused_rows
             if fused is not None and fused[0] is feasible:  # rows left by the vectorised filter
                 totals, status = fw.run_score_rows(state, pod, feasible, fused[1], fused[2])
@@ -756,9 +768,77 @@ class Scheduler:
                 totals, status = fw.run_score(state, pod, feasible)
             if not status.is_success:
                 return "", status, diagnosis
+            if self.extenders:
+                totals = self._add_extender_scores(pod, feasible, totals)
         else:
             totals = [1] * len(feasible)
         return self._select_host(feasible, totals), None, diagnosis
+
+    def _extenders_bind(self, pod: PodInfo, host: str) -> Status | None:
+        """Upstream ``extendersBinding``: the first interested binder extender binds (an ignorable one that fails
+        is passed over); None when no extender bound, so the bind plugins run."""
+        for ext in self.extenders:
+            if not ext.is_binder or not ext.is_interested(pod):
+                continue
+            try:
+                ext.bind(pod, host)
+            except extender.ExtenderError as exc:
+                if ext.ignorable:
+                    continue
+                return Status(Code.ERROR, (str(exc),))
+            return SUCCESS
+        return None
+
+    def _pass_extenders(self, pod: PodInfo, feasible: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo]:
+        """Upstream ``findNodesThatPassExtenders``: each interested filter extender narrows the feasible nodes in
+        turn; its failed nodes get statuses (unresolvable ones win). Raises ExtenderError for a failing extender
+        that is not ignorable."""
+        before = len(feasible)
+        for ext in self.extenders:
+            if not feasible:
+                break
+            if not ext.is_filter or not ext.is_interested(pod):
+                continue
+            try:
+                passed, failed, unresolvable = ext.filter(pod, feasible)
+            except extender.ExtenderError:
+                if ext.ignorable:
+                    continue
+                raise
+            for node_name, reason in unresolvable.items():
+                diagnosis.node_to_status[node_name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason,))
+            for node_name, reason in failed.items():
+                if node_name not in unresolvable:
+                    diagnosis.node_to_status[node_name] = Status(Code.UNSCHEDULABLE, (reason,))
+            feasible = passed
+        if len(feasible) != before:
+            # Extenders register no events: a pod they rejected is retried on any cluster event (upstream #122019).
+            diagnosis.unschedulable_plugins.add(extender.EXTENDER_NAME)
+        return feasible
+
+    def _add_extender_scores(
+        self,
+        pod: PodInfo,
+        feasible: Sequence[NodeInfo],
+        totals: Sequence[int] | np.ndarray[Any, np.dtype[np.int64]],
+    ) -> list[int]:
+        """Upstream ``prioritizeNodes``: each interested extender's score x weight x (100 / 10) is added; a failing
+        prioritizer is skipped (its nodes get nothing from it)."""
+        out = [int(t) for t in totals]
+        index = {n.name: i for i, n in enumerate(feasible)}
+        scale = MAX_NODE_SCORE // extender.MAX_EXTENDER_PRIORITY
+        for ext in self.extenders:
+            if not ext.is_interested(pod):
+                continue
+            try:
+                scores, weight = ext.prioritize(pod, feasible)
+            except extender.ExtenderError:
+                continue
+            for host, score in scores:
+                i = index.get(host)
+                if i is not None:
+                    out[i] += score * weight * scale
+        return out
 
     def _find_feasible(
         self, fw: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], diagnosis: Diagnosis
@@ -773,6 +853,7 @@ class Scheduler:
             self.config.percentage_of_nodes_to_score,
             fw.percentage_of_nodes_to_score,
             fw.has_score_plugins,
+            has_extenders=self._extenders_rank,
         )
         start = self.next_start_node_index % n
         if not fw.has_filter_plugins:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+EXTENDER_NAME = "Extender"
+"""Upstream ``framework.ExtenderName``: recorded as the rejecting "plugin" when HTTP extenders filtered nodes out."""
 
 
 class Code(IntEnum):

@@ -52,6 +52,7 @@ import numpy as np
 from berth.kube.errors import InputError
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.interface import (
+    EXTENDER_NAME,
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     SUCCESS,
@@ -179,10 +180,13 @@ class Framework:
         evict: Evict | None = None,
         nominated: Callable[[str], Sequence[PodInfo]] | None = None,
         waiting_pods: WaitingPods | None = None,
+        extenders: Sequence[Any] = (),
     ) -> None:
         self._profile_name: str = profile.scheduler_name
         # Pods held at Permit, shared by the scheduler's profiles (a framework alone keeps its own, on wall time).
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(time.monotonic)
+        # The scheduler's HTTP extenders (berth.schedule.extender.HTTPExtender): DefaultPreemption asks them.
+        self._extenders: tuple[Any, ...] = tuple(extenders)
         # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
         vector_arrays.set_enabled(self, True)
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
@@ -336,6 +340,10 @@ class Framework:
             return Status(Code.ERROR, ("no binder configured",))
         return self._binder(pod, node_name)
 
+    def extenders(self) -> tuple[Any, ...]:
+        """The scheduler's HTTP extenders, in configuration order (upstream ``Handle.Extenders``)."""
+        return self._extenders
+
     def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
         for waiting in self.waiting_pods:
             callback(waiting)
@@ -419,6 +427,9 @@ class Framework:
             register = getattr(plugin, "events_to_register", None)
             events = tuple(register()) if callable(register) else ()
             out[name] = events or ALL_EVENTS
+        if self._extenders:
+            # A pod an extender filtered out is retried on any cluster event (extenders register none).
+            out[EXTENDER_NAME] = ALL_EVENTS
         return out
 
     # --- extension points -------------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from berth.schedule.extender import ExtenderError, Victims
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
@@ -441,7 +442,10 @@ class DefaultPreemption(fw.PostFilterPlugin):
                 return None, errors[0]
             message = fit_error(len(all_nodes), run.statuses, REASON_NOT_HELPFUL)
             return fw.PostFilterResult(""), fw.unschedulable(message)
-        best = pick_one(run.candidates)
+        candidates, status = self.call_extenders(pod, run.candidates, all_nodes)
+        if not status.is_success:
+            return None, status
+        best = pick_one(candidates)
         if best is None:
             return None, fw.unschedulable(MSG_NO_CANDIDATE)
         evict: Any = getattr(self.handle, "evict", None)
@@ -456,6 +460,41 @@ class DefaultPreemption(fw.PostFilterPlugin):
             if not st.is_success:
                 return None, fw.error(f"preempting {victim.key}: {st.message()}")
         return fw.PostFilterResult(best.node), fw.SUCCESS
+
+    def call_extenders(
+        self, pod: PodInfo, candidates: list[Candidate], all_nodes: Sequence[NodeInfo]
+    ) -> tuple[list[Candidate], fw.Status]:
+        """Upstream ``callExtenders``: each interested extender with a preempt verb may drop candidate nodes or change
+        their victims; an empty victim list is an error (ignorable extenders: the node is dropped)."""
+        extenders: Any = getattr(self.handle, "extenders", None)
+        found = tuple(extenders()) if callable(extenders) else ()
+        if not found or not candidates:
+            return candidates, fw.SUCCESS
+        victims = {c.node: Victims(tuple(c.victims), c.pdb_violations) for c in candidates}
+        nodes = {n.name: n for n in all_nodes}
+        for ext in found:
+            if not ext.supports_preemption or not ext.is_interested(pod):
+                continue
+            try:
+                answer: dict[str, Victims] = ext.process_preemption(pod, victims, nodes)
+            except ExtenderError as exc:
+                if ext.ignorable:
+                    continue
+                return [], fw.error(str(exc))
+            for node_name in list(answer):
+                if not answer[node_name].pods:
+                    if ext.ignorable:
+                        del answer[node_name]
+                        continue
+                    return [], fw.error(f'expected at least one victim pod on node "{node_name}"')
+            victims = answer
+            if not victims:
+                break
+        order = {
+            c.node: i for i, c in enumerate(candidates)
+        }  # upstream rebuilds from a map: order is arbitrary
+        kept = sorted(victims, key=lambda name: order.get(name, len(order)))
+        return [Candidate(n, list(victims[n].pods), victims[n].num_pdb_violations) for n in kept], fw.SUCCESS
 
     def post_filter(
         self, state: fw.CycleState, pod: PodInfo, statuses: Mapping[str, fw.Status]
