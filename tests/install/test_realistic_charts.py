@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from berth import cli
-from berth.install import helm
+from berth.install import chart, helm
 from berth.kube import yamlio
 
 from .conftest import REPO, Run
@@ -174,3 +174,21 @@ def test_a_template_calling_lookup_is_named_for_review(run: Run, tmp_path: Path)
     ]
     assert not (work / "out" / "upgrade").exists()
     assert run("install", "verify", "--work-dir", work).code == 0
+
+
+def test_capabilities_list_the_crds_of_a_packed_subchart(tmp_path: Path) -> None:
+    """After ``helm dependency build`` subcharts are ``charts/<name>-<version>.tgz``; their ``crds/`` are created
+    by ``helm install`` like the parent's, so the subchart's guarded default Widget renders."""
+    parent = tmp_path / "platform"
+    (parent / "charts").mkdir(parents=True)
+    (parent / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: platform\nversion: 1.0.0\n"
+        "dependencies:\n  - {name: operator-crds, version: 0.5.0}\n"
+    )
+    chart.pack_folder(REPO / "examples" / "charts" / "operator-crds", parent / "charts")
+    assert [p.name for p in (parent / "charts").iterdir()] == ["operator-crds-0.5.0.tgz"]
+    assert helm.chart_crd_api_versions(parent) == ("factory.example.com/v1", "factory.example.com/v1/Widget")
+    text = helm.render(
+        helm.RenderRequest(parent, "p", "ns", api_versions=helm.chart_crd_api_versions(parent)), twice=False
+    ).text
+    assert "kind: Widget\nmetadata:\n  name: default\n" in text

@@ -13,6 +13,7 @@ import dataclasses
 import re
 import shutil
 import subprocess
+import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,33 +85,59 @@ def served_api_versions(kube_version: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def chart_crd_api_versions(chart_dir: Path) -> tuple[str, ...]:
-    """``group/version`` and ``group/version/Kind`` served by the CRDs in the chart's ``crds/`` folders (its own
-    and its unpacked subcharts'). ``helm install`` creates those before it renders, and ``helm upgrade`` finds them
-    installed, so ``.Capabilities.APIVersions.Has "<group>/<version>/<Kind>"`` is true for them in both: a chart
-    guarding its default custom resources that way renders them under Helm and must under berth too."""
-    out: dict[str, None] = {}
-    folders = [chart_dir / "crds", *sorted(chart_dir.glob("charts/*/crds"))]
-    for folder in folders:
+_CRD_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _crds_folder_texts(chart_dir: Path) -> list[tuple[str, str]]:
+    """(where, text) of every file in the ``crds/`` folders of the chart and its subcharts, unpacked
+    (``charts/<name>/crds/``) or packed (``charts/<name>.tgz``, as ``helm dependency build`` leaves them)."""
+    out: list[tuple[str, str]] = []
+    for folder in [chart_dir / "crds", *sorted(chart_dir.glob("charts/*/crds"))]:
         for f in sorted(folder.rglob("*")) if folder.is_dir() else []:
-            if f.suffix not in (".yaml", ".yml", ".json"):
+            if f.suffix in _CRD_SUFFIXES and f.is_file():
+                out.append((str(f), f.read_text(encoding="utf-8", errors="replace")))
+    for archive in sorted(chart_dir.glob("charts/*.tgz")):
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                for m in sorted(tar.getmembers(), key=lambda m: m.name):
+                    parts = m.name.split("/")
+                    if (
+                        m.isfile()
+                        and len(parts) >= 3
+                        and parts[1] == "crds"
+                        and m.name.endswith(_CRD_SUFFIXES)
+                    ):
+                        data = tar.extractfile(m)
+                        if data is not None:
+                            out.append((f"{archive}:{m.name}", data.read().decode("utf-8", "replace")))
+        except (OSError, tarfile.TarError):
+            continue  # Helm reports an unreadable subchart when it renders
+    return out
+
+
+def chart_crd_api_versions(chart_dir: Path) -> tuple[str, ...]:
+    """``group/version`` and ``group/version/Kind`` served by the CRDs in the ``crds/`` folders of the chart and
+    its subcharts. ``helm install`` creates those before it renders, and ``helm upgrade`` finds them installed, so
+    ``.Capabilities.APIVersions.Has "<group>/<version>/<Kind>"`` is true for them in both: a chart guarding its
+    default custom resources that way renders them under Helm and must under berth too."""
+    out: dict[str, None] = {}
+    for where, text in _crds_folder_texts(chart_dir):
+        try:
+            docs = yamlio.load_documents(text, where)
+        except InputError:
+            continue  # Helm reports the broken file when it renders with --include-crds
+        for d in docs:
+            body: dict[str, Any] = d.body if isinstance(d.body, dict) else {}
+            spec: dict[str, Any] = body["spec"] if isinstance(body.get("spec"), dict) else {}
+            names: dict[str, Any] = spec["names"] if isinstance(spec.get("names"), dict) else {}
+            kind = names.get("kind")
+            if body.get("kind") != "CustomResourceDefinition" or not spec.get("group") or not kind:
                 continue
-            try:
-                docs = yamlio.load_file(f)
-            except InputError:
-                continue  # Helm reports the broken file when it renders with --include-crds
-            for d in docs:
-                body: dict[str, Any] = d.body if isinstance(d.body, dict) else {}
-                spec: dict[str, Any] = body["spec"] if isinstance(body.get("spec"), dict) else {}
-                names: dict[str, Any] = spec["names"] if isinstance(spec.get("names"), dict) else {}
-                kind = names.get("kind")
-                if body.get("kind") != "CustomResourceDefinition" or not spec.get("group") or not kind:
-                    continue
-                for v in spec.get("versions") or []:
-                    if isinstance(v, dict) and v.get("name") and v.get("served", True):
-                        gv = f"{spec['group']}/{v['name']}"
-                        out[gv] = None
-                        out[f"{gv}/{kind}"] = None
+            for v in spec.get("versions") or []:
+                if isinstance(v, dict) and v.get("name") and v.get("served", True):
+                    gv = f"{spec['group']}/{v['name']}"
+                    out[gv] = None
+                    out[f"{gv}/{kind}"] = None
     return tuple(out)
 
 
