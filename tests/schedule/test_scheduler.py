@@ -508,3 +508,22 @@ def test_live_loop_schedules_pods_fed_from_another_thread() -> None:
         worker.join(timeout=10)
     assert len({p.pod for p in s.placements}) == 40
     assert not worker.is_alive()
+
+
+def test_preemption_drops_the_nomination_of_lower_priority_pods_on_the_chosen_node() -> None:
+    """Upstream prepareCandidate: a lower-priority pod nominated to the node a new preemption chose may no longer
+    fit there; its nomination is dropped (and reported, so live mode clears its status.nominatedNodeName)."""
+    s = scheduler(nodes=0)
+    s.add_node(node("n0", cpu="2"))
+    s.add_pod(pod("a", cpu="1", node_name="n0", priority=0))
+    s.add_pod(pod("b", cpu="1", node_name="n0", priority=10))
+    s.add_pod(pod("mid", cpu="1", priority=50))
+    mid = s.schedule_one()
+    assert mid is not None and (mid.nominated_node, mid.unnominated) == ("n0", ())
+    assert [p.victim for p in s.preempted] == ["default/a"]
+    s.add_pod(pod("high", cpu="2", priority=100))
+    high = s.schedule_one()
+    assert high is not None and high.pod == "default/high"
+    assert (high.nominated_node, high.unnominated) == ("n0", ("default/mid",))
+    assert [p.key for p in s._nominated_on("n0")] == ["default/high"]
+    assert "nominatedNodeName" not in (s._pending_pods["default/mid"].pod.get("status") or {})

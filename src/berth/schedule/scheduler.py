@@ -128,6 +128,9 @@ class CycleOutcome:
     reason: FailureReason | None = None
     nominated_node: str = ""  # live mode patches status.nominatedNodeName with it
     clear_nomination: bool = False  # had one; preemption found no room: live mode clears it
+    # Lower-priority pods whose nomination to the node this pod's preemption chose was dropped (live mode clears
+    # their status.nominatedNodeName, as upstream's prepareCandidate does).
+    unnominated: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -217,6 +220,9 @@ class Diagnosis:
     nominated_node: str = ""  # set by a PostFilter (preemption) that made room on a node
     # A PostFilter found no room (upstream's empty nomination): a nomination the pod had is dropped.
     clear_nomination: bool = False
+    unnominated: list[str] = field(
+        default_factory=list
+    )  # lower-priority pods whose nomination preemption dropped
     # The failure is a FitError (no node fits): only then does the PostFilter decide about the nomination; after
     # any other failure (an error, Reserve, Permit, binding) upstream clears it.
     fit_error: bool = False
@@ -939,12 +945,22 @@ class Scheduler:
             if not self._nominated[node_name]:
                 del self._nominated[node_name]
 
-    def _unnominate_lower(self, pod: PodInfo, node_name: str) -> None:
+    def _unnominate_lower(self, pod: PodInfo, node_name: str) -> list[str]:
         """Upstream ``prepareCandidate``: pods of lower priority nominated to the node preemption chose may no
-        longer fit there; their nomination is dropped so they look for room elsewhere."""
+        longer fit there; their nomination is dropped so they look for room elsewhere. Returns their keys."""
+        dropped = []
         for key, other in list(self._nominated.get(node_name, {}).items()):
             if key != pod.key and other.priority < pod.priority:
                 self._unnominate(key)
+                dropped.append(key)
+                pending = self._pending_pods.get(key)
+                if pending is not None:  # its next attempt must not try the node first
+                    status = {
+                        k: v for k, v in (pending.pod.get("status") or {}).items() if k != "nominatedNodeName"
+                    }
+                    self._pending_pods[key] = PodInfo({**pending.pod, "status": status})
+                    self.queue.update(self._pending_pods[key])
+        return dropped
 
     def _promised_nodes(self, pod: PodInfo) -> list[str]:
         """The nodes where another pod of equal or higher priority is nominated (Filter must count it in there)."""
@@ -1080,7 +1096,7 @@ class Scheduler:
             diagnosis.post_filter_msg = status.message() if not status.is_success else ""
             if result is not None and result.nominated_node_name:
                 diagnosis.nominated_node = result.nominated_node_name
-                self._unnominate_lower(pod, result.nominated_node_name)
+                diagnosis.unnominated = self._unnominate_lower(pod, result.nominated_node_name)
             elif result is not None:
                 diagnosis.clear_nomination = True
         return Status(Code.UNSCHEDULABLE, (fit_error_message(num_all, diagnosis),))
@@ -1135,6 +1151,7 @@ class Scheduler:
             reason=reason,
             nominated_node=diagnosis.nominated_node,
             clear_nomination=clear,
+            unnominated=tuple(diagnosis.unnominated),
         )
 
     # --- driving ----------------------------------------------------------------------------------------------
