@@ -580,7 +580,11 @@ def _event(obj: Obj, now: dt.datetime) -> Cells:
     kind = str(involved.get("kind") or "").lower()
     target = f"{kind}/{involved.get('name')}" if involved.get("name") else kind
     source = (obj.get("deprecatedSource") if new_api else obj.get("source")) or {}
-    component = source.get("component") or obj.get("reportingController") or ""
+    # Upstream formatEventSource: the reporting controller when the source has no component (the core shape
+    # calls it reportingComponent).
+    component = (
+        source.get("component") or obj.get("reportingController") or obj.get("reportingComponent") or ""
+    )
     instance = source.get("host") or obj.get("reportingInstance") or ""
     message = obj.get("note") if new_api else obj.get("message")
     return [
