@@ -113,6 +113,7 @@ def test_repeats_are_one_event_whose_series_count_is_patched_then_a_new_event_af
         header, row = wide.splitlines()
         at = header.index("COUNT")
         assert row[at:].split()[0] == "5", wide
+        assert f"{PROFILE}, {PROFILE}-" in row, wide  # SOURCE: reporting controller, instance
         assert "(x5 over" in kubectl(env, tmp_path / "home", "describe", "pod", "p")
 
         recorder.record(events.failed_event(p, PROFILE, "still no room"))
