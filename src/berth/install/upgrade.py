@@ -23,7 +23,7 @@ from berth.install import apply, receipt, setup
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
-from berth.kube.errors import InputError
+from berth.kube.errors import BerthError, InputError
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,12 @@ def diff_lines(old: setup.Workdir, new: setup.Workdir) -> list[str]:
     return lines or ["(no change to release objects)"]
 
 
-def rerender(work: Path, source: UpgradeSource, namespace: str, reporter: apply.Reporter) -> None:
+def rerender(
+    work: Path, source: UpgradeSource, namespace: str, reporter: apply.Reporter, shown_as: str = ""
+) -> None:
     """Run setup again with the new reference. The run receipts survive: setup's journaled swap of ``W/out``
-    carries ``out/runs`` into the new render (:func:`berth.install.setup.swap`)."""
+    carries ``out/runs`` into the new render (:func:`berth.install.setup.swap`). ``shown_as`` replaces ``work``
+    in the lines printed (a dry run's temporary copy, gone when the run ends)."""
     result = setup.run(
         setup.SetupOptions(
             source.ref,
@@ -81,7 +84,7 @@ def rerender(work: Path, source: UpgradeSource, namespace: str, reporter: apply.
         )
     )
     for line in result.lines:
-        reporter.print(line)
+        reporter.print(line.replace(str(work), shown_as) if shown_as else line)
 
 
 def run(
@@ -100,22 +103,53 @@ def run(
     else:
         old = setup.load_workdir(work)
         if options.dry_run:
-            scratch = Path(tempfile.mkdtemp(prefix="berth-upgrade-dry-run-"))
-            shutil.copytree(work, scratch / "w")
-            reporter.print(
-                f"Dry run: re-rendering into a copy of the work dir ({scratch / 'w'}); {work} is unchanged"
-            )
-            work = scratch / "w"
-            options = replace(options, work_dir=work)
+            return _dry_run(options, source, old, reporter)
         rerender(work, source, old.namespace, reporter)
         new = setup.load_workdir(work)
         reporter.print("Changes to release objects:")
         for line in diff_lines(old, new):
             reporter.print(f"  {line}")
-    wd = setup.load_workdir(work)
-    plan = setup.build_plan(wd, plan_mod.Action.UPGRADE, str(work), options.wait, options.timeout)
+    return _execute(options, work, reporter)
+
+
+def _execute(options: apply.ApplyOptions, named: Path, reporter: apply.Reporter) -> apply.Outcome:
+    """Run the upgrade plan of ``options.work_dir``; commands it prints name ``named``."""
+    wd = setup.load_workdir(options.work_dir)
+    plan = setup.build_plan(wd, plan_mod.Action.UPGRADE, str(named), options.wait, options.timeout)
     kube = apply.connect_checked(options, reporter)
     try:
         return apply.execute(kube, plan, options, reporter)
     finally:
         kube.close()
+
+
+def _dry_run(
+    options: apply.ApplyOptions, source: UpgradeSource, old: setup.Workdir, reporter: apply.Reporter
+) -> apply.Outcome:
+    """``upgrade --dry-run``: re-render into a copy of the work dir and run the plan with ``dryRun=All``. The
+    copy goes away afterwards (it holds the rendered Secrets); its receipt joins the work dir's other dry-run
+    receipts in ``out/runs``, and every command and path printed names the real work dir."""
+    work = options.work_dir
+    scratch = Path(tempfile.mkdtemp(prefix="berth-upgrade-dry-run-"))
+    copy = scratch / "w"
+    try:
+        shutil.copytree(work, copy)
+        reporter.print(f"Dry run: re-rendering into a temporary copy of the work dir; {work} is unchanged")
+        rerender(copy, source, old.namespace, reporter, f"<dry-run copy of {work}>")
+        reporter.print("Changes to release objects:")
+        for line in diff_lines(old, setup.load_workdir(copy)):
+            reporter.print(f"  {line}")
+        try:
+            outcome = _execute(replace(options, work_dir=copy), work, reporter)
+        except BerthError as exc:
+            exc.args = tuple(str(a).replace(str(copy), str(work)) for a in exc.args)
+            raise
+        finally:
+            for rec in sorted((copy / receipt.RUNS_DIR).glob("*.yaml")):
+                if not (work / receipt.RUNS_DIR / rec.name).exists() and rec.name != receipt.TARGET_FILE:
+                    (work / receipt.RUNS_DIR).mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(rec, work / receipt.RUNS_DIR / rec.name)
+        lines = tuple(line.replace(str(copy), str(work)) for line in outcome.lines)
+        return replace(outcome, receipt_path=work / receipt.RUNS_DIR / outcome.receipt_path.name, lines=lines)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
