@@ -219,6 +219,9 @@ class Executor:
     state: receipt.ResumeState | None = None
     warnings: list[str] = field(default_factory=list)
     _docs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _applied: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    """(kind, namespace, name) -> the object as this run applied it: what the readiness step's wait replays the
+    watch history from when a Job is gone (``ttlSecondsAfterFinished: 0``)."""
 
     # -- helpers --
 
@@ -390,6 +393,7 @@ class Executor:
                 self.reporter.object(f"= {self.label(o, ns)} (applied by the earlier run)")
                 continue
             created, live = self.kube.apply(self.prepared(o, res), res, self.options.force_conflicts)
+            self._applied[(o.kind, ns, o.name)] = live
             uid = (live.get("metadata") or {}).get("uid")
             self.record(i, j, o, "created" if created else "applied", ns, uid=uid)
             self.reporter.object(f"{'+' if created else '~'} {self.label(o, ns)}")
@@ -423,7 +427,10 @@ class Executor:
                 self.record(i, j, o, "would-wait", ns)
                 continue
             with self.reporter.waiting(f"waiting for {self.label(o, ns)} ({(o.wait or Wait.NONE).value})"):
-                r = self.kube.wait_ready(res, o.name, ns, (o.wait or Wait.ROLLOUT).value, self.timeout(step))
+                r = self.kube.wait_ready(
+                    res, o.name, ns, (o.wait or Wait.ROLLOUT).value, self.timeout(step),
+                    since=self._applied.get((o.kind, ns, o.name)),
+                )  # fmt: skip
             self.record(i, j, o, "ready", ns, detail=r.detail)
             self.reporter.object(f"✓ {self.label(o, ns)} ready ({r.detail})")
 
