@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from berth.schedule.live import api, events
+from berth.schedule.live import api, events, informers
 
 from .conftest import Env, eventually, pod
 from .test_faults import PROFILE, one_profile
@@ -116,3 +116,45 @@ def test_status_writer_sets_then_clears_the_nomination(env: Env) -> None:
     ]
     # Nothing to clear and the same condition: no write.
     assert not writer.patch(cleared, "Unschedulable", "second", clear_nomination=True)
+
+
+def test_a_preemption_clears_the_nomination_of_lower_priority_pods_on_its_node(env: Env) -> None:
+    """Upstream prepareCandidate clears status.nominatedNodeName of lower-priority pods nominated to the node a
+    preemption chose (CycleOutcome.unnominated), so they look elsewhere; pods already bound are left alone."""
+    from berth.schedule.scheduler import CycleOutcome, FailureReason, Result
+
+    writer = events.StatusWriter(env.client, api.PermissionLog(logging.getLogger("test")))
+    env.create(pod("mid", scheduler="someone-else"))
+    path = "/api/v1/namespaces/default/pods/mid"
+    assert writer.patch(env.call("GET", path), "Unschedulable", "waiting", "node-1")
+    assert not writer.clear_nomination(
+        {"metadata": {"name": "mid"}, "status": {}}
+    )  # nothing to clear: no write
+    with env.scheduler(one_profile()) as sched:
+        assert sched.wait_synced(30)
+        eventually(
+            lambda: (
+                (sched.informers[informers.PODS.qualified].get("default/mid") or {})
+                .get("status", {})
+                .get("nominatedNodeName")
+            ),
+            30,
+            "the informer sees the nomination",
+        )
+        outcome = CycleOutcome(
+            "default/vip",
+            PROFILE,
+            Result.UNSCHEDULABLE,
+            message="0/4 nodes are available: 4 Insufficient cpu.",
+            reason=FailureReason.UNSCHEDULABLE,
+            nominated_node="node-1",
+            unnominated=("default/mid",),
+        )
+        sched._on_outcome(outcome)
+    assert "nominatedNodeName" not in env.call("GET", path)["status"]
+    clears = [
+        rec
+        for rec in env.audit()
+        if rec.get("name") == "mid" and rec.get("subresource") == "status" and rec.get("verb") == "patch"
+    ]
+    assert len(clears) == 2  # the test's own nomination, then the scheduler's clearing

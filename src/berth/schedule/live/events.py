@@ -668,3 +668,30 @@ class StatusWriter:
             return False
         self.patches += 1
         return True
+
+    def clear_nomination(self, pod: Obj) -> bool:
+        """Remove ``status.nominatedNodeName`` of a pending pod (upstream ``clearNominatedNodeName``: a preemption
+        chose the node this lower-priority pod was nominated to). True when a patch was sent and accepted."""
+        meta = pod.get("metadata") or {}
+        ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        if not (pod.get("status") or {}).get("nominatedNodeName"):
+            return False
+        try:
+            api.call(
+                self._api_client,
+                "PATCH",
+                f"/api/v1/namespaces/{ns}/pods/{name}/status",
+                body={"status": {"nominatedNodeName": None}},
+                content_type=api.STRATEGIC_MERGE_PATCH,
+            )
+        except api.ApiError as exc:
+            if exc.status == 403:
+                self._permissions.forbidden("patch", "pods/status", "", ns, exc)
+            elif exc.status != 404:
+                log.warning("could not clear the nominated node of %s/%s: %s", ns, name, exc)
+            return False
+        except api.Unreachable as exc:
+            log.warning("could not clear the nominated node of %s/%s: %s", ns, name, exc)
+            return False
+        self.patches += 1
+        return True

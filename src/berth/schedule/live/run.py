@@ -599,6 +599,10 @@ class LiveScheduler:
                 "holding %s on %s at Permit (%s): %s", outcome.pod, outcome.node, profile, outcome.message
             )
             return
+        for key in outcome.unnominated:  # lower-priority pods this preemption took the node from
+            other = self.informers[informers.PODS.qualified].get(key)
+            if other is not None and not (other.get("spec") or {}).get("nodeName"):
+                self.status.clear_nomination(other)
         attempts = self._attempts.get(outcome.pod, 0) + 1
         pod = self._pod(outcome.pod)
         if outcome.result is Result.SCHEDULED:
