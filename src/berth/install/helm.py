@@ -153,11 +153,11 @@ class RenderRequest:
     kube_version: str = KUBE_VERSION
     is_upgrade: bool = False
     api_versions: tuple[str, ...] = ()
+    """Extra ``--api-versions`` beyond the built-in ones a stock cluster of ``kube_version`` serves."""
     label: str = ""
     """Which values this is (``base ha, components metrics``): errors name it, since a package renders several."""
     show_only: str = ""
-    """Render only this template (``--show-only``): how :func:`render_notes` gets the chart's NOTES.txt."""
-    """Extra ``--api-versions`` beyond the built-in ones a stock cluster of ``kube_version`` serves."""
+    """Render only this template (``--show-only``): how :func:`notes_request` gets the chart's NOTES.txt."""
 
     def args(self) -> list[str]:
         """The ``helm template`` arguments (without the binary), in a stable order."""
