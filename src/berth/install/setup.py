@@ -252,7 +252,7 @@ def render_selection(
         if n
     ]
     rendered, up_rendered, *notes_renders = helm.render_all([req, upgrade_req, *notes_reqs])
-    release_notes = tuple(helm.notes_text(r) for r in notes_renders)
+    chart_notes = tuple(helm.notes_text(r) for r in notes_renders)
     result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     twins = split_mod.release_namespace_duplicates(result, namespace)
     if twins:
@@ -280,7 +280,7 @@ def render_selection(
         (upgrade if notes else None),
         install_only,
         [*notes, *lookup_notes(result, chart_dir)],
-        (release_notes[0], release_notes[1]) if len(release_notes) == 2 else None,
+        (chart_notes[0], chart_notes[1]) if len(chart_notes) == 2 else None,
     )
 
 
@@ -580,7 +580,7 @@ def _run(
             prior_answers,
             None if opts.non_interactive else prompt,
         )
-        result, upgrade, install_only, notes, release_notes = render_selection(
+        result, upgrade, install_only, notes, chart_notes = render_selection(
             pkg, selection, answers.effective, namespace, stage / "scratch"
         )
         if notes:
@@ -610,8 +610,8 @@ def _run(
         (spec_dir / FACTS_FILE).write_text(
             yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
         )
-        if release_notes is not None:
-            for action, text in zip(NOTES_FILES, release_notes, strict=True):
+        if chart_notes is not None:
+            for action, text in zip(NOTES_FILES, chart_notes, strict=True):
                 (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
         written = layout.write_split(result, out, pkg.name, install_only)
         hook_secrets = [
