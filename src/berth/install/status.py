@@ -69,6 +69,8 @@ class Report:
     missing: list[str] = field(default_factory=list)
     drifted: dict[str, list[str]] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)
+    notes: str = ""
+    """The chart's NOTES.txt for the render last applied (``helm status`` shows it too); empty without one."""
 
     @property
     def in_sync(self) -> bool:
@@ -82,6 +84,7 @@ class Report:
             "missing": self.missing,
             "drifted": [{"object": k, "fields": v} for k, v in self.drifted.items()],
             "extra": self.extra,
+            **({"notes": self.notes} if self.notes else {}),
         }
 
     def lines(self) -> list[str]:
@@ -95,6 +98,8 @@ class Report:
         out.append(
             "In sync." if self.in_sync else "Out of sync: `berth install apply` (or `upgrade`) reconciles it."
         )
+        if self.notes:
+            out += ["NOTES:", self.notes]
         return out
 
 
@@ -107,13 +112,18 @@ class OutOfSync(BerthError):
         )
 
 
+def last_applied_action(work_dir: Path) -> str:
+    """``upgrade`` when the newest successful run that changed the release was an upgrade, else ``install``."""
+    done = [b["spec"] for _, b in receipt.receipts(work_dir) if not b["spec"].get("dryRun")]
+    done = [s for s in done if s.get("result") == receipt.Result.SUCCEEDED and s.get("action") != "uninstall"]
+    return "upgrade" if done and done[-1].get("action") == "upgrade" else "install"
+
+
 def desired_objects(wd: setup.Workdir, work_dir: Path) -> list[split_mod.RenderedObject]:
     """The release objects as last applied: the ``--is-upgrade`` render after an upgrade (plus the install-only
     objects the install left, which upgrades never touch), else the install render."""
-    done = [b["spec"] for _, b in receipt.receipts(work_dir) if not b["spec"].get("dryRun")]
-    done = [s for s in done if s.get("result") == receipt.Result.SUCCEEDED and s.get("action") != "uninstall"]
     variant = wd.split
-    if done and done[-1].get("action") == "upgrade" and wd.upgrade is not None:
+    if last_applied_action(work_dir) == "upgrade" and wd.upgrade is not None:
         variant = wd.upgrade
     objs = [*variant.crds, *variant.ordinary, *variant.secrets]
     if variant is not wd.split:
@@ -131,7 +141,9 @@ def run(work_dir: Path, kubeconfig: str | None = None, context: str | None = Non
     kube = kubeops.connect(kubeconfig, context)
     try:
         receipt.check_target(work_dir, kube.context, kube.server, context is not None)
-        report = Report(kube.context)
+        report = Report(
+            kube.context, notes=setup.release_notes(work_dir / "out", last_applied_action(work_dir))
+        )
         desired = desired_objects(wd, work_dir)
         seen: set[str] = set()
         for o in desired:

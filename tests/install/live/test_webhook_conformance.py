@@ -15,7 +15,7 @@ import pytest
 
 from berth.cluster import Cluster
 from berth.install import plan, setup
-from berth.install.live_cli import apply_command, upgrade_command
+from berth.install.live_cli import apply_command, status_command, upgrade_command
 from berth.kube import tools
 
 from ..conftest import REPO, Run
@@ -145,7 +145,8 @@ def test_apply_and_upgrade_print_the_charts_notes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, cluster: Cluster
 ) -> None:
     """``helm install`` and ``helm upgrade`` end with the chart's rendered NOTES.txt (``helm template`` never
-    renders it): berth's apply and upgrade print the notes of the install and the ``--is-upgrade`` render."""
+    renders it), and ``helm status`` shows it: berth's apply, upgrade and status print the notes of the install
+    and the ``--is-upgrade`` render."""
     chart = tmp_path / "umbrella-shop"
     shutil.copytree(REPO / "examples" / "charts" / "umbrella-shop", chart)
     (chart / "templates" / "NOTES.txt").write_text(
@@ -166,3 +167,6 @@ def test_apply_and_upgrade_print_the_charts_notes(
     res = run_live(capsys, upgrade_command, "--work-dir", work, "--kubeconfig", kubeconfig, "--pull", chart)
     assert res.code == 0, res.err
     assert res.out.endswith("\nNOTES:\ncorner-shop upgraded in notes; cart port 8081.\n")
+    res = run_live(capsys, status_command, "--work-dir", work, "--kubeconfig", kubeconfig)  # as `helm status`
+    assert res.code == 0, res.err
+    assert res.out.endswith("In sync.\nNOTES:\ncorner-shop upgraded in notes; cart port 8081.\n")
