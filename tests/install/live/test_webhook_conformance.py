@@ -170,3 +170,42 @@ def test_apply_and_upgrade_print_the_charts_notes(
     res = run_live(capsys, status_command, "--work-dir", work, "--kubeconfig", kubeconfig)  # as `helm status`
     assert res.code == 0, res.err
     assert res.out.endswith("In sync.\nNOTES:\ncorner-shop upgraded in notes; cart port 8081.\n")
+
+
+def test_real_helm_installs_exactly_the_umbrella_charts_plan(
+    run: Run, tmp_path: Path, cluster: Cluster
+) -> None:
+    """umbrella-shop (subcharts, a library chart, a subchart hook, a PDB guarded by
+    ``.Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget"``): what ``helm install`` writes is what
+    berth's offline render plans, the PDB included."""
+    chart = REPO / "examples" / "charts" / "umbrella-shop"
+    work = tmp_path / "w"
+    assert (
+        run(
+            "install",
+            "setup",
+            "--pull",
+            chart,
+            "--namespace",
+            "shop",
+            "--work-dir",
+            work,
+            "--non-interactive",
+        ).code
+        == 0
+    )
+    p = setup.build_plan(setup.load_workdir(work), plan.Action.INSTALL, str(work))
+    assert "apply poddisruptionbudgets umbrella-shop-corner-shop" in expected(p)
+    names = {o.name for s in p.steps for o in s.objects}
+    ordinary = {f"apply {plural(o.kind)} {o.name}" for s in p.steps if not s.is_hook for o in s.objects}
+    assert cluster.data_dir is not None
+    audit = cluster.data_dir / "audit.jsonl"
+    _, seen = audited(audit, names, 0)
+    proc = subprocess.run(
+        [tools.find("helm").path, "install", "umbrella-shop", str(chart), "-n", "shop", "--create-namespace",
+         "--kubeconfig", str(cluster.data_dir / "kubeconfig"), "--timeout", "60s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    calls, _ = audited(audit, names, seen)
+    assert kind_runs_sorted(calls, ordinary) == kind_runs_sorted(expected(p), ordinary)
