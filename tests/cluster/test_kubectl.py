@@ -360,3 +360,50 @@ def test_csr_approval_and_apiservices_are_stored_as_data(kubectl: Kubectl) -> No
     assert kubectl.ok("get", "csr", "agent").splitlines()[1].split()[-1] == "Approved"
     row = kubectl.ok("get", "apiservices").splitlines()[1].split()
     assert row[:3] == ["v1beta1.metrics.k8s.io", "kube-system/metrics-server", "Unknown"]
+
+
+DRA_OBJECTS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, resourceSliceCount: 1, generation: 1}
+  devices:
+  - name: gpu-0
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one-gpu, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com}
+"""
+
+
+def test_dra_objects_are_served_as_data_with_kubectls_columns(kubectl: Kubectl) -> None:
+    kubectl.ok("apply", "-f", "-", input=DRA_OBJECTS)
+    assert kubectl.ok("get", "resourceclaims").splitlines()[1].split()[:2] == ["one-gpu", "pending"]
+    assert kubectl.ok("get", "resourceslices").splitlines()[1].split()[:4] == [
+        "node-1-gpus",
+        "node-1",
+        "gpu.example.com",
+        "node-1",
+    ]
+    assert kubectl.ok("get", "deviceclasses", "-o", "name") == "deviceclass.resource.k8s.io/gpu.example.com\n"
+    # Schema-validated like any built-in kind: a request list that is a string is refused.
+    bad = DRA_OBJECTS.split("---\n")[2].replace(
+        "requests:\n    - name: gpu\n      exactly: {deviceClassName: gpu.example.com}", "requests: nope"
+    )
+    proc = kubectl.run("apply", "-f", "-", input=bad.replace("one-gpu", "bad"))
+    assert proc.returncode != 0 and "cannot be handled as a ResourceClaim" in proc.stderr

@@ -88,7 +88,7 @@ def test_pods_bound_by_another_scheduler_still_take_room() -> None:
     # "theirs" has the same priority as "mine": nothing to preempt.
     assert only_failure(s) == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 
 
@@ -110,14 +110,14 @@ def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
             pod("p", cpu="2"),
             # A request above a node's allocatable is UnschedulableAndUnresolvable: no preemption candidate.
             "0/4 nodes are available: 4 Insufficient cpu."
-            " preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+            " no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
             id="all-short-of-cpu",
         ),
         pytest.param(
             [node("n0", cpu="1", memory="1Gi"), node("n1", cpu="1")],
             pod("p", cpu="2", memory="2Gi"),
             "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
-            " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+            " no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
             id="one-node-two-reasons",
         ),
         pytest.param(
@@ -129,7 +129,7 @@ def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
             ],
             pod("p", cpu="2"),
             "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, "
-            "2 Insufficient cpu. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+            "2 Insufficient cpu. no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
             id="mixed-sorted",
         ),
         pytest.param(
@@ -137,7 +137,7 @@ def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
             + [node("t0", taints=[{"key": "k", "effect": "NoSchedule"}])],
             pod("p", cpu="2"),
             "0/11 nodes are available: 1 node(s) had untolerated taint(s), 10 Insufficient cpu."
-            " preemption: 0/11 nodes are available: 11 Preemption is not helpful for scheduling.",
+            " no new claims to deallocate, preemption: 0/11 nodes are available: 11 Preemption is not helpful for scheduling.",
             id="sorted-as-strings",
         ),
         pytest.param(
@@ -145,7 +145,7 @@ def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
             pod("p"),
             # Too many pods is Unschedulable (preemption could help), but the node has no pod to evict.
             "0/1 nodes are available: 1 Too many pods."
-            " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+            " no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
             id="too-many-pods",
         ),
         pytest.param(
@@ -167,14 +167,14 @@ def test_assumed_pods_of_one_profile_count_for_the_other() -> None:
                 },
             ),
             "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
-            " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+            " no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
             id="prefilter-result-excludes-all",
         ),
         pytest.param(
             [node("n0"), node("n1", labels={"disk": "ssd"})],
             pod("p", nodeSelector={"disk": "hdd"}),
             "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."
-            " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+            " no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
             id="node-selector",
         ),
         pytest.param([], pod("p"), "no nodes available to schedule pods", id="no-nodes"),

@@ -294,7 +294,7 @@ def test_bound_pods_in_the_cluster_file_take_room(tmp_path: Path) -> None:
     # The bound pod has the same priority (0): preemption finds nothing to evict.
     assert [f.message for f in result.unschedulable] == [
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     ]
     assert result.pods == 1 and result.scheduled == 0
 

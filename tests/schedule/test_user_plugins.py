@@ -61,7 +61,7 @@ def test_the_plugins_reason_reaches_the_failed_scheduling_message(
     assert {u["message"] for u in doc["unschedulable"]} == {
         # The plugin rejects with UnschedulableAndUnresolvable: no node is a preemption candidate.
         "0/3 nodes are available: 3 node(s) didn't have label pool=gpu. "
-        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     }
 
 

@@ -217,6 +217,12 @@ BUILTIN: tuple[ResourceType, ...] = (
     _t("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", short=("netpol",), generation=True),
     _t("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
     _t("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
+    # resource.k8s.io (DRA, GA in 1.34): stored as data -- no driver publishes devices and nothing allocates claims
+    # (the scheduler's DynamicResources plugin reads them)
+    _t("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", False, generation=True),
+    _t("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", sub=("status",)),
+    _t("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates"),
+    _t("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False),
     # stored as data: charts ship them (metrics-server, KEDA, custom-metrics adapters; CSRs from operators), but no
     # API is aggregated and no certificate is signed
     _t("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, cats=("api-extensions",), sub=("status",)),

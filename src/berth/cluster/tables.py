@@ -1053,6 +1053,36 @@ def _webhooks(obj: Obj, now: dt.datetime) -> Cells:
     ]
 
 
+def _resource_claim(obj: Obj, now: dt.datetime) -> Cells:
+    """STATE as kubectl prints it: deleted / pending / allocated, reserved or deallocating, comma-joined."""
+    deleted = bool(_get(obj, "metadata", "deletionTimestamp"))
+    states = ["deleted"] if deleted else []
+    if not _get(obj, "status", "allocation"):
+        if not deleted:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if _get(obj, "status", "reservedFor"):
+            states.append("reserved")
+        elif deleted:
+            states.append("deallocating")
+    return [
+        _get(obj, "metadata", "name"),
+        ",".join(states),
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
+def _resource_slice(obj: Obj, now: dt.datetime) -> Cells:
+    return [
+        _get(obj, "metadata", "name"),
+        _get(obj, "spec", "nodeName") or "",
+        _get(obj, "spec", "driver") or "",
+        _get(obj, "spec", "pool", "name") or "",
+        age(_get(obj, "metadata", "creationTimestamp"), now),
+    ]
+
+
 def _api_service(obj: Obj, now: dt.datetime) -> Cells:
     svc = _get(obj, "spec", "service")
     service = f"{svc.get('namespace', '')}/{svc.get('name', '')}" if isinstance(svc, dict) else "Local"
@@ -1237,6 +1267,24 @@ PRINTERS.update(
                 AGE,
             ),
             _controller_revision,
+        ),
+        ("resource.k8s.io", "ResourceClaim"): Printer(
+            (
+                NAME,
+                Column("State", _T, "A summary of the current state (allocated, pending, reserved, etc.)."),
+                AGE,
+            ),
+            _resource_claim,
+        ),
+        ("resource.k8s.io", "ResourceSlice"): Printer(
+            (
+                NAME,
+                Column("Node", _T, "The node providing the devices of this slice."),
+                Column("Driver", _T, "The name of the driver providing the devices of this slice."),
+                Column("Pool", _T, "The pool containing the devices in this slice."),
+                AGE,
+            ),
+            _resource_slice,
         ),
         ("apiregistration.k8s.io", "APIService"): Printer(
             (

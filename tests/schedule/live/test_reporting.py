@@ -52,7 +52,7 @@ def test_unschedulable_pod_gets_failed_scheduling_event_and_condition(env: Env) 
     # 100 cpu exceeds every node's allocatable (UnschedulableAndUnresolvable): no node is a preemption candidate.
     message = (
         "0/4 nodes are available: 4 Insufficient cpu. "
-        "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     assert event["note"] == message
     assert (event["type"], event["action"], event["reportingController"]) == (

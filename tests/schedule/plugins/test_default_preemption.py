@@ -426,7 +426,11 @@ def _scheduler(*cpus: str, default: bool = False, on_outcome: Any = None) -> Any
 
 def test_default_profile_runs_default_preemption() -> None:
     s = _scheduler(default=True)
-    assert [name for name, _ in s.frameworks["default-scheduler"].post_filter] == [dp.NAME]
+    # DynamicResources comes first (upstream's default order): it answers "no new claims to deallocate".
+    assert [name for name, _ in s.frameworks["default-scheduler"].post_filter] == [
+        "DynamicResources",
+        dp.NAME,
+    ]
 
 
 @pytest.mark.parametrize("default", [False, True], ids=["minimal-profile", "default-profile"])

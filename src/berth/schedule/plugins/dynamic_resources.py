@@ -1,10 +1,13 @@
-"""DynamicResources (PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind) -- accepted with validated args,
-NOT active yet in berth.
+"""DynamicResources (PreEnqueue, PreFilter, Filter, PostFilter, Reserve, PreBind): DRA in the default profile (GA,
+locked on in 1.35), exactly as upstream for pods that use no ResourceClaims; pods that do are refused plainly.
 
-Why it exists now: DRA is in the default profile (GA, locked on in 1.35), so configurations naming it must load
-and ``filterTimeout``/``bindingTimeout`` must validate like upstream's ``DynamicResourcesArgs``. Allocating
-ResourceClaims is out of scope until a later issue; ``SPEC.active`` is False, the scheduler skips it and says so,
-and every method returns an Error status rather than pretending to run.
+Why: every pod goes through this plugin in kube-scheduler 1.35. For a pod without ``spec.resourceClaims`` it does
+nothing -- PreFilter answers Skip -- except at PostFilter, where it answers ``no new claims to deallocate``; that is
+why every FailedScheduling message of the default profile reads ``... no new claims to deallocate, preemption:
+...``. berth does not allocate devices yet (no ResourceSlice matching, no CEL selectors): a pod that names claims is
+rejected at PreFilter with a message saying so (UnschedulableAndUnresolvable: preemption cannot help), never placed
+as if its devices were there. ``filterTimeout``/``bindingTimeout`` validate like upstream's
+``DynamicResourcesArgs``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.interface import ClusterEvent
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 
@@ -54,6 +58,25 @@ class DynamicResourcesArgs:
         }
 
 
+STATE_KEY = "PreFilterDynamicResources"
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+NOT_ALLOCATED = "still not schedulable"
+STATE_NOT_FOUND = "not found"
+
+
+def pod_claims(pod: PodInfo) -> list[str]:
+    """The names of the pod's ``spec.resourceClaims`` entries (each a ResourceClaim or a template's claim)."""
+    claims = (pod.pod.get("spec") or {}).get("resourceClaims") or ()
+    return [str(c.get("name") or "") for c in claims if isinstance(c, Mapping)]
+
+
+def refused(pod: PodInfo, claims: Sequence[str]) -> str:
+    return (
+        f"berth does not allocate DRA devices yet: pod {pod.key} uses resource claim(s) {', '.join(claims)} "
+        "(schedule it with kube-scheduler, or remove spec.resourceClaims)"
+    )
+
+
 class DynamicResources(
     fw.PreEnqueuePlugin,
     fw.PreFilterPlugin,
@@ -65,32 +88,54 @@ class DynamicResources(
     NAME = NAME
 
     def pre_enqueue(self, pod: PodInfo) -> fw.Status:
-        return fw.error(helper.not_active(NAME))
+        return fw.SUCCESS
 
     def pre_filter(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
-        return None, fw.error(helper.not_active(NAME))
+        claims = pod_claims(pod)
+        state.write(STATE_KEY, claims)  # before Skip, as upstream: PostFilter reads it
+        if not claims:
+            return None, fw.Status(fw.Code.SKIP)
+        return None, fw.unresolvable(refused(pod, claims))
 
     def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
-        return fw.error(helper.not_active(NAME))
+        claims = pod_claims(pod)
+        return fw.unresolvable(refused(pod, claims)) if claims else fw.SUCCESS
 
     def post_filter(
         self, state: fw.CycleState, pod: PodInfo, statuses: Mapping[str, fw.Status]
     ) -> tuple[fw.PostFilterResult | None, fw.Status]:
-        return None, fw.error(helper.not_active(NAME))
+        claims = state.get(STATE_KEY)
+        if claims is None:
+            # An earlier PreFilter rejected the pod as unresolvable, so this plugin's PreFilter never ran: upstream's
+            # getStateData fails with the CycleState's "not found", as UnschedulableAndUnresolvable -- which ends
+            # PostFilter there (no preemption). Real clusters print e.g. "pod has unbound immediate
+            # PersistentVolumeClaims. not found".
+            return None, fw.unresolvable(STATE_NOT_FOUND)
+        # Upstream deallocates an allocated claim not reserved for the pod; berth allocates none.
+        return None, fw.unschedulable(NOT_ALLOCATED if claims else NO_CLAIMS_TO_DEALLOCATE)
 
     def reserve(self, state: fw.CycleState, pod: PodInfo, node_name: str) -> fw.Status:
-        return fw.error(helper.not_active(NAME))
+        claims = pod_claims(pod)
+        return fw.error(refused(pod, claims)) if claims else fw.SUCCESS
 
     def pre_bind(self, state: fw.CycleState, pod: PodInfo, node_name: str) -> fw.Status:
-        return fw.error(helper.not_active(NAME))
+        claims = pod_claims(pod)
+        return fw.error(refused(pod, claims)) if claims else fw.Status(fw.Code.SKIP)
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        # A pod this plugin refused waits for DRA objects to change (as upstream registers them).
+        return (
+            ClusterEvent("ResourceClaim", "*"),
+            ClusterEvent("ResourceSlice", "*"),
+            ClusterEvent("DeviceClass", "*"),
+        )
 
 
 SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=DynamicResources,
     args_type=DynamicResourcesArgs,
-    active=False,
     reads=("resourceclaims", "resourceslices", "deviceclasses", "pods"),
 )

@@ -378,11 +378,6 @@ def score_each(
     return out, SUCCESS
 
 
-def not_active(name: str) -> str:
-    """The Error reason an inactive plugin returns if something calls it anyway (the runtime never should)."""
-    return f"plugin {name} is accepted in configuration but not active yet in berth"
-
-
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
