@@ -407,3 +407,15 @@ def test_dra_objects_are_served_as_data_with_kubectls_columns(kubectl: Kubectl) 
     )
     proc = kubectl.run("apply", "-f", "-", input=bad.replace("one-gpu", "bad"))
     assert proc.returncode != 0 and "cannot be handled as a ResourceClaim" in proc.stderr
+
+
+def test_an_unknown_kind_gets_kubectls_no_matches_message(kubectl: Kubectl) -> None:
+    """kubectl falls back to /openapi/v2 for kinds the v3 documents lack, then to the REST mapping: the message is
+    the one users know from kube-apiserver (a CRD not installed yet), not a validation download error."""
+    for api_version in ("nothing.example.com/v1", "apps/v1"):
+        proc = kubectl.run(
+            "create", "-f", "-", input=f"apiVersion: {api_version}\nkind: Thing\nmetadata: {{name: x}}\n"
+        )
+        assert proc.returncode != 0
+        assert f'no matches for kind "Thing" in version "{api_version}"' in proc.stderr
+        assert "ensure CRDs are installed first" in proc.stderr

@@ -3,8 +3,9 @@
 kubectl (cli-runtime ``query_param_verifier_v3``) fetches ``/openapi/v3``, follows the ``serverRelativeURL`` of the
 group-version it is about to write, and checks that the kind's PATCH operation lists the ``fieldValidation``
 query parameter; if it does, kubectl sends ``fieldValidation=Strict`` and skips client-side validation. Without that
-it falls back to ``/openapi/v2`` as protobuf, which we deliberately answer with 404 (client-side apply then uses
-compiled-in patch metadata). Schemas come from the Kubernetes v1.35 definitions table (``schema.py``) for
+(a kind the documents lack) it falls back to ``/openapi/v2`` as protobuf, which the server answers with a valid
+document without definitions (server.py): an unknown kind is then not validated there and fails at the REST mapping
+with kube-apiserver's message; client-side apply uses compiled-in patch metadata for what v3 does not cover. Schemas come from the Kubernetes v1.35 definitions table (``schema.py``) for
 built-ins and from each CRD version's ``openAPIV3Schema``; documents are cached per registry generation.
 """
 

@@ -3,7 +3,7 @@
 One request, top to bottom (``Handler._handle``)::
 
     read body (413 over 3 MiB) -> health endpoints (no auth) -> authenticate (401) -> route:
-      /version | /api, /apis (legacy or aggregated discovery) | /openapi/v3[/<gv>] | /openapi/v2 (404)
+      /version | /api, /apis (legacy or aggregated discovery) | /openapi/v3[/<gv>] | /openapi/v2 (no definitions)
       | resource URL -> authorize (RBAC, 403) -> decode body (JSON, YAML, protobuf) -> Api.do_* -> encode
         (JSON, or a meta.k8s.io Table for kubectl's human output) | watch stream
     -> audit line
@@ -56,6 +56,20 @@ PATCH_CONTENT_TYPES = {
 }
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 TABLE_MARK = "as=Table"
+
+
+OPENAPI_V2_JSON: dict[str, Any] = {
+    "swagger": "2.0",
+    "info": {"title": "Kubernetes", "version": "v1.35.0"},
+    "paths": {},
+    "definitions": {},
+}
+OPENAPI_V2_PROTOBUF_TYPE = "application/octet-stream"  # Go cannot parse the "@" of the Accept type
+# The same document as gnostic's openapi_v2.Document: swagger (1), info (2: title 1, version 2), empty paths (8) and
+# definitions (9).
+OPENAPI_V2_PROTOBUF = (
+    b"\x0a\x032.0" + b"\x12\x15" + b"\x0a\x0aKubernetes" + b"\x12\x07v1.35.0" + b"\x42\x00" + b"\x4a\x00"
+)
 
 
 def _truthy(value: str | None) -> bool:
@@ -544,6 +558,17 @@ class Handler(BaseHTTPRequestHandler):
             if doc is None:
                 raise E.path_not_found()
             self._send(200, doc[0], "application/json", {"Etag": f'"{doc[1]}"'})
+            return 200
+        if len(seg) == 2 and seg[1] == "v2":
+            # A valid Swagger 2.0 document without definitions: kubectl and Helm fall back to it only for kinds the
+            # v3 documents lack (an unknown kind, a CRD not created yet), and a kind it does not define is not
+            # validated there -- so they go on to the REST mapping and its "no matches for kind ... ensure CRDs
+            # are installed first", as against kube-apiserver. (A 404 here made them fail with "error validating
+            # data: the server could not find the requested resource".)
+            if "protobuf" in str(self.headers.get("Accept") or ""):
+                self._send(200, OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_TYPE)
+            else:
+                self._send_json(200, OPENAPI_V2_JSON)
             return 200
         raise E.path_not_found()
 
