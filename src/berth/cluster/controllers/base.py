@@ -47,6 +47,9 @@ class Controller:
     """The :data:`berth.cluster.controllers.CONTROLLER_NAMES` entry this instance runs as (set by ``start``)."""
 
     SYNC_TIMEOUT = 10.0
+    TRACK_WRITES = False
+    """Keep what this controller's status writes return for :meth:`fresher` (controllers of a few objects with
+    busy statuses: workloads; not the kubelet, whose thousands of pods would be kept twice)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -57,6 +60,9 @@ class Controller:
         self._due: dict[str, float] = {}
         self._due_lock = threading.Lock()
         self._backoff: dict[str, float] = {}
+        # Objects this controller's own status writes returned, by key, until its informer catches up (fresher).
+        self._written: dict[str, Obj] = {}
+        self._written_lock = threading.Lock()
 
     @property
     def user(self) -> str:
@@ -85,6 +91,27 @@ class Controller:
                 return
             self._due[key] = due
         self.queue.add_after(key, delay)
+
+    def wrote(self, obj: Obj) -> None:
+        """Remember what a write of ours returned: the informer delivers it a moment later, and a reconcile in
+        between would otherwise write from the older copy and get a 409 (again and again while events arrive)."""
+        if not self.TRACK_WRITES:
+            return
+        m = meta(obj)
+        key = f"{m.get('namespace')}/{m.get('name')}" if m.get("namespace") else str(m.get("name") or "")
+        with self._written_lock:
+            self._written[key] = obj
+
+    def fresher(self, key: str, cached: Obj | None) -> Obj | None:
+        """``cached`` (the informer's copy of ``key``), or what our last write returned when that is newer."""
+        with self._written_lock:
+            written = self._written.get(key)
+            if written is None:
+                return cached
+            if cached is not None and _revision(cached) < _revision(written):
+                return written
+            del self._written[key]  # the informer caught up (or the object is gone)
+            return cached
 
     BACKOFF_MAX = 30.0
     """Seconds: the longest wait between retries of a write that keeps failing (see :meth:`back_off`)."""
@@ -152,7 +179,16 @@ def write_status(ctrl: Controller, resource: str, obj: Obj, status: dict[str, An
         "metadata": {k: m[k] for k in ("name", "namespace", "resourceVersion") if m.get(k)},
         "status": status,
     }
-    return ctrl.api.update(resource, body, m.get("namespace") or None, subresource="status", user=ctrl.user)
+    out = ctrl.api.update(resource, body, m.get("namespace") or None, subresource="status", user=ctrl.user)
+    ctrl.wrote(out)
+    return out
+
+
+def _revision(obj: Obj) -> int:
+    try:
+        return int(meta(obj).get("resourceVersion") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 # ---- time ----------------------------------------------------------------------------------------------------

@@ -157,6 +157,7 @@ def _zone(cj: Obj) -> ZoneInfo:
 
 class CronJobController(base.Controller):
     name = "cronjob-controller"
+    TRACK_WRITES = True
 
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
@@ -176,7 +177,7 @@ class CronJobController(base.Controller):
             self.queue.add(key)
 
     def reconcile(self, key: str) -> None:
-        cj = self.cronjobs.get(key)
+        cj = self.fresher(key, self.cronjobs.get(key))
         if cj is None or base.deleting(cj):
             return
         ns, name = split_key(key)

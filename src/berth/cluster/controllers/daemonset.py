@@ -89,6 +89,7 @@ def _pod_node(pod: Obj) -> str:
 
 class DaemonSetController(base.Controller):
     name = "daemonset-controller"
+    TRACK_WRITES = True
 
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
@@ -128,7 +129,7 @@ class DaemonSetController(base.Controller):
             self._on_node(new)
 
     def reconcile(self, key: str) -> None:
-        ds = self.sets.get(key)
+        ds = self.fresher(key, self.sets.get(key))
         if ds is None:
             return
         ns, name = split_key(key)

@@ -108,6 +108,7 @@ def _revision(rs: Obj) -> int:
 
 class DeploymentController(base.Controller):
     name = "deployment-controller"
+    TRACK_WRITES = True
 
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
@@ -134,7 +135,7 @@ class DeploymentController(base.Controller):
     # ---- reconcile -----------------------------------------------------------------------------------------
 
     def reconcile(self, key: str) -> None:
-        d = self.deployments.get(key)
+        d = self.fresher(key, self.deployments.get(key))
         if d is None:
             return
         if base.adopt_orphans(self, self.sets, RS_RESOURCE, d, "apps/v1", "Deployment"):

@@ -66,6 +66,7 @@ def format_indexes(indexes: set[int]) -> str:
 
 class JobController(base.Controller):
     name = "job-controller"
+    TRACK_WRITES = True
 
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
@@ -109,7 +110,7 @@ class JobController(base.Controller):
     # ---- reconcile -----------------------------------------------------------------------------------------
 
     def reconcile(self, key: str) -> None:
-        job = self.jobs.get(key)
+        job = self.fresher(key, self.jobs.get(key))
         if job is None:
             self.expectations.forget(key)
             return

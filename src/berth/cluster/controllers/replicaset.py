@@ -85,6 +85,7 @@ def create_pods(
 
 class ReplicaSetController(base.Controller):
     name = "replicaset-controller"
+    TRACK_WRITES = True
 
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
@@ -139,7 +140,7 @@ class ReplicaSetController(base.Controller):
         return [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if base.owned_by(p, uid)]
 
     def reconcile(self, key: str) -> None:
-        rs = self.sets.get(key)
+        rs = self.fresher(key, self.sets.get(key))
         if rs is None:
             self.expectations.forget(key)
             return

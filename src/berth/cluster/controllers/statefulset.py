@@ -40,6 +40,7 @@ def ordinal(sts_name: str, pod: Obj) -> int | None:
 
 class StatefulSetController(base.Controller):
     name = "statefulset-controller"
+    TRACK_WRITES = True
 
     def __init__(self, ctx: base.Context) -> None:
         super().__init__(ctx)
@@ -67,7 +68,7 @@ class StatefulSetController(base.Controller):
     # ---- reconcile -----------------------------------------------------------------------------------------
 
     def reconcile(self, key: str) -> None:
-        sts = self.sets.get(key)
+        sts = self.fresher(key, self.sets.get(key))
         if sts is None:
             return
         ns, name = split_key(key)
