@@ -419,3 +419,52 @@ def test_an_unknown_kind_gets_kubectls_no_matches_message(kubectl: Kubectl) -> N
         assert proc.returncode != 0
         assert f'no matches for kind "Thing" in version "{api_version}"' in proc.stderr
         assert "ensure CRDs are installed first" in proc.stderr
+
+
+STOCK_KINDS = """\
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttributesClass
+metadata: {name: gold}
+driverName: pd.csi.storage.gke.io
+parameters: {iops: "3000"}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: tenant-level}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 10
+    limitResponse:
+      type: Queue
+      queuing: {queues: 16, handSize: 4, queueLengthLimit: 50}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: tenant-flow}
+spec:
+  priorityLevelConfiguration: {name: tenant-level}
+  matchingPrecedence: 500
+  distinguisherMethod: {type: ByUser}
+  rules:
+  - subjects: [{kind: Group, group: {name: system:authenticated}}]
+    resourceRules: [{verbs: ["*"], apiGroups: ["*"], resources: ["*"], namespaces: ["*"]}]
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: extra}
+spec: {cidrs: ["10.100.0.0/16"]}
+"""
+
+
+def test_other_kinds_a_stock_cluster_serves_are_stored_with_kubectls_columns(kubectl: Kubectl) -> None:
+    """Charts of CSI drivers and platform add-ons ship these; they are kept as data (nothing limits or allocates)."""
+    kubectl.ok("apply", "-f", "-", input=STOCK_KINDS)
+
+    def row(resource: str) -> list[str]:
+        return kubectl.ok("get", resource).splitlines()[1].split()
+
+    assert row("vac")[:2] == ["gold", "pd.csi.storage.gke.io"]
+    assert row("prioritylevelconfigurations")[:6] == ["tenant-level", "Limited", "10", "16", "4", "50"]
+    assert row("flowschemas")[:4] == ["tenant-flow", "tenant-level", "500", "ByUser"]
+    assert row("servicecidrs")[:2] == ["extra", "10.100.0.0/16"]

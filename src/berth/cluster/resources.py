@@ -210,11 +210,26 @@ BUILTIN: tuple[ResourceType, ...] = (
     _t("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities"),
     _t("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, ("sc",)),
     _t("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", False, sub=("status",)),
+    _t("storage.k8s.io", "v1", "VolumeAttributesClass", "volumeattributesclasses", False, ("vac",)),
     _t("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short=("pdb",), sub=("status",), generation=True),
     _t("events.k8s.io", "v1", "Event", "events", short=("ev",)),
     _t("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
     _t("networking.k8s.io", "v1", "Ingress", "ingresses", short=("ing",), sub=("status",), generation=True),
     _t("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", short=("netpol",), generation=True),
+    # stored as data: no IP is allocated from a ServiceCIDR and no IPAddress is made for a Service
+    _t("networking.k8s.io", "v1", "IPAddress", "ipaddresses", False, ("ip",)),
+    _t("networking.k8s.io", "v1", "ServiceCIDR", "servicecidrs", False, sub=("status",)),
+    # stored as data: API priority and fairness does not limit requests here
+    _t("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", False, sub=("status",), generation=True),
+    _t(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "PriorityLevelConfiguration",
+        "prioritylevelconfigurations",
+        False,
+        sub=("status",),
+        generation=True,
+    ),
     _t("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
     _t("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
     # resource.k8s.io (DRA, GA in 1.34): stored as data -- no driver publishes devices and nothing allocates claims

@@ -1083,6 +1083,64 @@ def _resource_slice(obj: Obj, now: dt.datetime) -> Cells:
     ]
 
 
+def _volume_attributes_class(obj: Obj, now: dt.datetime) -> Cells:
+    return [_get(obj, "metadata", "name"), _get(obj, "driverName") or "", age(_created(obj), now)]
+
+
+def _flow_schema(obj: Obj, now: dt.datetime) -> Cells:
+    missing = "Unknown"
+    for c in _get(obj, "status", "conditions") or []:
+        if isinstance(c, dict) and c.get("type") == "Dangling":
+            missing = str(c.get("status") or "Unknown")
+    method = _get(obj, "spec", "distinguisherMethod", "type") or "<none>"
+    return [
+        _get(obj, "metadata", "name"),
+        _get(obj, "spec", "priorityLevelConfiguration", "name") or "",
+        _int(_get(obj, "spec", "matchingPrecedence")),
+        method,
+        age(_created(obj), now),
+        missing,
+    ]
+
+
+def _priority_level(obj: Obj, now: dt.datetime) -> Cells:
+    limited = _get(obj, "spec", "limited") or {}
+    queuing = _get(limited, "limitResponse", "queuing") or {}
+    shares: Any = "<none>"
+    if _get(obj, "spec", "type") == "Limited":
+        shares = _int(limited.get("nominalConcurrencyShares"))
+    return [
+        _get(obj, "metadata", "name"),
+        _get(obj, "spec", "type") or "",
+        shares,
+        queuing.get("queues", "<none>"),
+        queuing.get("handSize", "<none>"),
+        queuing.get("queueLengthLimit", "<none>"),
+        age(_created(obj), now),
+    ]
+
+
+def _service_cidr(obj: Obj, now: dt.datetime) -> Cells:
+    return [
+        _get(obj, "metadata", "name"),
+        ",".join(_get(obj, "spec", "cidrs") or []),
+        age(_created(obj), now),
+    ]
+
+
+def _ip_address(obj: Obj, now: dt.datetime) -> Cells:
+    ref = _get(obj, "spec", "parentRef") or {}
+    group = f".{ref['group']}" if ref.get("group") else ""
+    parent = (
+        f"{ref.get('resource', '')}{group}/{ref.get('namespace', '')}/{ref.get('name', '')}" if ref else ""
+    )
+    return [_get(obj, "metadata", "name"), parent]
+
+
+def _created(obj: Obj) -> Any:
+    return _get(obj, "metadata", "creationTimestamp")
+
+
 def _api_service(obj: Obj, now: dt.datetime) -> Cells:
     svc = _get(obj, "spec", "service")
     service = f"{svc.get('namespace', '')}/{svc.get('name', '')}" if isinstance(svc, dict) else "Local"
@@ -1285,6 +1343,41 @@ PRINTERS.update(
                 AGE,
             ),
             _resource_slice,
+        ),
+        ("storage.k8s.io", "VolumeAttributesClass"): Printer(
+            (NAME, Column("DriverName", _T, "DriverName is the name of the CSI driver."), AGE),
+            _volume_attributes_class,
+        ),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema"): Printer(
+            (
+                NAME,
+                Column("PriorityLevel", _T, "The priority level of this flow schema."),
+                Column("MatchingPrecedence", "integer", "The matching precedence of this flow schema."),
+                Column("DistinguisherMethod", _T, "The distinguisher method of this flow schema."),
+                AGE,
+                Column("MissingPL", _T, "Whether the priority level of this flow schema is missing."),
+            ),
+            _flow_schema,
+        ),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): Printer(
+            (
+                NAME,
+                Column("Type", _T, "The type of the priority level: Exempt or Limited."),
+                Column("NominalConcurrencyShares", _T, "The nominal concurrency shares of a Limited level."),
+                Column("Queues", _T, "The number of queues of a queuing Limited level."),
+                Column("HandSize", _T, "The hand size of a queuing Limited level."),
+                Column("QueueLengthLimit", _T, "The queue length limit of a queuing Limited level."),
+                AGE,
+            ),
+            _priority_level,
+        ),
+        ("networking.k8s.io", "ServiceCIDR"): Printer(
+            (NAME, Column("CIDRs", _T, "The CIDRs of this ServiceCIDR."), AGE),
+            _service_cidr,
+        ),
+        ("networking.k8s.io", "IPAddress"): Printer(
+            (NAME, Column("ParentRef", _T, "The object this IP address is allocated to.")),
+            _ip_address,
         ),
         ("apiregistration.k8s.io", "APIService"): Printer(
             (
