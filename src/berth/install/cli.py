@@ -87,6 +87,14 @@ def package_cmd(
 )
 @click.option("--kubeconfig", help="Kubeconfig for --live (default: $KUBECONFIG or ~/.kube/config).")
 @click.option("--context", help="Kube context for --live (default: current-context).")
+@click.option(
+    "--api-versions",
+    "api_versions",
+    multiple=True,
+    metavar="LIST",
+    help="Extra API versions for .Capabilities, as helm template takes them (group/version[/Kind], "
+    "comma-separated, repeatable; remembered; an empty value clears them).",
+)
 def setup_cmd(
     ref: str,
     base: str | None,
@@ -100,6 +108,7 @@ def setup_cmd(
     live: bool,
     kubeconfig: str | None,
     context: str | None,
+    api_versions: tuple[str, ...],
 ) -> None:
     """Pull, ask, collect facts, render and plan into WORK_DIR (atomically)."""
     from berth.install import package, setup
@@ -111,8 +120,9 @@ def setup_cmd(
         return str(click.prompt(text, default="", show_default=False))
 
     opts = setup.SetupOptions(
-        ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live
-    )
+        ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
+        kubeconfig, context, api_versions if api_versions else None,
+    )  # fmt: skip
     result = setup.run(opts, prompt)
     for line in result.lines:
         click.echo(line)

@@ -458,8 +458,10 @@ def render_request(
     namespace: str,
     scratch: Path,
     is_upgrade: bool = False,
+    api_versions: tuple[str, ...] = (),
 ) -> helm.RenderRequest:
-    """The render of one selection: base values, then components in declaration order, then the inputs file."""
+    """The render of one selection: base values, then components in declaration order, then the inputs file;
+    ``api_versions`` (the selection's ``--api-versions``) join the chart's own CRDs in ``.Capabilities``."""
     files: list[Path] = []
     b = pkg.base(base)
     if b.values:
@@ -481,7 +483,7 @@ def render_request(
         label.append(f"inputs {', '.join(sorted(answers))}")
     return helm.RenderRequest(
         chart_dir, pkg.release, namespace, tuple(files), kube_version=pkg.kube_version, is_upgrade=is_upgrade,
-        api_versions=helm.chart_crd_api_versions(chart_dir), label="; ".join(label),
+        api_versions=(*helm.chart_crd_api_versions(chart_dir), *api_versions), label="; ".join(label),
     )  # fmt: skip
 
 

@@ -62,6 +62,8 @@ class SetupOptions:
     live: bool = False
     kubeconfig: str | None = None
     context: str | None = None
+    api_versions: tuple[str, ...] | None = None
+    """``--api-versions`` flags (None: keep the earlier run's)."""
 
 
 @dataclass(frozen=True)
@@ -237,11 +239,12 @@ def render_selection(
     has, notes on the differences, and the chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print
     it (None when it has none)."""
     chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart")
+    extra = selection.api_versions
     req = package.render_request(
-        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch
+        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, api_versions=extra
     )
     upgrade_req = package.render_request(
-        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, is_upgrade=True
+        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, True, extra
     )
     notes_reqs = [
         n
@@ -573,7 +576,7 @@ def _run(
         pkg = package.load(stage / "package")
         namespace = opts.namespace or pkg.namespace
         prior_sel, prior_answers = wizard.read_prior(work / "out" / "spec")
-        selection = wizard.select(pkg, opts.base, opts.selects, prior_sel)
+        selection = wizard.select(pkg, opts.base, opts.selects, prior_sel, opts.api_versions)
         answers = wizard.answer(
             pkg,
             wizard.parse_input_flags(opts.inputs),

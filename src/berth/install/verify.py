@@ -114,6 +114,7 @@ def run(work_dir: Path) -> Report:
                 wd.namespace,
                 Path(tmp) / "scratch",
                 is_upgrade=is_upgrade,
+                api_versions=wd.selection.api_versions,
             )
             for is_upgrade in (False, True)
         ]

@@ -7,6 +7,7 @@ asks only for inputs without a default.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,9 @@ INPUTS_FILE = "inputs.yaml"
 class Selection:
     base: str
     components: tuple[str, ...] = ()
+    api_versions: tuple[str, ...] = ()
+    """Extra ``.Capabilities.APIVersions`` the renders assume (``--api-versions``, as ``helm template`` takes):
+    API groups the target cluster serves beyond a stock one, e.g. ``monitoring.coreos.com/v1`` of an operator."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,11 @@ def read_prior(spec_dir: Path) -> tuple[Selection | None, dict[str, Any]]:
         docs = yamlio.load_file(sel_path)
         spec = (docs[0].body or {}).get("spec") if docs and isinstance(docs[0].body, dict) else None
         if isinstance(spec, dict) and spec.get("base"):
-            selection = Selection(str(spec["base"]), tuple(str(c) for c in spec.get("components") or ()))
+            selection = Selection(
+                str(spec["base"]),
+                tuple(str(c) for c in spec.get("components") or ()),
+                tuple(str(v) for v in spec.get("apiVersions") or ()),
+            )
     in_path = spec_dir / INPUTS_FILE
     if in_path.is_file():
         docs = yamlio.load_file(in_path)
@@ -58,9 +66,16 @@ def read_prior(spec_dir: Path) -> tuple[Selection | None, dict[str, Any]]:
     return selection, answers
 
 
-def select(pkg: Package, base: str | None, selects: tuple[str, ...], prior: Selection | None) -> Selection:
+def select(
+    pkg: Package,
+    base: str | None,
+    selects: tuple[str, ...],
+    prior: Selection | None,
+    api_versions: tuple[str, ...] | None = None,
+) -> Selection:
     """The base (flag, else earlier run, else the default, else the only one) and components with ``requires``
-    closed over and ``conflicts`` checked both ways; components keep the package's declaration order."""
+    closed over and ``conflicts`` checked both ways; components keep the package's declaration order. Extra API
+    versions: the flags' (comma-separated, as helm's), else the earlier run's."""
     if base is None and prior is not None and any(b.name == prior.base for b in pkg.bases):
         base = prior.base
     if base is None:
@@ -92,7 +107,33 @@ def select(pkg: Package, base: str | None, selects: tuple[str, ...], prior: Sele
     if problems:
         raise MultiInputError(sorted(set(problems)), "conflicting components")
     ordered = tuple(c.name for c in pkg.components if c.name in chosen)
-    return Selection(base, ordered)
+    if api_versions is None:
+        extra = prior.api_versions if prior is not None else ()
+    else:
+        extra = parse_api_versions(api_versions)
+    return Selection(base, ordered, extra)
+
+
+_API_VERSION = re.compile(r"(?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?v[0-9]+[a-z0-9]*(?:/[A-Z][A-Za-z0-9]*)?")
+
+
+def parse_api_versions(flags: tuple[str, ...]) -> tuple[str, ...]:
+    """``--api-versions`` values, each comma-separated (``group/version`` or ``group/version/Kind``, ``v1`` for
+    core), deduplicated in order; an empty flag clears them. Refuses anything else, naming it."""
+    out: list[str] = []
+    for flag in flags:
+        for item in (p.strip() for p in flag.split(",")):
+            if not item:
+                continue
+            if not _API_VERSION.fullmatch(item):
+                raise InputError(
+                    f'"{item}" is not an API version: use group/version or group/version/Kind '
+                    "(e.g. monitoring.coreos.com/v1 or monitoring.coreos.com/v1/ServiceMonitor)",
+                    "--api-versions",
+                )
+            if item not in out:
+                out.append(item)
+    return tuple(out)
 
 
 def parse_input_flags(flags: tuple[str, ...]) -> dict[str, str]:
@@ -155,7 +196,10 @@ def spec_doc(pkg: Package, kind: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 def write(spec_dir: Path, pkg: Package, selection: Selection, answers: Answers, namespace: str) -> None:
     spec_dir.mkdir(parents=True, exist_ok=True)
-    sel = spec_doc(pkg, "Selection", {"base": selection.base, "components": list(selection.components)})
+    chosen: dict[str, Any] = {"base": selection.base, "components": list(selection.components)}
+    if selection.api_versions:
+        chosen["apiVersions"] = list(selection.api_versions)
+    sel = spec_doc(pkg, "Selection", chosen)
     (spec_dir / SELECTION_FILE).write_text(yamlio.dump(sel), encoding="utf-8")
     inputs = spec_doc(
         pkg, "Inputs", {"namespace": namespace, "values": answers.given, "defaults": answers.defaulted}
