@@ -135,7 +135,7 @@ class CycleOutcome:
 
 @dataclass(slots=True)
 class _HeldBinding:
-    """A pod held at Permit: what its binding cycle needs once the waiting pod is decided."""
+    """What a pod's binding cycle needs: run at once, or once the pod held at Permit is decided."""
 
     qp: QueuedPodInfo
     fw: Framework
@@ -667,14 +667,7 @@ class Scheduler:
 
     def _binding_cycle(self, held: _HeldBinding) -> CycleOutcome:
         """PreBind, Bind, FinishBinding, PostBind (synchronous here; upstream runs it in a goroutine)."""
-        qp, fw, state, assumed, host, cycle = (
-            held.qp,
-            held.fw,
-            held.state,
-            held.assumed,
-            held.host,
-            held.cycle,
-        )
+        qp, fw, state, assumed, host = held.qp, held.fw, held.state, held.assumed, held.host
         pod = qp.pod_info
         self.queue.done(pod.key)
         status = fw.run_pre_bind(state, assumed, host)
@@ -688,7 +681,7 @@ class Scheduler:
             self.cache.forget_pod(assumed)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
             error = status if status.code is Code.ERROR else Status(Code.ERROR, status.reasons, status.plugin)
-            return self._fail(qp, error, Diagnosis(), cycle)
+            return self._fail(qp, error, Diagnosis(), held.cycle)
         self.cache.finish_binding(assumed)
         fw.run_post_bind(state, assumed, host)
         self.placements.append(Placement(pod.key, pod.scheduler_name, host))
