@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from berth.cluster import admission, defaults, eventsv1, quota
+from berth.cluster import admission, defaults, eventsv1, quota, validation
 from berth.cluster import errors as E
 from berth.cluster import resources as R
 from berth.cluster import store as S
@@ -1262,6 +1262,8 @@ class Api:
         ranges = self._objects("limitranges", ns) if limited else []
         if ranges and rt.resource == "pods":
             quota.default_resized_pod(cur, new, ranges)
+        if subresource == "resize" and rt.resource == "pods":
+            validation.raise_if_invalid(new, validation.validate_pod_resize(cur, new))
         if rt.generation:
             gen = int(cm.get("generation") or 1)
             if _spec_and_rest(new) != _spec_and_rest(cur):
@@ -1769,22 +1771,24 @@ def _with_ephemeral_containers(cur: Obj, new: Obj) -> Obj:
 
 
 def _with_resized_containers(cur: Obj, new: Obj) -> Obj:
-    """pods/resize (in-place resize): only the containers' ``resources`` and ``resizePolicy`` change."""
-    wanted = {
-        str(c.get("name")): c
-        for key in ("containers", "initContainers")
-        for c in (new.get("spec") or {}).get(key) or []
-        if isinstance(c, dict)
-    }
+    """pods/resize (in-place resize), as upstream's resize strategy: only the containers' ``resources`` and
+    ``resizePolicy`` are taken from the request, position by position. A request that adds, removes, renames or
+    reorders containers keeps its lists, for validation.validate_pod_resize to refuse."""
+    asked = new.get("spec") or {}
     out = _copy(cur)
+    spec = out.setdefault("spec", {})
     for key in ("containers", "initContainers"):
-        for c in (out.get("spec") or {}).get(key) or []:
-            src = wanted.get(str(c.get("name")))
-            if src is None:
-                continue
+        before = spec.get(key) or []
+        after = [c for c in asked.get(key) or [] if isinstance(c, dict)]
+        if len(after) != len(before) or any(
+            a.get("name") != b.get("name") for a, b in zip(after, before, strict=True)
+        ):
+            spec[key] = copy.deepcopy(after)
+            continue
+        for c, src in zip(before, after, strict=True):
             for field in ("resources", "resizePolicy"):
                 if field in src:
-                    c[field] = src[field]
+                    c[field] = copy.deepcopy(src[field])
                 else:
                     c.pop(field, None)
     return out
