@@ -19,6 +19,22 @@ deleted. A simulation cannot know whether a container's command exits: a bare po
 restartPolicy Always. A failing bare OnFailure pod ends Failed here, where a real kubelet would restart it. Pod IPs come from the node's ``spec.podCIDR`` (10.244.<n>.0/24), hostIP from the
 node's InternalIP. The kubelet records Pulled/Created/Started events per container.
 
+In-place resize (``pods/resize``, KEP-1287) runs as the 1.35 kubelet's allocation manager reports it, one status
+write per step (``metadata.generation`` ahead of ``status.observedGeneration`` says the spec changed):
+
+    spec resources != running ones
+       │ the pod's new requests exceed the node's allocatable   ──▶ PodResizePending Infeasible (Warning event)
+       │ they do not fit beside the other pods' allocations now ──▶ PodResizePending Deferred (retried)
+       ▼ they fit
+    allocatedResources = new requests, PodResizeInProgress (event ResizeStarted)
+       ▼
+    containerStatuses[].resources = spec, PodResizeInProgress cleared (event ResizeCompleted); a container whose
+    resizePolicy says RestartContainer for a changed resource is restarted (restartCount + 1)
+
+Status ``resources``/``allocatedResources`` appear only on pods that were resized, so the thousands of pods that
+never are cost nothing: the running values of a pod's first resize are the old spec, taken from the watch event
+that carried the resize and kept only until written.
+
 The failure annotation is the documented way for tests and demos to make a Job fail: every pod of such a Job exits
 with code 1, the Job controller counts failures against ``backoffLimit`` and the Job ends ``Failed``
 (``BackoffLimitExceeded``).
@@ -29,12 +45,17 @@ from __future__ import annotations
 import copy
 import hashlib
 import ipaddress
+import json
+import math
 import threading
 import time
+from fractions import Fraction
 from typing import Any
 
+from berth.cluster import quota
 from berth.cluster.controllers import base, client, nodes
 from berth.cluster.controllers.informer import Handler, key_of, split_key
+from berth.kube import quantity
 from berth.kube.objects import Obj
 
 SIMULATE_FAILURE_ANNOTATION = "berth.dev/simulate-failure"
@@ -77,7 +98,7 @@ class Kubelet(base.Controller):
         self.jobs = ctx.informers.informer("jobs.batch")
         self.pods.add_index(NODE_NAME_INDEX, _node_of)
         self.pods.add_handler(
-            Handler(on_add=self._on_pod, on_update=lambda _o, n: self._on_pod(n), on_delete=self._on_pod_gone)
+            Handler(on_add=self._on_pod, on_update=self._on_pod_update, on_delete=self._on_pod_gone)
         )
         self.nodes.add_handler(Handler(on_add=self._on_node))
         self._lock = threading.Lock()
@@ -86,6 +107,8 @@ class Kubelet(base.Controller):
         self._ips: dict[str, tuple[str, str]] = {}  # pod uid -> (node, ip)
         self._node_ips: dict[str, dict[str, str]] = {}  # node -> ip -> pod uid
         self._cursor: dict[str, int] = {}
+        # pod uid -> container -> the resources it ran with before its first resize (until the kubelet writes them)
+        self._running_before: dict[str, dict[str, dict[str, Any]]] = {}
 
     # ---- event handlers ------------------------------------------------------------------------------------
 
@@ -93,11 +116,37 @@ class Kubelet(base.Controller):
         if (pod.get("spec") or {}).get("nodeName"):
             self.queue.add(key_of(pod))
 
+    def _on_pod_update(self, old: Obj, new: Obj) -> None:
+        if base.generation(new) != base.generation(old):
+            self._remember_running(old, new)
+        self._on_pod(new)
+
+    def _remember_running(self, old: Obj, new: Obj) -> None:
+        """Keep what a started container runs with when a resize first changes its spec and its status does not
+        say yet (see the module docstring)."""
+        if not self._is_started(new):
+            return
+        reported = {
+            str(cs.get("name"))
+            for field in ("containerStatuses", "initContainerStatuses")
+            for cs in (new.get("status") or {}).get(field) or []
+            if cs.get("resources") is not None
+        }
+        wanted = {str(c.get("name")): c.get("resources") for c in _resizable(new)}
+        uid = base.uid(new)
+        for c in _resizable(old):
+            name = str(c.get("name"))
+            if name in reported or name not in wanted or _same(wanted[name], c.get("resources")):
+                continue
+            with self._lock:
+                self._running_before.setdefault(uid, {}).setdefault(name, _requirements(c.get("resources")))
+
     def _on_pod_gone(self, pod: Obj) -> None:
         uid = base.uid(pod)
         with self._lock:
             self._seen_bound.pop(uid, None)
             self._started.pop(uid, None)
+            self._running_before.pop(uid, None)
         self._release_ip(uid)
 
     def _on_node(self, node: Obj) -> None:
@@ -191,6 +240,9 @@ class Kubelet(base.Controller):
             return  # our status write comes back as an update event and drives the next stage
         if self._ephemeral_waiting(pod):
             self._start_ephemeral(pod)
+            return
+        if self._resize_due(pod):
+            self._resize(key, pod, node)
             return
         if self._runs_to_completion(pod):
             with self._lock:
@@ -329,6 +381,164 @@ class Kubelet(base.Controller):
                     pod, "Normal", "Started", f"Started container {c.get('name', '')}", node
                 )
 
+    # ---- in-place resize -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _resize_due(pod: Obj) -> bool:
+        """Whether a resize waits for this kubelet: a spec newer than the status speaks of, an allocation not yet
+        actuated, or a Deferred resize to try again. Never-resized pods answer on the first comparison."""
+        st = pod.get("status") or {}
+        if base.generation(pod) > int(st.get("observedGeneration") or 1):
+            return True
+        return any(
+            c.get("type") == RESIZE_IN_PROGRESS
+            or (c.get("type") == RESIZE_PENDING and c.get("reason") == "Deferred")
+            for c in st.get("conditions") or []
+        )
+
+    def _resize(self, key: str, pod: Obj, node: Obj) -> None:
+        """One step of an in-place resize (upstream's handlePodResourcesResize, then the runtime's actuation).
+        Only containers a resize touched carry status ``resources``/``allocatedResources``."""
+        st: dict[str, Any] = copy.deepcopy(pod.get("status") or {})
+        generation = base.generation(pod)
+        uid = base.uid(pod)
+        with self._lock:
+            before = self._running_before.get(uid, {})
+        statuses = {
+            str(cs.get("name")): cs
+            for field in ("containerStatuses", "initContainerStatuses")
+            for cs in st.get(field) or []
+        }
+        wanted = {str(c.get("name")): c for c in _resizable(pod)}
+        for name, cs in statuses.items():
+            if name in before and cs.get("resources") is None:
+                cs["resources"] = before[name]
+                cs["allocatedResources"] = dict(before[name].get("requests") or {})
+        involved = {n: cs for n, cs in statuses.items() if n in wanted and cs.get("resources") is not None}
+        in_progress = base.condition(pod, RESIZE_IN_PROGRESS)
+        if in_progress is not None and int(in_progress.get("observedGeneration") or 0) == generation:
+            self._actuate(pod, st, involved, wanted)
+        elif all(
+            _same(_requirements(wanted[n].get("resources")), cs["resources"]) for n, cs in involved.items()
+        ):
+            _drop_conditions(st, RESIZE_PENDING, RESIZE_IN_PROGRESS)  # the spec asks for what runs
+        else:
+            self._allocate(key, pod, node, st, involved, wanted, generation)
+        st["observedGeneration"] = generation
+        if st != (pod.get("status") or {}):
+            base.write_status(self, "pods", pod, st)
+        with self._lock:
+            self._running_before.pop(uid, None)
+
+    def _allocate(
+        self,
+        key: str,
+        pod: Obj,
+        node: Obj,
+        st: dict[str, Any],
+        statuses: dict[str, dict[str, Any]],
+        wanted: dict[str, dict[str, Any]],
+        generation: int,
+    ) -> None:
+        """Admit the new requests against the node (Infeasible, Deferred) or allocate them (InProgress)."""
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        need = _requests(pod)
+        capacity = {r: quantity.parse(allocatable.get(r) or 0) for r in _RESIZED}
+        reason = message = ""
+        if need["memory"] > capacity["memory"] or need["cpu"] > capacity["cpu"]:
+            r = "memory" if need["memory"] > capacity["memory"] else "cpu"
+            reason = "Infeasible"
+            message = (
+                f"Node didn't have enough capacity: {r}, requested: {_count(r, need[r])}, "
+                f"capacity: {_count(r, capacity[r])}"
+            )
+        else:
+            used = self._allocated_on_node(pod)
+            for r in _RESIZED:
+                if used[r] + need[r] > capacity[r]:
+                    reason = "Deferred"
+                    message = (
+                        f"Node didn't have enough resource: {r}, requested: {_count(r, need[r])}, "
+                        f"used: {_count(r, used[r])}, capacity: {_count(r, capacity[r])}"
+                    )
+                    break
+        source = f"kubelet/{(pod.get('spec') or {}).get('nodeName', '')}"
+        if reason:
+            was = base.condition(pod, RESIZE_PENDING) or {}
+            _set_condition(st, RESIZE_PENDING, reason, message, generation)
+            if (was.get("reason"), was.get("message"), int(was.get("observedGeneration") or 0)) != (
+                reason,
+                message,
+                generation,
+            ):
+                event = "ResizeInfeasible" if reason == "Infeasible" else "ResizeDeferred"
+                summary = _resize_summary(pod, generation, message)
+                self.ctx.recorder.event(pod, "Warning", event, f"Pod resize {reason}: {summary}", source)
+            if reason == "Deferred":
+                self.requeue_after(key, RESIZE_RETRY_SECONDS)
+            return
+        for name, c in wanted.items():
+            cs = statuses.get(name)
+            if cs is not None:
+                cs["allocatedResources"] = dict(_requirements(c.get("resources")).get("requests") or {})
+        _drop_conditions(st, RESIZE_PENDING, RESIZE_IN_PROGRESS)
+        _set_condition(st, RESIZE_IN_PROGRESS, "", "", generation)
+        summary = _resize_summary(pod, generation, "")
+        self.ctx.recorder.event(pod, "Normal", "ResizeStarted", f"Pod resize started: {summary}", source)
+
+    def _actuate(
+        self,
+        pod: Obj,
+        st: dict[str, Any],
+        statuses: dict[str, dict[str, Any]],
+        wanted: dict[str, dict[str, Any]],
+    ) -> None:
+        """The runtime applies the allocation: status resources follow the spec; containers whose resizePolicy
+        says RestartContainer for a changed resource restart."""
+        stamp = base.fmt_time()
+        for name, c in wanted.items():
+            cs = statuses.get(name)
+            if cs is None:
+                continue
+            now = _requirements(c.get("resources"))
+            restart = {
+                str(p.get("resourceName"))
+                for p in c.get("resizePolicy") or []
+                if p.get("restartPolicy") == "RestartContainer"
+            }
+            if any(_changed(cs.get("resources"), now, r) for r in restart):
+                running = (cs.get("state") or {}).get("running") or {}
+                cs["lastState"] = {
+                    "terminated": {
+                        "exitCode": 0,
+                        "reason": "Completed",
+                        "startedAt": running.get("startedAt", stamp),
+                        "finishedAt": stamp,
+                        "containerID": cs.get("containerID", ""),
+                    }
+                }
+                cs["state"] = {"running": {"startedAt": stamp}}
+                cs["restartCount"] = int(cs.get("restartCount") or 0) + 1
+            cs["resources"] = now
+        _drop_conditions(st, RESIZE_IN_PROGRESS)
+        source = f"kubelet/{(pod.get('spec') or {}).get('nodeName', '')}"
+        summary = _resize_summary(pod, base.generation(pod), "")
+        self.ctx.recorder.event(pod, "Normal", "ResizeCompleted", f"Pod resize completed: {summary}", source)
+
+    def _allocated_on_node(self, pod: Obj) -> dict[str, Fraction]:
+        """The cpu/memory the node's other running pods hold: their allocated requests where a resize is pending
+        (upstream's getAllocatedPods), else their spec's."""
+        node_name = str((pod.get("spec") or {}).get("nodeName", ""))
+        uid = base.uid(pod)
+        used = {r: Fraction(0) for r in _RESIZED}
+        for other in self.pods.by_index(NODE_NAME_INDEX, node_name):
+            if base.uid(other) == uid or base.pod_finished(other):
+                continue
+            usage = quota.object_usage("pods", {"spec": _allocated_spec(other)})
+            for r in _RESIZED:
+                used[r] += usage.get(f"requests.{r}", Fraction(0))
+        return used
+
     @staticmethod
     def _status(
         c: dict[str, Any], uid: str, state: dict[str, Any], *, ready: bool, started: bool
@@ -378,3 +588,122 @@ class Kubelet(base.Controller):
         st["containerStatuses"] = statuses
         base.write_status(self, "pods", pod, st)
         self._release_ip(uid)
+
+
+# ---- in-place resize helpers ----------------------------------------------------------------------------------------
+
+RESIZE_PENDING = "PodResizePending"
+RESIZE_IN_PROGRESS = "PodResizeInProgress"
+RESIZE_RETRY_SECONDS = 1.0
+"""How soon a Deferred resize is tried again (upstream retries when pods leave and every few minutes)."""
+_RESIZED = ("cpu", "memory")
+
+
+def _resizable(pod: Obj) -> list[dict[str, Any]]:
+    """The containers a resize may change: regular ones and sidecars (restartable init containers)."""
+    spec = pod.get("spec") or {}
+    sidecars = [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    return [*sidecars, *(spec.get("containers") or [])]
+
+
+def _requirements(resources: Any) -> dict[str, Any]:
+    """A container's limits and requests as the status reports them (no empty lists, no claims), in the order
+    upstream's JSON has them."""
+    out: dict[str, Any] = {}
+    for key in ("limits", "requests"):
+        values = (resources or {}).get(key) or {}
+        if values:
+            out[key] = dict(values)
+    return out
+
+
+def _value(values: Any, r: str) -> Fraction | None:
+    v = (values or {}).get(r)
+    return None if v is None else quantity.parse(v)
+
+
+def _changed(a: Any, b: Any, r: str) -> bool:
+    """Whether resource ``r``'s request or limit differs between two requirements (as quantities)."""
+    return any(_value((a or {}).get(k), r) != _value((b or {}).get(k), r) for k in ("requests", "limits"))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Two requirements alike in what a resize changes (cpu/memory, ``1`` equal to ``1000m``)."""
+    return not any(_changed(a, b, r) for r in _RESIZED)
+
+
+def _requests(pod: Obj) -> dict[str, Fraction]:
+    usage = quota.object_usage("pods", {"spec": pod.get("spec") or {}})
+    return {r: usage.get(f"requests.{r}", Fraction(0)) for r in _RESIZED}
+
+
+def _allocated_spec(pod: Obj) -> dict[str, Any]:
+    """``pod``'s spec with each container's requests replaced by what the kubelet allocated, where it says."""
+    spec: dict[str, Any] = pod.get("spec") or {}
+    allocated = {
+        str(cs.get("name")): cs["allocatedResources"]
+        for field in ("containerStatuses", "initContainerStatuses")
+        for cs in (pod.get("status") or {}).get(field) or []
+        if cs.get("allocatedResources") is not None
+    }
+    if not allocated:
+        return spec
+    out = dict(spec)
+    for key in ("containers", "initContainers"):
+        if key in spec:
+            out[key] = [
+                {**c, "resources": {**(c.get("resources") or {}), "requests": allocated[str(c.get("name"))]}}
+                if str(c.get("name")) in allocated
+                else c
+                for c in spec[key]
+            ]
+    return out
+
+
+def _count(r: str, amount: Fraction) -> int:
+    """Upstream's message numbers: cpu in millicores, memory in bytes (rounded up, as MilliValue/Value)."""
+    return math.ceil(amount * 1000) if r == "cpu" else math.ceil(amount)
+
+
+def _set_condition(st: dict[str, Any], ctype: str, reason: str, message: str, generation: int) -> None:
+    """Set a resize condition as upstream's status manager builds it (updatedPodResizeCondition): the generation
+    it speaks of, lastTransitionTime moved only when the reason changes. An identical one is left alone, so that a
+    Deferred retry that finds nothing new writes nothing."""
+    was = next((c for c in st.get("conditions") or [] if c.get("type") == ctype), None)
+    if was is not None and (was.get("reason", ""), was.get("message", ""), was.get("observedGeneration")) == (
+        reason,
+        message,
+        generation,
+    ):
+        return
+    _drop_conditions(st, ctype)
+    stamp = base.fmt_time()
+    cond: dict[str, Any] = {"type": ctype, "status": "True", "observedGeneration": generation}
+    cond["lastProbeTime"] = stamp
+    same_reason = was is not None and was.get("reason", "") == reason
+    cond["lastTransitionTime"] = (was or {}).get("lastTransitionTime") if same_reason else stamp
+    if reason:
+        cond["reason"] = reason
+    if message:
+        cond["message"] = message
+    st.setdefault("conditions", []).append(cond)
+
+
+def _drop_conditions(st: dict[str, Any], *ctypes: str) -> None:
+    if any(c.get("type") in ctypes for c in st.get("conditions") or []):
+        st["conditions"] = [c for c in st["conditions"] if c.get("type") not in ctypes]
+
+
+def _resize_summary(pod: Obj, generation: int, error: str) -> str:
+    """The JSON upstream's resize events carry: each container's resources, the generation, any error."""
+    spec = pod.get("spec") or {}
+    out: dict[str, Any] = {}
+    for key in ("initContainers", "containers"):
+        if spec.get(key):
+            out[key] = [
+                {"name": c.get("name", ""), "resources": _requirements(c.get("resources"))} for c in spec[key]
+            ]
+    out["generation"] = generation
+    if error:
+        out["error"] = error
+    return json.dumps(out, separators=(",", ":"), sort_keys=False)
