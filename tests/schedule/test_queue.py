@@ -7,7 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runtime_support import pod_info
 
-from berth.schedule.framework.interface import SUCCESS, ClusterEvent, Status, unresolvable
+from berth.schedule.framework.interface import (
+    SUCCESS,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    Status,
+    unresolvable,
+)
 from berth.schedule.framework.types import PodInfo, QueuedPodInfo
 from berth.schedule.plugins.priority_sort import PrioritySort
 from berth.schedule.queue import SchedulingQueue, VirtualClock, Where, event_matches
@@ -231,3 +238,42 @@ def test_pop_wait_returns_none_after_close() -> None:
     q, _ = make()
     q.close()
     assert q.pop_wait(timeout=5) is None
+
+
+def test_a_queueing_hint_decides_per_pod_and_change() -> None:
+    """A plugin may register an event with a hint (upstream ClusterEventWithHint): the pod moves only when the hint
+    says QUEUE for that change; a hint that raises counts as QUEUE."""
+    seen: list[tuple[str, object, object]] = []
+
+    def ready_nodes_only(pod: PodInfo, old: object, new: object) -> QueueingHint:
+        seen.append((pod.name, old, new))
+        labels = ((new or {}).get("metadata") or {}).get("labels") or {}  # type: ignore[union-attr]
+        return QueueingHint.QUEUE if labels.get("ready") == "true" else QueueingHint.QUEUE_SKIP
+
+    def broken(pod: PodInfo, old: object, new: object) -> QueueingHint:
+        raise RuntimeError("bug in a plugin")
+
+    events = {
+        "default-scheduler": {
+            "NeedsReady": (ClusterEventWithHint(ClusterEvent("Node", "Add"), ready_nodes_only),),
+            "Broken": (ClusterEventWithHint(ClusterEvent("Node", "Add"), broken),),
+        }
+    }
+    q = SchedulingQueue(priority_less, clock=VirtualClock(), plugin_events=events)
+    q.add(pod_info("a"))
+    qp = q.pop()
+    assert qp is not None and fail(q, qp, "NeedsReady") is Where.UNSCHEDULABLE
+    plain = {"metadata": {"name": "n1", "labels": {}}}
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"), new=plain) == 0
+    assert q.where("default/a") is Where.UNSCHEDULABLE
+    assert seen == [("a", None, plain)]
+    ready = {"metadata": {"name": "n2", "labels": {"ready": "true"}}}
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"), new=ready) == 1
+
+    q.add(pod_info("b"))
+    drain_b = q.pop()
+    while drain_b is not None and drain_b.pod_info.name != "b":
+        q.done(drain_b.key)
+        drain_b = q.pop()
+    assert drain_b is not None and fail(q, drain_b, "Broken") is Where.UNSCHEDULABLE
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"), new=plain) == 1

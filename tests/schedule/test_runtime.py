@@ -416,5 +416,6 @@ def test_plugins_see_the_cycle_snapshot_through_the_handle() -> None:
 def test_events_default_to_everything_for_plugins_that_register_none() -> None:
     fw = build(filter=["LabelFilter", "NodeName"])
     events = fw.events_to_register()
-    assert [(e.resource, e.action) for e in events["LabelFilter"]] == [("*", "*")]
-    assert ("Node", "Add") in [(e.resource, e.action) for e in events["NodeName"]]
+    assert [(e.event.resource, e.event.action) for e in events["LabelFilter"]] == [("*", "*")]
+    assert ("Node", "Add") in [(e.event.resource, e.event.action) for e in events["NodeName"]]
+    assert all(e.hint is None for e in events["NodeName"])  # in-tree plugins give no queueing hints

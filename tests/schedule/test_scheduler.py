@@ -5,15 +5,17 @@ Configurations go through the real loader (``config.parse``) and the real in-tre
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from runtime_support import node, pod, profile, registry
 
 from berth.schedule import config as schedconfig
 from berth.schedule.config import SchedulerConfiguration
+from berth.schedule.framework import interface as fw
 from berth.schedule.framework.runtime import FrameworkError
 from berth.schedule.framework.types import PodInfo
+from berth.schedule.queue import Where
 from berth.schedule.scheduler import (
     CycleOutcome,
     Diagnosis,
@@ -527,3 +529,43 @@ def test_preemption_drops_the_nomination_of_lower_priority_pods_on_the_chosen_no
     assert (high.nominated_node, high.unnominated) == ("n0", ("default/mid",))
     assert [p.key for p in s._nominated_on("n0")] == ["default/high"]
     assert "nominatedNodeName" not in (s._pending_pods["default/mid"].pod.get("status") or {})
+
+
+class NeedsReadyNode(fw.FilterPlugin):
+    """Filter: nodes labelled ready=true only; retried only when a node that is ready appears (a queueing hint)."""
+
+    NAME = "NeedsReadyNode"
+    hints: ClassVar[list[str]] = []
+
+    def filter(self, state: fw.CycleState, pod: PodInfo, node: Any) -> fw.Status:
+        return fw.SUCCESS if node.labels.get("ready") == "true" else fw.unresolvable("node(s) were not ready")
+
+    def events_to_register(self) -> tuple[fw.ClusterEventWithHint, ...]:
+        return (fw.ClusterEventWithHint(fw.ClusterEvent("Node", "Add"), self.ready_node_added),)
+
+    def ready_node_added(self, pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+        name = str(((new or {}).get("metadata") or {}).get("name"))
+        NeedsReadyNode.hints.append(name)
+        ready = ((new or {}).get("metadata") or {}).get("labels", {}).get("ready") == "true"
+        return fw.QueueingHint.QUEUE if ready else fw.QueueingHint.QUEUE_SKIP
+
+
+def test_a_plugins_queueing_hint_keeps_a_pod_waiting_through_irrelevant_events() -> None:
+    reg = registry()
+    reg.register(fw.PluginSpec(name=NeedsReadyNode.NAME, plugin_class=NeedsReadyNode))
+    c = schedconfig.parse(
+        {**API, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "NeedsReadyNode"}]}}}]},
+        registry=reg,
+    )
+    NeedsReadyNode.hints = []
+    s = Scheduler(c, reg, seed=1)
+    s.add_node(node("n0"))
+    s.add_pod(pod("p"))
+    s.run_until_idle()
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    s.add_node(node("n1"))  # not ready: the hint says QUEUE_SKIP, the pod is not retried
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    s.add_node(node("n2", labels={"ready": "true"}))
+    s.run_until_idle()
+    assert placed(s) == {"default/p": "n2"}
+    assert NeedsReadyNode.hints == ["n1", "n2"]

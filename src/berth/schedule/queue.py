@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from berth.schedule.framework.interface import ClusterEvent, Status
+from berth.schedule.framework.interface import ClusterEvent, ClusterEventWithHint, QueueingHint, Status
 from berth.schedule.framework.types import PodInfo, QueuedPodInfo
 
 FLUSH_UNSCHEDULABLE_INTERVAL_SECONDS = 30.0
@@ -125,7 +125,8 @@ class SchedulingQueue:
         clock: seconds; wall clock (``time.monotonic``) by default, a :class:`VirtualClock` in simulation.
         initial_backoff_seconds / max_backoff_seconds: ``podInitialBackoffSeconds`` / ``podMaxBackoffSeconds``.
         pre_enqueue: runs the PreEnqueue plugins of the pod's profile; a non-success parks the pod as gated.
-        plugin_events: profile name -> plugin name -> events that may make pods it rejected schedulable.
+        plugin_events: profile name -> plugin name -> events that may make pods it rejected schedulable (plain
+            events, or events with a queueing hint that decides per pod and per change).
         pop_from_backoff: let :meth:`pop` take a plugin-rejected pod from backoffQ when activeQ is empty.
         sort_key: optional; a key with the same order as ``less`` (the queueSort plugin's ``sort_key``). With it
             activeQ's heap compares plain tuples (in C) instead of calling ``less`` twice per comparison, which
@@ -140,7 +141,8 @@ class SchedulingQueue:
         initial_backoff_seconds: float = 1.0,
         max_backoff_seconds: float = 10.0,
         pre_enqueue: PreEnqueue | None = None,
-        plugin_events: Mapping[str, Mapping[str, Sequence[ClusterEvent]]] | None = None,
+        plugin_events: Mapping[str, Mapping[str, Sequence[ClusterEvent | ClusterEventWithHint]]]
+        | None = None,
         pop_from_backoff: bool = True,
         sort_key: SortKey | None = None,
     ) -> None:
@@ -150,7 +152,15 @@ class SchedulingQueue:
         self._initial = float(initial_backoff_seconds)
         self._max = float(max_backoff_seconds)
         self._pre_enqueue = pre_enqueue
-        self._plugin_events = plugin_events or {}
+        self._plugin_events: dict[str, dict[str, tuple[ClusterEventWithHint, ...]]] = {
+            profile: {
+                plugin: tuple(
+                    e if isinstance(e, ClusterEventWithHint) else ClusterEventWithHint(e) for e in events
+                )
+                for plugin, events in by_plugin.items()
+            }
+            for profile, by_plugin in (plugin_events or {}).items()
+        }
         self._pop_from_backoff = pop_from_backoff
         self._cond = threading.Condition(threading.RLock())
         # (sort key + sequence, item) with a sort key; (item,) without one (the item's __lt__ calls ``less``).
@@ -323,9 +333,12 @@ class SchedulingQueue:
 
     # --- cluster events ---------------------------------------------------------------------------------------
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent, exclude: str = "") -> int:
-        """An event happened: move unschedulable pods one of whose rejecting plugins registered it (except the pod
-        ``exclude`` names). Returns how many moved. Also remembers the event for pods now in flight (they go to
+    def move_all_to_active_or_backoff(
+        self, event: ClusterEvent, exclude: str = "", old: Any = None, new: Any = None
+    ) -> int:
+        """An event happened: move unschedulable pods one of whose rejecting plugins registered it -- and, when
+        the plugin gave a queueing hint, whose hint says QUEUE for the change ``old`` -> ``new`` -- except the pod
+        ``exclude`` names. Returns how many moved. Also remembers the event for pods now in flight (they go to
         backoffQ if they fail)."""
         with self._cond:
             self._move_request_cycle = self.scheduling_cycle
@@ -335,29 +348,38 @@ class SchedulingQueue:
                     continue
                 if qp.gated and event is not FORCE_ACTIVATE:
                     # Gated pods wait for their own update (or the gate plugin's events).
-                    if not self._interested(qp, event):
+                    if not self._interested(qp, event, old, new):
                         continue
                     del self._unschedulable[key]
                     if not self._to_active_or_gated(qp):
                         continue
                     moved += 1
                     continue
-                if event not in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE) and not self._interested(qp, event):
+                if event not in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE) and not self._interested(
+                    qp, event, old, new
+                ):
                     continue
                 del self._unschedulable[key]
                 self._requeue(qp)
                 moved += 1
             return moved
 
-    def _interested(self, qp: QueuedPodInfo, event: ClusterEvent) -> bool:
+    def _interested(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any = None, new: Any = None) -> bool:
         rejectors = qp.unschedulable_plugins | qp.pending_plugins
         if not rejectors:
             return True
         events = self._plugin_events.get(qp.pod_info.scheduler_name, {})
         for plugin in rejectors:
             for registered in events.get(plugin, ()):
-                if event_matches(registered, event):
+                if not event_matches(registered.event, event):
+                    continue
+                if registered.hint is None:
                     return True
+                try:
+                    if registered.hint(qp.pod_info, old, new) == QueueingHint.QUEUE:
+                        return True
+                except Exception:
+                    return True  # upstream: a hint that fails counts as Queue
         return False
 
     def _requeue(self, qp: QueuedPodInfo) -> None:

@@ -461,19 +461,19 @@ class Scheduler:
     @_locked
     def add_node(self, node: Obj, where: str | None = None) -> None:
         self.cache.add_node(node, where)
-        self.queue.move_all_to_active_or_backoff(NODE_ADD)
+        self.queue.move_all_to_active_or_backoff(NODE_ADD, new=node)
 
     @_locked
     def update_node(self, old: Obj | None, new: Obj, where: str | None = None) -> None:
         info = self.cache.update_node(new, where)
         for event in node_update_events(old, info):
-            self.queue.move_all_to_active_or_backoff(event)
+            self.queue.move_all_to_active_or_backoff(event, old=old, new=new)
 
     @_locked
     def remove_node(self, node: Obj | str) -> None:
         name = node if isinstance(node, str) else str((node.get("metadata") or {}).get("name") or "")
         self.cache.remove_node(name)
-        self.queue.move_all_to_active_or_backoff(NODE_DELETE)
+        self.queue.move_all_to_active_or_backoff(NODE_DELETE, old=None if isinstance(node, str) else node)
 
     @_locked
     def add_pod(self, pod: Obj, where: str | None = None) -> None:
@@ -482,7 +482,7 @@ class Scheduler:
         info = PodInfo(pod, where)
         if info.node_name:
             self.cache.add_pod(info)
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, new=pod)
             return
         if (pod.get("status") or {}).get("phase") in _TERMINAL_PHASES:
             return
@@ -504,7 +504,7 @@ class Scheduler:
                 return
             self.cache.update_pod(info)
             for event in pod_update_events(old_info, info):
-                self.queue.move_all_to_active_or_backoff(event)
+                self.queue.move_all_to_active_or_backoff(event, old=old, new=new)
             return
         if (new.get("status") or {}).get("phase") in _TERMINAL_PHASES:
             self.remove_pod(new)
@@ -523,16 +523,17 @@ class Scheduler:
         """A non-pod, non-node object plugins read (Service, ReplicaSet, PVC ...) appeared or changed."""
         kind = str(obj.get("kind") or "")
         meta = obj.get("metadata") or {}
-        existed = (
-            self.objects.get(kind, str(meta.get("namespace") or ""), str(meta.get("name") or "")) is not None
-        )
+        before = self.objects.get(kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         self.objects.add(obj)
-        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, "Update" if existed else "Add"))
+        event = ClusterEvent(kind, "Update" if before is not None else "Add")
+        self.queue.move_all_to_active_or_backoff(event, old=before, new=obj)
 
     @_locked
     def remove_object(self, obj: Obj) -> None:
         if self.objects.remove(obj):
-            self.queue.move_all_to_active_or_backoff(ClusterEvent(str(obj.get("kind") or ""), "Delete"))
+            self.queue.move_all_to_active_or_backoff(
+                ClusterEvent(str(obj.get("kind") or ""), "Delete"), old=obj
+            )
 
     def _observe_bound(self, pod: PodInfo) -> None:
         """What the informer's update does when a pod we bound shows up with ``spec.nodeName``."""
@@ -540,7 +541,7 @@ class Scheduler:
         self.queue.delete(pod.key)
         self._pending_pods.pop(pod.key, None)
         self.cache.add_pod(pod)
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, new=pod.pod)
 
     @_locked
     def remove_pod(self, pod: Obj | str) -> None:
@@ -559,10 +560,11 @@ class Scheduler:
             # Upstream deletePodFromSchedulingQueue: a deleted pod held at Permit is rejected; its binding cycle
             # then un-reserves it and takes it out of the cache (finished at the next step).
             held.fw.reject_waiting_pod(held.assumed.uid)
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=held.assumed.pod)
             return
-        if self.cache.remove_pod(key) is not None:
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        removed = self.cache.remove_pod(key)
+        if removed is not None:
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=removed.pod)
 
     # --- the cycle --------------------------------------------------------------------------------------------
 
@@ -615,7 +617,7 @@ class Scheduler:
         failure = Status(status.code, (fit_error_message(1, diagnosis),), status.plugin)
         outcome = self._fail(held.qp, failure, diagnosis, held.cycle, held=True)
         # Its room is free again (upstream: an AssignedPodDelete event, not for the rejected pod itself).
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, exclude=pod.key)
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, exclude=pod.key, old=pod.pod)
         return outcome
 
     @_locked
@@ -679,7 +681,7 @@ class Scheduler:
         if not status.is_success:
             fw.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=assumed.pod)
             error = status if status.code is Code.ERROR else Status(Code.ERROR, status.reasons, status.plugin)
             return self._fail(qp, error, Diagnosis(), held.cycle)
         self.cache.finish_binding(assumed)

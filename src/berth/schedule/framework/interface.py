@@ -161,6 +161,26 @@ class ClusterEvent:
     action: str
 
 
+class QueueingHint(IntEnum):
+    """A plugin's answer about one event for one pod it rejected (upstream ``fwk.QueueingHint``)."""
+
+    QUEUE_SKIP = 0  # this change cannot make the pod schedulable: leave it where it is
+    QUEUE = 1  # it may: retry the pod (after its backoff)
+
+
+QueueingHintFn = Callable[["PodInfo", Any, Any], QueueingHint]
+"""``hint(pod, old, new)``: ``old``/``new`` are the changed object before and after (None for an add / a delete)."""
+
+
+@dataclass(frozen=True)
+class ClusterEventWithHint:
+    """An event a plugin registers together with a function deciding, per pod and per change, whether the pod is
+    worth retrying (upstream ``ClusterEventWithHint``). A hint that raises counts as QUEUE, as upstream."""
+
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None
+
+
 # --- handle: what the framework gives plugins ----------------------------------------------------------------------
 
 
@@ -309,9 +329,10 @@ class PostBindPlugin(Plugin):
 
 
 class EnqueueExtensions(Protocol):
-    """Plugins that reject pods say which cluster events may make those pods schedulable again."""
+    """Plugins that reject pods say which cluster events may make those pods schedulable again, each optionally
+    with a queueing hint (:class:`ClusterEventWithHint`)."""
 
-    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]: ...
 
 
 # Config names of the extension points, in cycle order, and the base class serving each.

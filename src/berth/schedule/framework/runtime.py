@@ -420,16 +420,24 @@ class Framework:
         order), or None."""
         return _hook(self.queue_sort[0][1], "sort_key") if self.queue_sort else None
 
-    def events_to_register(self) -> dict[str, tuple[ClusterEvent, ...]]:
-        """Plugin name -> the cluster events that may make pods it rejected schedulable again."""
-        out: dict[str, tuple[ClusterEvent, ...]] = {}
+    def events_to_register(self) -> dict[str, tuple[fw.ClusterEventWithHint, ...]]:
+        """Plugin name -> the cluster events (with their queueing hints) that may make pods it rejected schedulable
+        again. A plugin that registers nothing is interested in every event."""
+        every = tuple(fw.ClusterEventWithHint(e) for e in ALL_EVENTS)
+        out: dict[str, tuple[fw.ClusterEventWithHint, ...]] = {}
         for name, plugin in self.plugins.items():
             register = getattr(plugin, "events_to_register", None)
             events = tuple(register()) if callable(register) else ()
-            out[name] = events or ALL_EVENTS
+            out[name] = (
+                tuple(
+                    e if isinstance(e, fw.ClusterEventWithHint) else fw.ClusterEventWithHint(e)
+                    for e in events
+                )
+                or every
+            )
         if self._extenders:
             # A pod an extender filtered out is retried on any cluster event (extenders register none).
-            out[EXTENDER_NAME] = ALL_EVENTS
+            out[EXTENDER_NAME] = every
         return out
 
     # --- extension points -------------------------------------------------------------------------------------

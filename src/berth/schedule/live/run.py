@@ -490,7 +490,7 @@ class LiveScheduler:
             fw = sched.frameworks.get(profile)
             if fw is not None:
                 fw.run_unreserve(CycleState(), pod, done.node)
-            sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+            sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=pod.pod)
         log.info("could not bind %s to %s (%s): %s", key, done.node, profile, message)
         if self.recorder is not None:
             self.recorder.record(events.failed_event(current or pod.pod, profile, message))
