@@ -1,13 +1,22 @@
-"""pods/ephemeralcontainers (``kubectl debug``) and pods/resize: each changes only its part of the pod."""
+"""pods/ephemeralcontainers (``kubectl debug``) and pods/resize: each changes only its part of the pod, and a resize
+only what kube-apiserver 1.35 lets it change (through the HTTP server, the official client and kubectl)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
+from berth.cluster import Cluster, ClusterOptions
 from berth.cluster.api import Api, ApiError
 from berth.cluster.store import Store
+from berth.kube import client as kube_client
+
+from .conftest import Kubectl, kubectl_for
 
 
 @pytest.fixture()
@@ -108,3 +117,188 @@ def test_other_subresources_are_not_found(api: Api) -> None:
     with pytest.raises(ApiError) as exc:
         api.patch("pods", "p", {"spec": {}}, "merge", "default", subresource="exec")
     assert exc.value.code == 404
+
+
+# ---- pods/resize validation through the HTTP server (kube-apiserver 1.35's ValidatePodResize) -----------------------
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Kubectl]]:
+    """One server for the resize table (no controllers: validation only), the official client and kubectl."""
+    tmp = tmp_path_factory.mktemp("resize")
+    c = Cluster(ClusterOptions(data_dir=tmp / "data", run_controllers=False)).start()
+    api_client = kube_client.api_client(c.kubeconfig)
+    try:
+        yield client.CoreV1Api(api_client), kubectl_for(c.kubeconfig, tmp / "home")
+    finally:
+        api_client.close()
+        c.stop()
+
+
+def _res(requests: dict[str, str] | None = None, limits: dict[str, str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if requests:
+        out["requests"] = requests
+    if limits:
+        out["limits"] = limits
+    return out
+
+
+GUARANTEED = _res({"cpu": "100m", "memory": "64Mi"}, {"cpu": "100m", "memory": "64Mi"})
+BURSTABLE = _res({"cpu": "100m", "memory": "64Mi"}, {"cpu": "200m", "memory": "128Mi"})
+
+
+def _resize_pod(name: str, case: str) -> dict[str, Any]:
+    """The pod each case resizes: a Burstable app container, a plain init container and a sidecar."""
+    meta: dict[str, Any] = {"name": name}
+    spec: dict[str, Any] = {
+        "initContainers": [
+            {"name": "setup", "image": "busybox", "resources": _res({"cpu": "50m"})},
+            {"name": "proxy", "image": "envoy", "restartPolicy": "Always", "resources": _res({"cpu": "50m"})},
+        ],
+        "containers": [{"name": "app", "image": "nginx", "resources": BURSTABLE}],
+    }
+    if case == "guaranteed":
+        spec.pop("initContainers")
+        spec["containers"][0]["resources"] = GUARANTEED
+    elif case == "static":
+        meta["annotations"] = {"kubernetes.io/config.mirror": "mirror"}
+    elif case == "windows":
+        spec["os"] = {"name": "windows"}
+        spec.pop("initContainers")
+    elif case == "pod-level":
+        spec["resources"] = {"limits": {"cpu": "1", "memory": "1Gi"}}
+        spec.pop("initContainers")
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _app(resources: Any = None, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": "app", **extra}
+    if resources is not None:
+        body["resources"] = resources
+    return {"spec": {"containers": [body]}}
+
+
+@pytest.mark.parametrize(
+    ("case", "patch", "message"),
+    [
+        pytest.param(
+            "guaranteed",
+            _app(_res(limits={"cpu": "300m"})),
+            'spec: Invalid value: "Guaranteed": Pod QOS Class may not change as a result of resizing',
+            id="qos-class-may-not-change",
+        ),
+        pytest.param(
+            "burstable",
+            _app(_res({"memory": None})),  # type: ignore[dict-item]
+            "spec.containers[0].resources.requests: Forbidden: resource requests cannot be removed",
+            id="requests-cannot-be-removed",
+        ),
+        pytest.param(
+            "burstable",
+            _app(_res(limits={"cpu": None})),  # type: ignore[dict-item]
+            "spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed",
+            id="limits-cannot-be-removed",
+        ),
+        pytest.param(
+            "burstable",
+            {"spec": {"initContainers": [{"name": "proxy", "resources": {"requests": {"cpu": None}}}]}},
+            "spec.initContainers[1].resources.requests: Forbidden: resource requests cannot be removed",
+            id="sidecar-requests-cannot-be-removed",
+        ),
+        pytest.param(
+            "burstable",
+            _app(_res({"ephemeral-storage": "1Gi"})),
+            "spec: Forbidden: only cpu and memory resources are mutable",
+            id="only-cpu-and-memory",
+        ),
+        pytest.param(
+            "burstable",
+            _app(resizePolicy=[{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]),
+            "spec: Forbidden: only cpu and memory resources are mutable",
+            id="resize-policy-is-immutable",
+        ),
+        pytest.param(
+            "burstable",
+            {"spec": {"initContainers": [{"name": "setup", "resources": {"requests": {"cpu": "80m"}}}]}},
+            "spec: Forbidden: resources for non-sidecar init containers are immutable",
+            id="init-containers-are-immutable",
+        ),
+        pytest.param(
+            "burstable",
+            {
+                "spec": {
+                    "initContainers": [
+                        {"name": "proxy", "resources": {"requests": {"ephemeral-storage": "1Gi"}}}
+                    ]
+                }
+            },
+            "spec: Forbidden: only cpu and memory resources for sidecar containers are mutable",
+            id="sidecar-only-cpu-and-memory",
+        ),
+        pytest.param(
+            "static",
+            _app(_res({"cpu": "150m"})),
+            "Forbidden: static pods cannot be resized",
+            id="static-pods",
+        ),
+        pytest.param(
+            "windows",
+            _app(_res({"cpu": "150m"})),
+            "Forbidden: windows pods cannot be resized",
+            id="windows-pods",
+        ),
+        pytest.param(
+            "pod-level",
+            _app(_res({"cpu": "150m"})),
+            "Forbidden: pods with pod-level resources cannot be resized",
+            id="pod-level-resources",
+        ),
+    ],
+)
+def test_resize_is_refused_as_upstream(
+    served: tuple[Any, Kubectl],
+    case: str,
+    patch: dict[str, Any],
+    message: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    core, _ = served
+    name = request.node.callspec.id
+    core.create_namespaced_pod("default", _resize_pod(name, case))
+    with pytest.raises(ApiException) as refused:
+        core.patch_namespaced_pod_resize(name, "default", patch)
+    assert refused.value.status == 422
+    assert json.loads(refused.value.body)["message"] == f'Pod "{name}" is invalid: {message}'
+
+
+def test_allowed_resizes_through_kubectl(served: tuple[Any, Kubectl]) -> None:
+    """What 1.35 allows: cpu/memory of containers and sidecars, a memory limit lowered with resizePolicy
+    NotRequired (allowed since 1.34), and each accepted resize bumps metadata.generation."""
+    core, kubectl = served
+    core.create_namespaced_pod("default", _resize_pod("fine", "burstable"))
+    patch = {
+        "spec": {
+            "initContainers": [{"name": "proxy", "resources": {"requests": {"cpu": "75m"}}}],
+            "containers": [{"name": "app", "resources": _res({"cpu": "150m"}, {"memory": "96Mi"})}],
+        }
+    }
+    kubectl.ok("patch", "pod", "fine", "--subresource", "resize", "-p", json.dumps(patch))
+    pod = core.read_namespaced_pod("fine", "default")
+    assert pod.metadata.generation == 2
+    assert pod.spec.init_containers[1].resources.requests == {"cpu": "75m"}
+    assert pod.spec.containers[0].resources.limits == {"cpu": "200m", "memory": "96Mi"}
+    assert pod.spec.containers[0].resources.requests == {"cpu": "150m", "memory": "64Mi"}
+    refused = kubectl.run(
+        "patch",
+        "pod",
+        "fine",
+        "--subresource",
+        "resize",
+        "-p",
+        json.dumps(_app(_res(limits={"cpu": None}))),  # type: ignore[dict-item]
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'The Pod "fine" is invalid: spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed'
+    )
