@@ -270,3 +270,140 @@ def test_final_delete_asks_for_grace_period_zero_when_supported(graceful: bool) 
     api: Any = WithGrace() if graceful else Without()
     client.delete_now(api, "pods", "p", "default", user="u")
     assert calls == ([{"grace": 0}] if graceful else [{}])
+
+
+# ---- in-place resize (pods/resize) as the 1.35 kubelet reports it ---------------------------------------------------
+
+
+def sized(name: str, cpu: str, memory_policy: str = "NotRequired") -> dict[str, Any]:
+    resources = {"requests": {"cpu": cpu, "memory": "64Mi"}, "limits": {"memory": "64Mi"}}
+    policy = [{"resourceName": "memory", "restartPolicy": memory_policy}]
+    return pod(
+        name,
+        spec={
+            "containers": [{"name": "main", "image": "nginx", "resources": resources, "resizePolicy": policy}]
+        },
+    )
+
+
+def resize(c: Cluster, name: str, resources: dict[str, Any]) -> None:
+    patch = {"spec": {"containers": [{"name": "main", "resources": resources}]}}
+    c.api.patch("pods", name, patch, "strategic", "default", subresource="resize")
+
+
+def settled(c: Cluster, name: str, generation: int) -> Any:
+    """The pod once the kubelet has seen ``generation`` and no resize condition is left."""
+    return wait_for(
+        lambda: (
+            (p := c.get("pods", name))["status"].get("observedGeneration") == generation
+            and not [x for x in p["status"].get("conditions") or [] if x["type"].startswith("PodResize")]
+            and p
+        ),
+        what=f"pod {name} resized to generation {generation}",
+    )
+
+
+def pending(c: Cluster, name: str, reason: str) -> Any:
+    return wait_for(
+        lambda: (
+            (p := c.get("pods", name))
+            and (condition(p, "PodResizePending") or {}).get("reason") == reason
+            and p
+        ),
+        what=f"pod {name} resize {reason}",
+    )
+
+
+def resize_events(c: Cluster, name: str) -> list[tuple[str, str, str]]:
+    c.controllers.ctx.recorder.flush()
+    return [
+        (e["type"], e["reason"], e["message"])
+        for e in c.api.list("events", "default")[0]
+        if e["involvedObject"].get("name") == name and e["reason"].startswith("Resize")
+    ]
+
+
+def test_resize_is_allocated_then_actuated(cluster: Cluster) -> None:
+    cluster.api.create("pods", sized("r", "500m"), "default")
+    (cs,) = running(cluster, "r")["status"]["containerStatuses"]
+    # a pod never resized carries nothing of resize (the memory benchmark's 10,000 pods)
+    assert "resources" not in cs and "allocatedResources" not in cs
+    assert "observedGeneration" not in cluster.get("pods", "r")["status"]
+    resize(cluster, "r", {"requests": {"cpu": "800m"}})
+    p = settled(cluster, "r", 2)
+    (cs,) = p["status"]["containerStatuses"]
+    assert cs["resources"] == {"limits": {"memory": "64Mi"}, "requests": {"cpu": "800m", "memory": "64Mi"}}
+    assert cs["allocatedResources"] == {"cpu": "800m", "memory": "64Mi"}
+    assert cs["restartCount"] == 0  # cpu's resizePolicy is NotRequired (unset)
+    summary = '{"containers":[{"name":"main","resources":{"limits":{"memory":"64Mi"},"requests":{"cpu":"800m","memory":"64Mi"}}}],"generation":2}'
+    assert resize_events(cluster, "r") == [
+        ("Normal", "ResizeStarted", f"Pod resize started: {summary}"),
+        ("Normal", "ResizeCompleted", f"Pod resize completed: {summary}"),
+    ]
+
+
+def test_restart_container_policy_restarts_only_for_its_resource(cluster: Cluster) -> None:
+    cluster.api.create("pods", sized("rc", "500m", memory_policy="RestartContainer"), "default")
+    running(cluster, "rc")
+    resize(cluster, "rc", {"requests": {"cpu": "600m"}})
+    assert settled(cluster, "rc", 2)["status"]["containerStatuses"][0]["restartCount"] == 0
+    resize(cluster, "rc", {"requests": {"memory": "32Mi"}, "limits": {"memory": "32Mi"}})
+    (cs,) = settled(cluster, "rc", 3)["status"]["containerStatuses"]
+    assert cs["restartCount"] == 1 and "running" in cs["state"] and "terminated" in cs["lastState"]
+    assert cs["resources"]["limits"] == {"memory": "32Mi"}
+
+
+def test_resize_infeasible_then_deferred_until_room(make_cluster: Callable[..., Cluster]) -> None:
+    c = make_cluster(nodes=1, node_cpu="2")
+    c.api.create("pods", sized("a", "500m"), "default")
+    c.api.create("pods", sized("b", "1"), "default")
+    running(c, "a")
+    running(c, "b")
+    resize(c, "a", {"requests": {"cpu": "3"}})
+    p = pending(c, "a", "Infeasible")
+    cond = condition(p, "PodResizePending")
+    assert cond is not None and cond["observedGeneration"] == 2 and cond["status"] == "True"
+    assert cond["message"] == "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000"
+    # what runs is still the old size, and it is what the status says
+    (cs,) = p["status"]["containerStatuses"]
+    assert cs["resources"]["requests"]["cpu"] == "500m" and cs["allocatedResources"]["cpu"] == "500m"
+    resize(c, "a", {"requests": {"cpu": "1200m"}})
+    p = pending(c, "a", "Deferred")
+    assert condition(p, "PodResizePending")["message"] == (  # type: ignore[index]
+        "Node didn't have enough resource: cpu, requested: 1200, used: 1000, capacity: 2000"
+    )
+    c.api.delete("pods", "b", "default")
+    (cs,) = settled(c, "a", 3)["status"]["containerStatuses"]
+    assert cs["resources"]["requests"]["cpu"] == "1200m" and cs["allocatedResources"]["cpu"] == "1200m"
+    kinds = [(kind, reason) for kind, reason, _ in resize_events(c, "a")]
+    assert kinds == [
+        ("Warning", "ResizeInfeasible"),
+        ("Warning", "ResizeDeferred"),
+        ("Normal", "ResizeStarted"),
+        ("Normal", "ResizeCompleted"),
+    ]
+
+
+def test_quota_charge_of_a_pending_resize_falls_back_once_actuated(
+    make_cluster: Callable[..., Cluster],
+) -> None:
+    """ResourceQuota charges the larger of spec and status while a resize is pending (upstream's pod evaluator),
+    and only the new size once the kubelet has actuated it."""
+    c = make_cluster(nodes=1, node_cpu="2")
+    quota = {"metadata": {"name": "q"}, "spec": {"hard": {"requests.cpu": "10"}}}
+    c.api.create("resourcequotas", quota, "default")
+
+    def used() -> str:
+        return str(((c.get("resourcequotas", "q").get("status") or {}).get("used") or {}).get("requests.cpu"))
+
+    c.api.create("pods", sized("a", "500m"), "default")
+    c.api.create("pods", sized("b", "1"), "default")
+    running(c, "a")
+    running(c, "b")
+    wait_for(lambda: used() == "1500m", what="quota used 1500m")
+    resize(c, "a", {"requests": {"cpu": "1200m"}})
+    pending(c, "a", "Deferred")
+    wait_for(lambda: used() == "2200m", what="a Deferred resize charged at its new size")
+    resize(c, "a", {"requests": {"cpu": "300m"}})
+    settled(c, "a", 3)
+    wait_for(lambda: used() == "1300m", what="the charge back to what runs once actuated")
