@@ -302,3 +302,53 @@ def test_allowed_resizes_through_kubectl(served: tuple[Any, Kubectl]) -> None:
     assert refused.stderr.strip() == (
         'The Pod "fine" is invalid: spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed'
     )
+
+
+@pytest.mark.parametrize(
+    ("policy", "restart", "message"),
+    [
+        pytest.param(
+            [{"resourceName": "gpu", "restartPolicy": "NotRequired"}],
+            "Always",
+            'spec.containers[0].resizePolicy: Unsupported value: "gpu": supported values: "cpu", "memory"',
+            id="resource",
+        ),
+        pytest.param(
+            [{"resourceName": "cpu", "restartPolicy": "Sometimes"}],
+            "Always",
+            'spec.containers[0].resizePolicy: Unsupported value: "Sometimes": supported values: "NotRequired", '
+            '"RestartContainer"',
+            id="policy",
+        ),
+        pytest.param(
+            [{"resourceName": "cpu", "restartPolicy": "NotRequired"}] * 2,
+            "Always",
+            'spec.containers[0].resizePolicy[1]: Duplicate value: "cpu"',
+            id="duplicate",
+        ),
+        pytest.param(
+            [{"resourceName": "memory", "restartPolicy": "RestartContainer"}],
+            "Never",
+            "spec.containers[0].resizePolicy: Invalid value: \"RestartContainer\": must be 'NotRequired' when "
+            "`restartPolicy` is 'Never'",
+            id="restart-never",
+        ),
+    ],
+)
+def test_resize_policy_is_validated_on_create(
+    served: tuple[Any, Kubectl], policy: list[dict[str, str]], restart: str, message: str
+) -> None:
+    core, _ = served
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "policy"},
+        "spec": {
+            "restartPolicy": restart,
+            "containers": [{"name": "app", "image": "nginx", "resizePolicy": policy}],
+        },
+    }
+    with pytest.raises(ApiException) as refused:
+        core.create_namespaced_pod("default", body)
+    assert refused.value.status == 422
+    assert json.loads(refused.value.body)["message"] == f'Pod "policy" is invalid: {message}'

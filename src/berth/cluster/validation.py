@@ -404,6 +404,10 @@ def validate_pod_spec(
                 out += _supported(
                     f"{where}.imagePullPolicy", c["imagePullPolicy"], ("Always", "IfNotPresent", "Never")
                 )
+            if c.get("resizePolicy"):
+                out += validate_resize_policy(
+                    c["resizePolicy"], f"{where}.resizePolicy", spec.get("restartPolicy")
+                )
     if "restartPolicy" in spec:
         out += _supported(f"{path}.restartPolicy", spec["restartPolicy"], restart_policies)
     volumes: set[str] = set()
@@ -1130,6 +1134,7 @@ MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 """Set by the kubelet on the API mirror of a static pod; such pods cannot be resized."""
 
 _RESIZABLE = ("cpu", "memory")
+_RESIZE_RESTART_POLICIES = ("NotRequired", "RestartContainer")
 
 
 def _amount(value: Any) -> Fraction | None:
@@ -1138,6 +1143,33 @@ def _amount(value: Any) -> Fraction | None:
         return quantity.parse(value)
     except (InputError, ValueError, TypeError):
         return None
+
+
+def validate_resize_policy(policies: Any, path: str, pod_restart_policy: Any) -> list[FieldError]:
+    """Upstream's validateResizePolicy: each resource once, cpu or memory, NotRequired or RestartContainer, and
+    only NotRequired in a pod whose restartPolicy is Never. Note that upstream reports most of these at the list's
+    path, not the item's."""
+    out: list[FieldError] = []
+    seen: set[Any] = set()
+    for i, p in enumerate(policies if isinstance(policies, list) else []):
+        p = p if isinstance(p, Mapping) else {}
+        name, restart = p.get("resourceName") or "", p.get("restartPolicy") or ""
+        if name in seen:
+            out.append(errors.duplicate(f"{path}[{i}]", name))
+        seen.add(name)
+        if not name:
+            out.append(errors.required(path))
+        elif name not in _RESIZABLE:
+            out.append(errors.not_supported(path, name, _RESIZABLE))
+        if not restart:
+            out.append(errors.required(path))
+        elif restart not in _RESIZE_RESTART_POLICIES:
+            out.append(errors.not_supported(path, restart, _RESIZE_RESTART_POLICIES))
+        if pod_restart_policy == "Never" and restart != "NotRequired":
+            out.append(
+                errors.invalid_value(path, restart, "must be 'NotRequired' when `restartPolicy` is 'Never'")
+            )
+    return out
 
 
 def pod_qos_class(spec: Mapping[str, Any]) -> str:
