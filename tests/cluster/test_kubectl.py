@@ -291,6 +291,9 @@ def test_create_job_from_cronjob_keeps_the_whole_pod_template(kubectl: Kubectl) 
     template = json.loads(
         (Path(__file__).parent / "fixtures" / "protobuf" / "job-from-cronjob-source.json").read_text()
     )
+    # kube-apiserver 1.35 (validateResizePolicy) refuses resizePolicy RestartContainer when restartPolicy is Never
+    for policy in template["spec"]["template"]["spec"]["containers"][0].get("resizePolicy") or []:
+        policy["restartPolicy"] = "NotRequired"
     cronjob = {
         "apiVersion": "batch/v1",
         "kind": "CronJob",
