@@ -377,3 +377,66 @@ def test_a_pod_naming_a_missing_service_account_is_refused(api: Api) -> None:
     api.create("serviceaccounts", {"metadata": {"name": "builder"}}, "default")
     assert api.create("pods", pod("p", "builder"), "default")["spec"]["serviceAccount"] == "builder"
     api.create("pods", pod("q", "default"), "default")  # the namespace's default account is not looked up
+
+
+def _qos_pod(name: str, containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": containers, **spec},
+    }
+
+
+def _c(
+    name: str, requests: dict[str, str] | None = None, limits: dict[str, str] | None = None
+) -> dict[str, Any]:
+    resources: dict[str, Any] = {}
+    if requests:
+        resources["requests"] = requests
+    if limits:
+        resources["limits"] = limits
+    return {"name": name, "image": "nginx", "resources": resources}
+
+
+@pytest.mark.parametrize(
+    ("containers", "spec", "qos"),
+    [
+        pytest.param([_c("a")], {}, "BestEffort", id="nothing"),
+        pytest.param([_c("a", {"cpu": "0"}, None)], {}, "BestEffort", id="zero-is-nothing"),
+        pytest.param(
+            [_c("a", {"cpu": "1", "memory": "1Gi"}, {"cpu": "1000m", "memory": "1024Mi"})],
+            {},
+            "Guaranteed",
+            id="equal-quantities-in-other-units",
+        ),
+        pytest.param([_c("a", None, {"cpu": "1", "memory": "1Gi"})], {}, "Guaranteed", id="limits-only"),
+        pytest.param(
+            [_c("a", None, {"cpu": "1", "memory": "1Gi"})],
+            {"initContainers": [_c("side", {"cpu": "100m"}) | {"restartPolicy": "Always"}]},
+            "Burstable",
+            id="a-requests-only-sidecar",
+        ),
+        pytest.param(
+            [_c("a", {"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"})], {}, "BestEffort", id="gpu-only"
+        ),
+        pytest.param(
+            [_c("a")],
+            {
+                "resources": {
+                    "requests": {"cpu": "2", "memory": "2Gi"},
+                    "limits": {"cpu": "2", "memory": "2Gi"},
+                }
+            },
+            "Guaranteed",
+            id="pod-level-resources",
+        ),
+    ],
+)
+def test_the_qos_class_is_upstreams(
+    api: Api, containers: list[dict[str, Any]], spec: dict[str, Any], qos: str
+) -> None:
+    """status.qosClass as upstream's ComputePodQOS: quantities compared as quantities, init containers (sidecars)
+    counted, cpu/memory only, pod-level resources when set."""
+    created = api.create("pods", _qos_pod("p", containers, **spec), "default")
+    assert created["status"]["qosClass"] == qos

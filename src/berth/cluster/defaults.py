@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from berth.cluster import quota
+from berth.cluster import quota, validation
 from berth.kube.objects import Obj
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -61,23 +61,6 @@ def _container(c: dict[str, Any]) -> None:
             p.setdefault("protocol", "TCP")
 
 
-def _qos(spec: dict[str, Any]) -> str:
-    containers = [c for c in (spec.get("containers") or []) if isinstance(c, dict)]
-    requests_any = False
-    guaranteed = bool(containers)
-    for c in containers:
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        if req or lim:
-            requests_any = True
-        for r in ("cpu", "memory"):
-            if r not in lim or str(req.get(r, lim.get(r))) != str(lim.get(r)):
-                guaranteed = False
-    if not requests_any:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
-
-
 def pod(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     if not isinstance(spec, dict):
@@ -96,7 +79,7 @@ def pod(obj: Obj) -> None:
     status = obj.setdefault("status", {})
     if isinstance(status, dict):
         status.setdefault("phase", "Pending")
-        status.setdefault("qosClass", _qos(spec))
+        status.setdefault("qosClass", validation.pod_qos_class(spec))
 
 
 def _template(obj: Obj) -> None:

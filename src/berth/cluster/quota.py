@@ -35,6 +35,7 @@ from fractions import Fraction
 from typing import Any
 
 from berth.cluster import errors as E
+from berth.cluster import validation
 from berth.kube import quantity
 from berth.kube.objects import Obj
 
@@ -365,16 +366,9 @@ def _pod_terminal(pod: Obj) -> bool:
 
 
 def _best_effort(pod: Obj) -> bool:
-    """QoS BestEffort as upstream computes it from the spec: no container asks for or caps cpu or memory (other
-    resources do not count). Not ``status.qosClass``: the resize that changes requests cannot change the class."""
-    spec = pod.get("spec") or {}
-    for _kind, c in _containers(spec):
-        res = c.get("resources") or {}
-        for key in ("requests", "limits"):
-            for r, v in (res.get(key) or {}).items():
-                if r in ("cpu", "memory") and _amount(v, f"resources.{key}.{r}") > 0:
-                    return False
-    return True
+    """QoS BestEffort as upstream computes it from the spec (not ``status.qosClass``: the resize that changes
+    requests cannot change the class)."""
+    return validation.pod_qos_class(pod.get("spec") or {}) == "BestEffort"
 
 
 def _scope_matches(scope: str, pod: Obj, values: list[str] | None = None, operator: str = "Exists") -> bool:

@@ -1173,26 +1173,32 @@ def validate_resize_policy(policies: Any, path: str, pod_restart_policy: Any) ->
 
 
 def pod_qos_class(spec: Mapping[str, Any]) -> str:
-    """Upstream's ComputePodQOS: cpu/memory only, init and regular containers, amounts compared as quantities
-    (``1`` equals ``1000m``), zero requests and limits ignored."""
+    """Upstream's ComputePodQOS -- the one QoS computation (status.qosClass, resize checks, quota scopes): cpu and
+    memory only, init and regular containers, or the pod-level ``spec.resources`` when set; amounts compared as
+    quantities (``1`` equals ``1000m``), zero requests and limits ignored."""
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     guaranteed = True
-    for key in ("initContainers", "containers"):
-        for c in spec.get(key) or []:
-            res = (c.get("resources") if isinstance(c, dict) else None) or {}
-            for name, v in (res.get("requests") or {}).items():
-                amount = _amount(v)
-                if name in _RESIZABLE and amount is not None and amount > 0:
-                    requests[name] = requests.get(name, Fraction(0)) + amount
-            found: set[str] = set()
-            for name, v in (res.get("limits") or {}).items():
-                amount = _amount(v)
-                if name in _RESIZABLE and amount is not None and amount > 0:
-                    found.add(name)
-                    limits[name] = limits.get(name, Fraction(0)) + amount
-            if not found.issuperset(_RESIZABLE):
-                guaranteed = False
+    pod_level = spec.get("resources")
+    holders: list[Any] = (
+        [{"resources": pod_level}]
+        if isinstance(pod_level, Mapping) and (pod_level.get("requests") or pod_level.get("limits"))
+        else [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    )
+    for c in holders:
+        res = (c.get("resources") if isinstance(c, dict) else None) or {}
+        for name, v in (res.get("requests") or {}).items():
+            amount = _amount(v)
+            if name in _RESIZABLE and amount is not None and amount > 0:
+                requests[name] = requests.get(name, Fraction(0)) + amount
+        found: set[str] = set()
+        for name, v in (res.get("limits") or {}).items():
+            amount = _amount(v)
+            if name in _RESIZABLE and amount is not None and amount > 0:
+                found.add(name)
+                limits[name] = limits.get(name, Fraction(0)) + amount
+        if not found.issuperset(_RESIZABLE):
+            guaranteed = False
     if not requests and not limits:
         return "BestEffort"
     if guaranteed and len(requests) == len(limits) and all(limits.get(n) == r for n, r in requests.items()):
