@@ -569,3 +569,51 @@ def test_a_plugins_queueing_hint_keeps_a_pod_waiting_through_irrelevant_events()
     s.run_until_idle()
     assert placed(s) == {"default/p": "n2"}
     assert NeedsReadyNode.hints == ["n1", "n2"]
+
+
+def _resized(
+    p: dict[str, Any], running_cpu: str, allocated_cpu: str, *, infeasible: bool = False
+) -> dict[str, Any]:
+    """The pod as the kubelet reports an in-place resize: the container's running and allocated cpu."""
+    p["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": "c",
+                "resources": {"requests": {"cpu": running_cpu}},
+                "allocatedResources": {"cpu": allocated_cpu},
+            }
+        ],
+    }
+    if infeasible:
+        p["status"]["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+    return p
+
+
+@pytest.mark.parametrize(
+    ("spec_cpu", "running", "allocated", "infeasible", "counted"),
+    [
+        pytest.param("500m", "1500m", "1500m", False, 1500, id="shrinking-keeps-the-old-size-until-actuated"),
+        pytest.param("1500m", "500m", "500m", False, 1500, id="growing-counts-the-new-size"),
+        pytest.param("3", "500m", "500m", True, 500, id="infeasible-counts-what-runs"),
+        pytest.param("500m", "500m", "500m", False, 500, id="settled"),
+    ],
+)
+def test_a_pod_being_resized_in_place_counts_the_larger_of_old_and_new(
+    spec_cpu: str, running: str, allocated: str, infeasible: bool, counted: int
+) -> None:
+    """Upstream's scheduler counts a container being resized in place at the largest of its spec, running and
+    allocated requests (only the status ones when the resize is Infeasible), so it never over-commits a node
+    while the kubelet catches up."""
+    info = PodInfo(
+        _resized(pod("r", cpu=spec_cpu, node_name="n0"), running, allocated, infeasible=infeasible)
+    )
+    assert info.requests["cpu"] == counted
+    s = scheduler(nodes=0)
+    s.add_node(node("n0", cpu="2"))
+    s.add_pod(_resized(pod("r", cpu=spec_cpu, node_name="n0"), running, allocated, infeasible=infeasible))
+    s.add_pod(pod("new", cpu=f"{2000 - counted + 1}m"))
+    s.add_pod(pod("fits", cpu=f"{2000 - counted}m"))
+    s.run_until_idle()
+    # One millicore more than the resized pod leaves does not fit; exactly what it leaves does.
+    assert "default/new" not in placed(s) and placed(s)["default/fits"] == "n0"

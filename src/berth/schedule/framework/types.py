@@ -29,18 +29,54 @@ Resources = dict[str, int]
 
 
 def _container_requests(
-    container: Mapping[str, Any], where: str, non_missing: Mapping[str, int] | None
+    container: Mapping[str, Any],
+    where: str,
+    non_missing: Mapping[str, int] | None,
+    status: Mapping[str, Any] | None = None,
+    infeasible: bool = False,
 ) -> Resources:
+    """One container's requests. With a status that reports resources (an in-place resize the kubelet has seen):
+    the largest of the spec, the running resources and what the kubelet allocated -- only the status ones when
+    the resize is Infeasible (upstream ``determineContainerReqs``), so room a resize may still use stays counted."""
     raw = ((container.get("resources") or {}).get("requests")) or {}
-    out: Resources = {
-        name: quantity.resource_amount(name, q, f"{where}.resources.requests.{name}")
-        for name, q in raw.items()
-    }
+    out: Resources = {}
+    if status is None or not infeasible:
+        out = {
+            name: quantity.resource_amount(name, q, f"{where}.resources.requests.{name}")
+            for name, q in raw.items()
+        }
+    if status is not None:
+        for key, values in (
+            ("status.resources.requests", (status.get("resources") or {}).get("requests")),
+            ("status.allocatedResources", status.get("allocatedResources")),
+        ):
+            for name, q in (values or {}).items():
+                amount = quantity.resource_amount(name, q, f"{where}.{key}.{name}")
+                if name not in out or amount > out[name]:
+                    out[name] = amount
     if non_missing:
         for name, amount in non_missing.items():
-            if name not in raw:
+            if name not in out:
                 out[name] = amount
     return out
+
+
+def _resized_statuses(pod: Obj) -> tuple[dict[str, Mapping[str, Any]], bool]:
+    """Container statuses by name when the kubelet reports container resources (in-place resize), and whether
+    the pod's resize is Infeasible; ({}, False) for the common pod, at the cost of one scan of its statuses."""
+    status = pod.get("status") or {}
+    found: dict[str, Mapping[str, Any]] = {}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(key) or ():
+            if isinstance(cs, Mapping) and ("resources" in cs or "allocatedResources" in cs):
+                found[str(cs.get("name"))] = cs
+    if not found:
+        return found, False
+    infeasible = any(
+        isinstance(c, Mapping) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
+        for c in status.get("conditions") or ()
+    )
+    return found, infeasible
 
 
 def _add_into(acc: Resources, other: Mapping[str, int]) -> None:
@@ -55,7 +91,8 @@ def _max_into(acc: Resources, other: Mapping[str, int]) -> None:
 
 
 def pod_requests(pod: Obj, non_missing: Mapping[str, int] | None = None, where: str = "pod") -> Resources:
-    """Effective requests of a pod (KEP-753 sidecars, init containers, pod-level resources, overhead).
+    """Effective requests of a pod (KEP-753 sidecars, init containers, pod-level resources, overhead; a container
+    an in-place resize is changing counts the larger of its old and new requests, see ``_container_requests``).
 
     S = sum over containers; walking init containers in order with R = sum of sidecars (restartPolicy Always) so
     far: a sidecar adds to S and R; a regular init container's effective value is its own + R; I = max effective.
@@ -63,13 +100,16 @@ def pod_requests(pod: Obj, non_missing: Mapping[str, int] | None = None, where: 
     ``non_missing`` fills cpu/memory of containers that set no request (scoring's non-zero defaults).
     """
     spec = pod.get("spec") or {}
+    statuses, infeasible = _resized_statuses(pod)
     total: Resources = {}
     for i, c in enumerate(spec.get("containers") or []):
-        _add_into(total, _container_requests(c, f"{where}.spec.containers[{i}]", non_missing))
+        cs = statuses.get(str(c.get("name"))) if statuses else None
+        _add_into(total, _container_requests(c, f"{where}.spec.containers[{i}]", non_missing, cs, infeasible))
     sidecars: Resources = {}
     init_max: Resources = {}
     for i, c in enumerate(spec.get("initContainers") or []):
-        req = _container_requests(c, f"{where}.spec.initContainers[{i}]", non_missing)
+        cs = statuses.get(str(c.get("name"))) if statuses else None
+        req = _container_requests(c, f"{where}.spec.initContainers[{i}]", non_missing, cs, infeasible)
         if c.get("restartPolicy") == "Always":
             _add_into(total, req)
             _add_into(sidecars, req)
