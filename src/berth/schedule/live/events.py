@@ -648,8 +648,24 @@ class StatusWriter:
             body["status"]["nominatedNodeName"] = nominated_node
         elif clear_nomination and had:
             body["status"]["nominatedNodeName"] = None  # a patch's null removes the field
+        # Strategic merge: ``conditions`` merge by type, so other conditions of the pod are kept.
+        return self._patch_status(ns, name, body, "update the PodScheduled condition of")
+
+    def clear_nomination(self, pod: Obj) -> bool:
+        """Remove ``status.nominatedNodeName`` of a pending pod (upstream ``clearNominatedNodeName``: a preemption
+        chose the node this lower-priority pod was nominated to). True when a patch was sent and accepted."""
+        meta = pod.get("metadata") or {}
+        ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        if not (pod.get("status") or {}).get("nominatedNodeName"):
+            return False
+        return self._patch_status(
+            ns, name, {"status": {"nominatedNodeName": None}}, "clear the nominated node of"
+        )
+
+    def _patch_status(self, ns: str, name: str, body: Obj, what: str) -> bool:
+        """One strategic-merge PATCH of ``pods/status``: a 403 is recorded as a missing permission, a gone pod is
+        no error, anything else is logged; True when the server accepted it."""
         try:
-            # Strategic merge: ``conditions`` merge by type, so other conditions of the pod are kept.
             api.call(
                 self._api_client,
                 "PATCH",
@@ -661,37 +677,10 @@ class StatusWriter:
             if exc.status == 403:
                 self._permissions.forbidden("patch", "pods/status", "", ns, exc)
             elif exc.status != 404:
-                log.warning("could not update the PodScheduled condition of %s/%s: %s", ns, name, exc)
+                log.warning("could not %s %s/%s: %s", what, ns, name, exc)
             return False
         except api.Unreachable as exc:
-            log.warning("could not update the PodScheduled condition of %s/%s: %s", ns, name, exc)
-            return False
-        self.patches += 1
-        return True
-
-    def clear_nomination(self, pod: Obj) -> bool:
-        """Remove ``status.nominatedNodeName`` of a pending pod (upstream ``clearNominatedNodeName``: a preemption
-        chose the node this lower-priority pod was nominated to). True when a patch was sent and accepted."""
-        meta = pod.get("metadata") or {}
-        ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
-        if not (pod.get("status") or {}).get("nominatedNodeName"):
-            return False
-        try:
-            api.call(
-                self._api_client,
-                "PATCH",
-                f"/api/v1/namespaces/{ns}/pods/{name}/status",
-                body={"status": {"nominatedNodeName": None}},
-                content_type=api.STRATEGIC_MERGE_PATCH,
-            )
-        except api.ApiError as exc:
-            if exc.status == 403:
-                self._permissions.forbidden("patch", "pods/status", "", ns, exc)
-            elif exc.status != 404:
-                log.warning("could not clear the nominated node of %s/%s: %s", ns, name, exc)
-            return False
-        except api.Unreachable as exc:
-            log.warning("could not clear the nominated node of %s/%s: %s", ns, name, exc)
+            log.warning("could not %s %s/%s: %s", what, ns, name, exc)
             return False
         self.patches += 1
         return True
