@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from berth.install import plan
 from berth.kube import yamlio
 
 
@@ -35,3 +37,39 @@ def hook(
     if policy is not None:
         ann["helm.sh/hook-delete-policy"] = policy
     return doc(kind, name, annotations=ann, api=api)
+
+
+def plan_calls(
+    p: plan.Plan, label: Callable[[str], str] = str, skip: tuple[plan.Phase, ...] = (plan.Phase.NAMESPACE,)
+) -> list[str]:
+    """What the plan says happens to each object, as ``delete|apply <label(kind)> name`` in order (hook deletions
+    included); steps of the ``skip`` phases make no object calls worth comparing."""
+    skipped = {ph.value for ph in skip}
+    out: list[str] = []
+    for step in p.steps:
+        if step.phase in skipped:
+            continue
+        verb = "delete" if step.phase in (plan.Phase.DELETE.value, plan.Phase.PRUNE.value) else "apply"
+        for o in step.objects:
+            if o.delete_before_create:
+                out.append(f"delete {label(o.kind)} {o.name}")
+            out.append(f"{verb} {label(o.kind)} {o.name}")
+        out += [f"delete {label(o.kind)} {o.name}" for o in step.delete_after_success]
+    return out
+
+
+def same_kind_runs_sorted(calls: list[str], ordinary: set[str]) -> list[str]:
+    """Helm creates and deletes release resources kind by kind, the objects of one kind concurrently
+    (``pkg/kube`` batchPerform): within a run of one verb and kind only the set is defined, so sort it."""
+    out: list[str] = []
+    run: list[str] = []
+    for call in [*calls, ""]:
+        verb_kind = call.rsplit(" ", 1)[0]
+        if run and (call not in ordinary or verb_kind != run[0].rsplit(" ", 1)[0]):
+            out += sorted(run)
+            run = []
+        if call in ordinary:
+            run.append(call)
+        elif call:
+            out.append(call)
+    return out

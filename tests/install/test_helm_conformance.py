@@ -15,6 +15,7 @@ from berth.install import plan, setup
 from berth.kube import tools
 
 from .conftest import REPO, Run
+from .helpers import plan_calls, same_kind_runs_sorted
 
 PROBE = REPO / "examples" / "charts" / "hook-order-probe"
 PROBE_NEXT = REPO / "examples" / "charts" / "hook-order-probe-next"
@@ -39,21 +40,6 @@ def cluster(tmp_path: Path) -> Iterator[Any]:
         c.stop()
 
 
-def expected_calls(p: plan.Plan) -> list[str]:
-    """What the plan says happens to each object, as ``delete|apply Kind name`` in order."""
-    out: list[str] = []
-    for step in p.steps:
-        if step.phase == plan.Phase.NAMESPACE.value:
-            continue
-        verb = "delete" if step.phase in (plan.Phase.DELETE.value, plan.Phase.PRUNE.value) else "apply"
-        for o in step.objects:
-            if o.delete_before_create:
-                out.append(f"delete {o.kind} {o.name}")
-            out.append(f"{verb} {o.kind} {o.name}")
-        out += [f"delete {o.kind} {o.name}" for o in step.delete_after_success]
-    return out
-
-
 def audited_calls(audit: Path, names: set[str]) -> list[str]:
     out = []
     for line in audit.read_text().splitlines():
@@ -63,23 +49,6 @@ def audited_calls(audit: Path, names: set[str]) -> list[str]:
             continue
         verb = "delete" if e["verb"] == "delete" else "apply"
         out.append(f"{verb} {kind} {e['name']}")
-    return out
-
-
-def same_kind_runs_sorted(calls: list[str], ordinary: set[str]) -> list[str]:
-    """Helm creates and deletes release resources kind by kind, the objects of one kind concurrently
-    (``pkg/kube`` batchPerform): within a run of one verb and kind only the set is defined, so sort it."""
-    out: list[str] = []
-    run: list[str] = []
-    for call in [*calls, ""]:
-        verb_kind = call.rsplit(" ", 1)[0]
-        if run and (call not in ordinary or verb_kind != run[0].rsplit(" ", 1)[0]):
-            out += sorted(run)
-            run = []
-        if call in ordinary:
-            run.append(call)
-        elif call:
-            out.append(call)
     return out
 
 
@@ -115,7 +84,7 @@ def test_real_helm_lifecycle_follows_the_plan(run: Run, tmp_path: Path, cluster:
         for a in (plan.Action.INSTALL, plan.Action.UPGRADE, plan.Action.UNINSTALL)
     }
     names = {o.name for p in plans.values() for s in p.steps if s.phase != "namespace" for o in s.objects}
-    install = expected_calls(plans[plan.Action.INSTALL])
+    install = plan_calls(plans[plan.Action.INSTALL])
     assert install[:3] == [  # sanity: the plan itself has the shape the chart's comments describe
         "apply CustomResourceDefinition probes.order.example.com",
         "delete Secret zeta",
@@ -141,7 +110,7 @@ def test_real_helm_lifecycle_follows_the_plan(run: Run, tmp_path: Path, cluster:
         helm_cmd(kubeconfig, *args)
         calls = audited_calls(audit, names)
         got = same_kind_runs_sorted(calls[seen:], ordinary)
-        assert got == same_kind_runs_sorted(expected_calls(plans[action]), ordinary), action
+        assert got == same_kind_runs_sorted(plan_calls(plans[action]), ordinary), action
         seen = len(calls)
     assert "delete ConfigMap kept" not in calls  # resource-policy: keep
 
@@ -184,7 +153,7 @@ def test_generated_script_makes_the_same_calls_with_real_kubectl(
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         calls = audited_calls(audit, names)
-        assert calls[seen:] == expected_calls(p), action
+        assert calls[seen:] == plan_calls(p), action
         seen = len(calls)
 
 
@@ -245,7 +214,7 @@ def test_real_helm_upgrade_prune_and_rollback_follow_the_plan(run: Run, tmp_path
         helm_cmd(kubeconfig, *args)
         calls = audited_calls(audit, names)
         got = same_kind_runs_sorted(calls[seen:], ordinary)
-        assert got == same_kind_runs_sorted(expected_calls(p), ordinary), p.action
+        assert got == same_kind_runs_sorted(plan_calls(p), ordinary), p.action
         seen = len(calls)
     assert not [c for c in calls if c.endswith("rewind-next")]  # the target revision's rollback hook ran
     assert "delete ConfigMap fresh" in calls  # added by 0.2.0, pruned by the rollback to 0.1.0
@@ -288,7 +257,7 @@ def test_generated_upgrade_and_rollback_scripts_prune_like_helm(
     seen = len(audited_calls(audit, names))
     proc = script(upgrade)
     calls = audited_calls(audit, names)
-    want = [c for c in expected_calls(upgrade) if c != "delete Role plain"]  # its live copy says keep now
+    want = [c for c in plan_calls(upgrade) if c != "delete Role plain"]  # its live copy says keep now
     assert calls[seen:] == want
     assert (
         "kept (its live copy has helm.sh/resource-policy: keep): revisions/1/manifests/role-plain.yaml"
@@ -297,5 +266,5 @@ def test_generated_upgrade_and_rollback_scripts_prune_like_helm(
     seen = len(calls)
     script(rollback)
     calls = audited_calls(audit, names)
-    assert calls[seen:] == expected_calls(rollback)
+    assert calls[seen:] == plan_calls(rollback)
     assert "delete ConfigMap fresh" in calls[seen:]

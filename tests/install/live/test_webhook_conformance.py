@@ -19,6 +19,7 @@ from berth.install.live_cli import apply_command, status_command, upgrade_comman
 from berth.kube import tools
 
 from ..conftest import REPO, Run
+from ..helpers import plan_calls, same_kind_runs_sorted
 from .conftest import run_live, setup_workdir, start_cluster
 
 CHART = REPO / "examples" / "charts" / "admission-webhook"
@@ -41,18 +42,8 @@ def plural(kind: str) -> str:
 
 
 def expected(p: plan.Plan) -> list[str]:
-    """``verb resource name`` for every object call the plan makes, in order (hook deletions included)."""
-    out: list[str] = []
-    for step in p.steps:
-        if step.phase in (plan.Phase.NAMESPACE.value, plan.Phase.READINESS.value):
-            continue
-        verb = "delete" if step.phase in (plan.Phase.DELETE.value, plan.Phase.PRUNE.value) else "apply"
-        for o in step.objects:
-            if o.delete_before_create:
-                out.append(f"delete {plural(o.kind)} {o.name}")
-            out.append(f"{verb} {plural(o.kind)} {o.name}")
-        out += [f"delete {plural(o.kind)} {o.name}" for o in step.delete_after_success]
-    return out
+    """``verb resource name`` for every object call the plan makes (the readiness step writes nothing)."""
+    return plan_calls(p, plural, (plan.Phase.NAMESPACE, plan.Phase.READINESS))
 
 
 def audited(audit: Path, names: set[str], start: int) -> tuple[list[str], int]:
@@ -69,21 +60,6 @@ def audited(audit: Path, names: set[str], start: int) -> tuple[list[str], int]:
             f"{'delete' if e['verb'] == 'delete' else 'apply'} {e['resource'].split('.')[0]} {e['name']}"
         )
     return out, len(lines)
-
-
-def kind_runs_sorted(calls: list[str], ordinary: set[str]) -> list[str]:
-    """Helm writes the release objects of one kind concurrently: within such a run only the set is defined."""
-    out: list[str] = []
-    run: list[str] = []
-    for call in [*calls, ""]:
-        if run and (call not in ordinary or call.rsplit(" ", 1)[0] != run[0].rsplit(" ", 1)[0]):
-            out += sorted(run)
-            run = []
-        if call in ordinary:
-            run.append(call)
-        elif call:
-            out.append(call)
-    return out
 
 
 def test_real_helm_and_the_generated_scripts_make_the_plans_calls(
@@ -123,9 +99,9 @@ def test_real_helm_and_the_generated_scripts_make_the_plans_calls(
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         calls, seen = audited(audit, names, seen)
-        assert kind_runs_sorted(calls, ordinary) == kind_runs_sorted(expected(plans[action]), ordinary), (
-            action
-        )
+        assert same_kind_runs_sorted(calls, ordinary) == same_kind_runs_sorted(
+            expected(plans[action]), ordinary
+        ), action
     # Helm kept the PVC (resource-policy: keep); the scripts now take the same release over from there
     kubectl_dir = str(Path(tools.find("kubectl").path).parent)
     env = {"PATH": f"{kubectl_dir}:/usr/bin:/bin", "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}
@@ -208,4 +184,4 @@ def test_real_helm_installs_exactly_the_umbrella_charts_plan(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     calls, _ = audited(audit, names, seen)
-    assert kind_runs_sorted(calls, ordinary) == kind_runs_sorted(expected(p), ordinary)
+    assert same_kind_runs_sorted(calls, ordinary) == same_kind_runs_sorted(expected(p), ordinary)
