@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from berth.install import plan
@@ -73,3 +75,16 @@ def same_kind_runs_sorted(calls: list[str], ordinary: set[str]) -> list[str]:
         elif call:
             out.append(call)
     return out
+
+
+def settled_text(path: Path, quiet: float = 0.15, limit: float = 5.0) -> str:
+    """The audit log once it stops growing: the server writes a request's line just after sending its response, so
+    the last calls of a command that just returned can be a moment away (a liveness wait, not a timing check)."""
+    deadline = time.monotonic() + limit
+    size = -1
+    while True:
+        now = path.stat().st_size if path.exists() else 0
+        if now == size or time.monotonic() > deadline:
+            return path.read_text() if path.exists() else ""
+        size = now
+        time.sleep(quiet)

@@ -15,7 +15,7 @@ from berth.install import plan, setup
 from berth.kube import tools
 
 from .conftest import REPO, Run
-from .helpers import plan_calls, same_kind_runs_sorted
+from .helpers import plan_calls, same_kind_runs_sorted, settled_text
 
 PROBE = REPO / "examples" / "charts" / "hook-order-probe"
 PROBE_NEXT = REPO / "examples" / "charts" / "hook-order-probe-next"
@@ -42,7 +42,7 @@ def cluster(tmp_path: Path) -> Iterator[Any]:
 
 def audited_calls(audit: Path, names: set[str]) -> list[str]:
     out = []
-    for line in audit.read_text().splitlines():
+    for line in settled_text(audit).splitlines():
         e = json.loads(line)
         kind = RESOURCE_KIND.get(e.get("resource", ""))
         if kind is None or e.get("name") not in names or e["verb"] in ("get", "list", "watch"):

@@ -19,7 +19,7 @@ from berth.install.live_cli import apply_command, status_command, upgrade_comman
 from berth.kube import tools
 
 from ..conftest import REPO, Run
-from ..helpers import plan_calls, same_kind_runs_sorted
+from ..helpers import plan_calls, same_kind_runs_sorted, settled_text
 from .conftest import run_live, setup_workdir, start_cluster
 
 CHART = REPO / "examples" / "charts" / "admission-webhook"
@@ -48,7 +48,7 @@ def expected(p: plan.Plan) -> list[str]:
 
 def audited(audit: Path, names: set[str], start: int) -> tuple[list[str], int]:
     """The admin's writes to the plan's objects from line ``start`` on, and the line count."""
-    lines = audit.read_text().splitlines()
+    lines = settled_text(audit).splitlines()
     out = []
     for line in lines[start:]:
         e = json.loads(line)
