@@ -132,6 +132,24 @@ def test_invalid_single_and_many_causes() -> None:
     assert [c["reason"] for c in many.causes] == ["FieldValueRequired", "FieldValueNotSupported"]
 
 
+def test_an_empty_field_path_keeps_its_separator_and_leaves_the_cause_without_field() -> None:
+    """Upstream's field.Error.Error() is ``"%s: %s"`` whatever the path, so ``field.NewPath("")`` gives a message
+    that starts with ``: ``; the StatusCause's ``field`` is omitempty, so it is absent rather than ``""``."""
+    err = errors.invalid("Pod", "p", [errors.forbidden_field("", "static pods cannot be resized")])
+    assert err.message == 'Pod "p" is invalid: : Forbidden: static pods cannot be resized'
+    assert err.causes == [
+        {"reason": "FieldValueForbidden", "message": "Forbidden: static pods cannot be resized"}
+    ]
+    both = errors.invalid(
+        "Pod",
+        "p",
+        [errors.forbidden_field("", "windows pods cannot be resized"), errors.required("spec.containers")],
+    )
+    assert both.message == (
+        'Pod "p" is invalid: [: Forbidden: windows pods cannot be resized, spec.containers: Required value]'
+    )
+
+
 @pytest.mark.parametrize(
     ("value", "rendered"),
     [(None, "null"), (True, "true"), (3, "3"), ('a"b', '"a\\"b"'), ([1, 2], "[1,2]")],

@@ -125,11 +125,14 @@ class FieldError:
         return text
 
     def error(self) -> str:
-        """``Error()``: ``<field>: <body>``."""
-        return f"{self.field}: {self.body()}" if self.field else self.body()
+        """``Error()``: ``<field>: <body>``, also for an empty path (``field.NewPath("")``), which upstream prints
+        as ``: Forbidden: static pods cannot be resized``."""
+        return f"{self.field}: {self.body()}"
 
     def cause(self) -> dict[str, str]:
-        """The ``StatusCause`` dict."""
+        """The ``StatusCause`` dict; ``field`` is left out when empty (``omitempty`` in upstream's JSON)."""
+        if not self.field:
+            return {"reason": str(self.type), "message": self.body()}
         return {"reason": str(self.type), "message": self.body(), "field": self.field}
 
 
