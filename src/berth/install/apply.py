@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import re
 import sys
 from collections.abc import Iterator
@@ -34,11 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from berth.install import kubeops, receipt, setup
+from berth.install import kubeops, layout, receipt, revisions, setup
 from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
 from berth.kube import objects, yamlio
-from berth.kube.errors import BerthError
+from berth.kube.errors import BerthError, InputError
 from berth.kube.hooks import (
     OUTPUT_LOG_POLICY_ANNOTATION,
     RESOURCE_POLICY_ANNOTATION,
@@ -648,8 +649,11 @@ def execute(
     reporter: Reporter,
     steps: tuple[Step, ...] | None = None,
     extra: dict[str, Any] | None = None,
+    render: tuple[Path, str] | None = None,
 ) -> Outcome:
-    """Run ``plan`` (or ``steps`` built from it) with a receipt, resume state and permission check."""
+    """Run ``plan`` (or ``steps`` built from it) with a receipt, resume state and permission check. ``render`` is
+    the render a deploying run applies and its variant (``install``/``upgrade``): the receipt records its digest,
+    so a later ``apply`` can tell whether the work dir still holds what the cluster runs (:func:`installed`)."""
     work = options.work_dir
     steps = plan.steps if steps is None else steps
     plan_id = receipt.fingerprint(plan, {"steps": [s.to_json() for s in steps], "extra": extra})
@@ -673,6 +677,10 @@ def execute(
         work, plan, steps, kube.context, kube.server, plan_id, options.dry_run,
         state.run if state else None, extra,
     )  # fmt: skip
+    if render is not None:
+        rec.spec[receipt.DIGEST_FIELD] = layout.render_digest(render[0])
+        rec.spec[receipt.VARIANT_FIELD] = render[1]
+        rec.save()
     executor = Executor(kube, plan, steps, work / "out", rec, reporter, options, state)
     with reporter.live():
         ran = executor.run()
@@ -705,13 +713,156 @@ def load_plan(options: ApplyOptions, action: plan_mod.Action) -> tuple[setup.Wor
     return wd, p
 
 
+@dataclass(frozen=True)
+class Installed:
+    """The release as the work dir records it installed on the current cluster (Helm's deployed revision)."""
+
+    run: str
+    """The receipt of the run it was last deployed by (install, upgrade, rollback, or a re-applying ``apply``)."""
+    spec: dict[str, Any]
+    same_render: bool
+    """``W/out`` holds the render that run applied (its receipt's render digest)."""
+    revision: revisions.Revision | None
+    """Otherwise: the recorded revision holding that render (None: not among them, or a receipt without digest)."""
+    present: bool
+    """Some object that run recorded is on the cluster with the uid it recorded (False: a new cluster under the
+    same context and server, or the release deleted by hand: nothing to re-apply onto)."""
+
+
+def _recorded_objects_present(kube: kubeops.KubeOps, spec: dict[str, Any]) -> bool:
+    """Whether any release object (not a hook) the run recorded with a uid is still on the cluster with that uid;
+    True when it recorded none (nothing to check against). Stops at the first one found: usually the namespace."""
+    checked = False
+    for step in spec.get("steps") or []:
+        if step.get("phase") not in (*receipt.INVENTORY_PHASES, Phase.NAMESPACE.value):
+            continue
+        for item in step.get("objects") or []:
+            uid = item.get("uid")
+            if not uid or item.get("action") not in ("created", "applied"):
+                continue
+            res = kube.try_resource(str(item.get("apiVersion") or "v1"), str(item.get("kind")))
+            if res is None:
+                continue
+            checked = True
+            live = kube.get(
+                res, str(item.get("name")), str(item.get("namespace") or "") if res.namespaced else ""
+            )
+            if live is not None and (live.get("metadata") or {}).get("uid") == uid:
+                return True
+    return not checked
+
+
+def installed(kube: kubeops.KubeOps, work: Path) -> Installed | None:
+    """The release installed on ``kube``'s cluster per the work dir's receipts (:func:`receipt.deployed`), with
+    whether ``W/out`` still holds its render; None when it records none there."""
+    found = receipt.deployed(work, kube.context, kube.server)
+    if found is None:
+        return None
+    path, spec = found
+    out = work / "out"
+    digest = spec.get(receipt.DIGEST_FIELD)
+    same = bool(digest) and digest == layout.render_digest(out)
+    revision = None
+    if digest and not same:
+        for n in reversed(revisions.numbers(out)):
+            if layout.render_digest(out / revisions.REVISIONS_DIR / str(n)) == digest:
+                revision = revisions.load(out, n)
+                break
+    return Installed(path.stem, spec, same, revision, _recorded_objects_present(kube, spec))
+
+
+def reapply_plan(wd: setup.Workdir, options: ApplyOptions, variant: str) -> Plan:
+    """``apply`` on an installed release: the objects as the release runs them, without any hook -- the install
+    plan without its hook steps, or after an upgrade the upgrade plan's objects (its ``--is-upgrade`` render)
+    without its hooks and prune. The hook steps left out are listed as not run, with the command that runs them."""
+    action = (
+        plan_mod.Action.UPGRADE
+        if variant == "upgrade" and wd.upgrade is not None
+        else plan_mod.Action.INSTALL
+    )
+    full = setup.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
+    install_events = {
+        plan_mod.PRE_EVENT[plan_mod.Action.INSTALL].value,
+        plan_mod.POST_EVENT[plan_mod.Action.INSTALL].value,
+    }
+    dropped = tuple(
+        plan_mod.NotRun(s.phase, plan_mod.runner_command(action, str(options.work_dir)))
+        for s in full.steps
+        if s.is_hook and s.phase not in install_events
+    )
+    return dataclasses.replace(
+        full,
+        action=plan_mod.Action.INSTALL,
+        steps=tuple(s for s in full.steps if not s.is_hook and s.phase != Phase.PRUNE.value),
+        not_run=tuple(n for n in (*dropped, *full.not_run) if n.phase not in install_events),
+    )
+
+
+def _changed_error(inst: Installed, release: str, context: str, work: Path) -> InputError:
+    """Exit 2: the release is installed and ``W/out`` holds another render; say how to apply it (an upgrade)."""
+    if inst.revision is not None:
+        where = f"from the render recorded as {inst.revision.label}"
+    elif inst.spec.get(receipt.DIGEST_FIELD):
+        where = "from a render no longer among the recorded revisions"
+    else:
+        where = "from a render this berth cannot match (its run predates render digests)"
+    upgrade_cmd = live_command(plan_mod.Action.UPGRADE, work)
+    text = (
+        f"release {release} is installed on context {context} (run {inst.run}) {where}, and {work / 'out'} now "
+        f"holds another render (set up again since): apply would install it over the release and run the install "
+        f"hooks a second time. Apply the change as an upgrade: {upgrade_cmd} (upgrades to the package as set up "
+        "now: pre-upgrade hooks, apply, prune, post-upgrade hooks)"
+    )
+    newest = [
+        (p, b["spec"]) for p, b in receipt.receipts(work)
+        if not b["spec"].get("dryRun") and b["spec"].get("context") == context
+    ]  # fmt: skip
+    if (
+        newest
+        and newest[-1][1].get("action") in ("upgrade", "rollback")
+        and (newest[-1][1].get("result") != receipt.Result.SUCCEEDED)
+    ):
+        action = plan_mod.Action(newest[-1][1]["action"])
+        text += (
+            f"; the last {action.value} (run {newest[-1][0].stem}) stopped before it finished: continue it with "
+            f"{live_command(action, work)} --resume"
+        )
+    return InputError(text)
+
+
 def run(options: ApplyOptions, reporter: Reporter | None = None) -> Outcome:
-    """``berth install apply``."""
+    """``berth install apply``: the install plan; on a release the work dir records installed here, its objects
+    again without any hook (``helm install`` refuses a release name in use; install hooks never run twice)."""
     reporter = reporter or Reporter()
-    _, p = load_plan(options, plan_mod.Action.INSTALL)
+    wd, p = load_plan(options, plan_mod.Action.INSTALL)
     kube = connect_checked(options, reporter)
     try:
-        return execute(kube, p, options, reporter)
+        work = options.work_dir
+        inst = installed(kube, work)
+        variant = "install"
+        if inst is not None and not inst.present:
+            reporter.print(
+                f"The work dir records release {p.release} installed on context {kube.context} (run {inst.run}), "
+                "but none of the objects that run recorded is on the cluster with its uid (a new cluster, or the "
+                "release deleted by hand): installing it, hooks included"
+            )
+        elif inst is not None:
+            if not inst.same_render:
+                raise _changed_error(inst, p.release, kube.context, work)
+            variant = receipt.variant(inst.spec)
+            p = reapply_plan(wd, options, variant)
+            doing = (
+                "would re-apply its objects and run"
+                if options.dry_run
+                else "re-applying its objects and running"
+            )
+            reporter.print(
+                f"Release {p.release} is installed on context {kube.context} (run {inst.run}) from the render "
+                f"{work / 'out'} holds: {doing} no hooks; its install hooks ran at install time. Hooks run with an "
+                f"upgrade ({live_command(plan_mod.Action.UPGRADE, work)}), tests with "
+                f"{live_command(plan_mod.Action.TEST, work)}"
+            )
+        return execute(kube, p, options, reporter, render=(work / "out", variant))
     finally:
         kube.close()
 

@@ -184,12 +184,33 @@ def script_cmd(
 
     p = _plan(work_dir, action, wait, timeout, revision)
     assert isinstance(p, plan.Plan)
+    _warn_installed(work_dir, p)
     text = script.generate(p, (work_dir.resolve() / "out"))
     if output is None:
         click.echo(text, nl=False)
     else:
         yamlio.write_atomic(output, text, mode=0o755)
         click.echo(f"Wrote {output} ({len(p.steps)} step(s) for {action})")
+
+
+def _warn_installed(work_dir: Path, p: Any) -> None:
+    """An install script for a work dir whose receipts record the release installed: the script cannot tell
+    whether the cluster it runs against has the release (it reads no receipt), so it always installs, hooks
+    included, where ``berth install apply`` would re-apply the objects without hooks. Say so on stderr."""
+    from berth.install import apply, plan, receipt
+
+    found = receipt.deployed(work_dir) if p.action == plan.Action.INSTALL else None
+    if found is None:
+        return
+    context = found[1].get("context")
+    click.echo(
+        f"warning: {work_dir} records release {p.release} installed on context {context} (run {found[0].stem}); "
+        "this script installs it as new, running the install hooks again (it cannot see receipts). To re-apply "
+        f"the objects of the installed release without hooks, run {apply.live_command(plan.Action.INSTALL, work_dir)}"
+        f"; to apply a changed render, {apply.live_command(plan.Action.UPGRADE, work_dir)} or this command with "
+        "--action upgrade",
+        err=True,
+    )
 
 
 @group.command("verify")

@@ -156,6 +156,24 @@ def read_split(root: Path) -> tuple[split_mod.Split, frozenset[objects.Ref]]:
     return split_mod.split(rendered), frozenset(install_only)
 
 
+RENDER_FOLDERS = ("manifests", "secrets", "lifecycle", "upgrade")
+"""What of a render (``W/out`` or ``W/out/revisions/<N>``) holds the objects and hooks a run applies."""
+
+
+def render_digest(root: Path) -> str:
+    """SHA-256 of the objects and hooks of the render under ``root`` (paths and bytes; not ``spec/``, whose
+    facts and answers do not reach the cluster, nor the review copy of the plan, which names the work dir). Two
+    renders with the same digest apply the same thing: what tells a work dir set up again with other inputs from
+    the render a receipt says was applied."""
+    entries = []
+    for top in RENDER_FOLDERS:
+        for path in sorted((root / top).rglob("*")) if (root / top).is_dir() else []:
+            rel = path.relative_to(root).as_posix()
+            if path.is_file() and rel != "lifecycle/plan.yaml" and not rel.startswith("upgrade/spec/"):
+                entries.append(f"{rel} {canonical.sha256_text(path.read_bytes())}")
+    return canonical.sha256_text("\n".join(entries))
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")

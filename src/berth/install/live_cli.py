@@ -154,18 +154,21 @@ def uninstall_command(opts: ApplyOptions, delete_crds: bool) -> None:
 
 @click.command("upgrade")
 @live_options
-@click.option("--pull", "ref", help="New package folder or chart; inputs and selection carry over.")
+@click.option(
+    "--pull",
+    "ref",
+    help="New package folder or chart; inputs and selection carry over (default: the render set up now).",
+)
 @click.option("--version", help="Chart version when --pull is a chart.")
 @click.option("--repo", help="Helm repository URL when --pull is a chart name.")
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
 def upgrade_command(
     opts: ApplyOptions, ref: str | None, version: str | None, repo: str | None, no_wait: bool
 ) -> None:
-    """Re-render with --pull NEWREF, show the diff, then pre-upgrade, apply, prune, post-upgrade."""
+    """Re-render with --pull NEWREF (or take the render WORK_DIR holds now), show the diff, then pre-upgrade, apply,
+    prune, post-upgrade."""
     from berth.install import upgrade
 
-    if ref is None and not opts.resume:
-        raise InputError("pass --pull NEWREF (or --resume to continue the last upgrade)", "--pull")
     source = upgrade.UpgradeSource(ref, version, repo) if ref else None
     _print(upgrade.run(dataclasses.replace(opts, wait=not no_wait), source))
     _print_notes(opts, "upgrade")

@@ -43,6 +43,18 @@ INVENTORY_PHASES = frozenset(
 )
 
 
+DIGEST_FIELD = "renderDigest"
+"""Receipt field of a run that applies a render (install, upgrade, rollback): :func:`berth.install.layout.render_digest`
+of that render, so a later run can tell whether ``W/out`` still holds what the cluster runs."""
+VARIANT_FIELD = "variant"
+"""Receipt field of such a run: ``install`` or ``upgrade``, the render variant its objects came from (what
+``status`` compares with and a re-applying ``apply`` applies again)."""
+DEPLOYING = frozenset(
+    a.value for a in (plan_mod.Action.INSTALL, plan_mod.Action.UPGRADE, plan_mod.Action.ROLLBACK)
+)
+"""The actions whose succeeded run leaves the release installed with its render."""
+
+
 class Result:
     """Run results (strings in the YAML)."""
 
@@ -276,6 +288,37 @@ def resume_state(work_dir: Path, action: str, plan_id: str) -> ResumeState:
             elif item.get("action") in ("created", "applied") and uid:
                 state.in_flight_hooks.setdefault(idx, {})[key] = uid
     return state
+
+
+def deployed(
+    work_dir: Path, context: str | None = None, server: str | None = None
+) -> tuple[Path, dict[str, Any]] | None:
+    """The newest succeeded install, upgrade or rollback run (not a dry run) against ``context``/``server`` (None:
+    any), with its spec, unless a succeeded uninstall came after it: the run whose render the release runs, as Helm's
+    deployed release revision. None when the work dir records no installed release there (never installed, only a
+    failed or interrupted install that ``--resume`` continues, or uninstalled since)."""
+    found: tuple[Path, dict[str, Any]] | None = None
+    for path, body in receipts(work_dir):
+        spec = body["spec"]
+        if spec.get("dryRun") or spec.get("result") != Result.SUCCEEDED:
+            continue
+        if (context is not None and spec.get("context") != context) or (
+            server is not None and spec.get("server") != server
+        ):
+            continue
+        if spec.get("action") in DEPLOYING:
+            found = (path, spec)
+        elif spec.get("action") == plan_mod.Action.UNINSTALL.value:
+            found = None
+    return found
+
+
+def variant(spec: dict[str, Any]) -> str:
+    """The render variant a deploying run applied (``upgrade`` for upgrades recorded before the field existed)."""
+    value = spec.get(VARIANT_FIELD)
+    if value in ("install", "upgrade"):
+        return str(value)
+    return "upgrade" if spec.get("action") == plan_mod.Action.UPGRADE.value else "install"
 
 
 # ---- the kube target a work dir belongs to -------------------------------------------------------------------

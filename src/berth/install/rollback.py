@@ -223,7 +223,10 @@ def run(
     reporter.print(f"Rolling back release {plan.release} to {target.label}")
     kube = apply.connect_checked(options, reporter)
     try:
-        outcome = apply.execute(kube, plan, options, reporter, extra={TARGET_FIELD: target.number})
+        outcome = apply.execute(
+            kube, plan, options, reporter, extra={TARGET_FIELD: target.number},
+            render=(work / "out" / target.prefix, "install"),
+        )  # fmt: skip
     finally:
         kube.close()
     if options.dry_run:

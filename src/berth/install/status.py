@@ -112,21 +112,21 @@ class OutOfSync(BerthError):
         )
 
 
-def last_applied_action(work_dir: Path) -> str:
-    """``upgrade`` when the newest successful run that changed the release was an upgrade, else ``install``."""
-    done = [b["spec"] for _, b in receipt.receipts(work_dir) if not b["spec"].get("dryRun")]
-    done = [s for s in done if s.get("result") == receipt.Result.SUCCEEDED and s.get("action") != "uninstall"]
-    return "upgrade" if done and done[-1].get("action") == "upgrade" else "install"
+def last_applied_action(work_dir: Path, context: str | None = None, server: str | None = None) -> str:
+    """``upgrade`` when the run the release was last deployed by (:func:`berth.install.receipt.deployed`) applied
+    the ``--is-upgrade`` render, else ``install``."""
+    run = receipt.deployed(work_dir, context, server)
+    return receipt.variant(run[1]) if run else "install"
 
 
-def desired_objects(wd: setup.Workdir, work_dir: Path) -> list[split_mod.RenderedObject]:
+def desired_objects(wd: setup.Workdir, variant: str) -> list[split_mod.RenderedObject]:
     """The release objects as last applied: the ``--is-upgrade`` render after an upgrade (plus the install-only
     objects the install left, which upgrades never touch), else the install render."""
-    variant = wd.split
-    if last_applied_action(work_dir) == "upgrade" and wd.upgrade is not None:
-        variant = wd.upgrade
-    objs = [*variant.crds, *variant.ordinary, *variant.secrets]
-    if variant is not wd.split:
+    chosen = wd.split
+    if variant == "upgrade" and wd.upgrade is not None:
+        chosen = wd.upgrade
+    objs = [*chosen.crds, *chosen.ordinary, *chosen.secrets]
+    if chosen is not wd.split:
         have = {o.ref for o in objs}
         objs += [
             o
@@ -141,10 +141,9 @@ def run(work_dir: Path, kubeconfig: str | None = None, context: str | None = Non
     kube = kubeops.connect(kubeconfig, context)
     try:
         receipt.check_target(work_dir, kube.context, kube.server, context is not None)
-        report = Report(
-            kube.context, notes=setup.release_notes(work_dir / "out", last_applied_action(work_dir))
-        )
-        desired = desired_objects(wd, work_dir)
+        variant = last_applied_action(work_dir, kube.context, kube.server)
+        report = Report(kube.context, notes=setup.release_notes(work_dir / "out", variant))
+        desired = desired_objects(wd, variant)
         seen: set[str] = set()
         for o in desired:
             res = kube.try_resource(o.api_version, o.kind)

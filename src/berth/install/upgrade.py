@@ -1,5 +1,7 @@
 """``berth install upgrade --pull NEWREF``: re-render with the inputs carried over, show the diff, run the upgrade
-plan -- pre-upgrade hooks, apply, prune what the new render dropped, post-upgrade hooks.
+plan -- pre-upgrade hooks, apply, prune what the new render dropped, post-upgrade hooks. Without ``--pull`` it
+upgrades to the render the work dir holds now (``berth install setup`` run again with other inputs, which ``apply``
+refuses to install over an installed release).
 
 Re-rendering is the install engineer's ``setup`` (:func:`berth.install.setup.run`), which re-uses the work dir's
 selection and answers and records the render it replaces as a revision (:mod:`berth.install.revisions`). The
@@ -18,6 +20,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from berth.install import apply, receipt, setup
 from berth.install import plan as plan_mod
@@ -41,12 +44,23 @@ def release_objects(
     return {o.ref: o for o in objs if o.ref not in skip}
 
 
-def applied_variant(wd: setup.Workdir) -> split_mod.Split:
+class Render(Protocol):
+    """A render with its variants: a set-up work dir or a recorded revision."""
+
+    @property
+    def split(self) -> split_mod.Split: ...
+    @property
+    def upgrade(self) -> split_mod.Split | None: ...
+    @property
+    def install_only(self) -> frozenset[objects.Ref]: ...
+
+
+def applied_variant(wd: Render) -> split_mod.Split:
     """The render an upgrade plan applies: the ``--is-upgrade`` variant when it differs."""
     return wd.upgrade if wd.upgrade is not None else wd.split
 
 
-def diff_lines(old: setup.Workdir, new: setup.Workdir) -> list[str]:
+def diff_lines(old: Render, new: Render) -> list[str]:
     """``+``/``-``/``~`` per release object, with a short unified diff for changed ones."""
     before = release_objects(applied_variant(old), old.install_only)
     after = release_objects(applied_variant(new), new.install_only)
@@ -90,9 +104,12 @@ def rerender(
 def run(
     options: apply.ApplyOptions, source: UpgradeSource | None, reporter: apply.Reporter | None = None
 ) -> apply.Outcome:
+    """``berth install upgrade``: with ``source`` (``--pull``) re-render from it first; without, upgrade to the
+    render the work dir holds now (set up again with other inputs, say), or with ``--resume`` continue the last
+    upgrade."""
     reporter = reporter or apply.Reporter()
     work = options.work_dir
-    if source is None:
+    if source is None and options.resume:
         found = [
             b for _, b in receipt.receipts(work, plan_mod.Action.UPGRADE.value) if not b["spec"].get("dryRun")
         ]
@@ -100,6 +117,16 @@ def run(
             raise InputError(
                 f"nothing to resume: no earlier upgrade run in {work / receipt.RUNS_DIR}", "--resume"
             )
+    elif source is None:
+        wd = setup.load_workdir(work)
+        prev = wd.previous()
+        reporter.print(
+            f"Upgrading to the render {work / 'out'} holds (package {wd.package.name} {wd.package.version})"
+        )
+        if prev is not None:
+            reporter.print(f"Changes to release objects since {prev.label}:")
+            for line in diff_lines(prev, wd):
+                reporter.print(f"  {line}")
     else:
         old = setup.load_workdir(work)
         if options.dry_run:
@@ -118,7 +145,7 @@ def _execute(options: apply.ApplyOptions, named: Path, reporter: apply.Reporter)
     plan = setup.build_plan(wd, plan_mod.Action.UPGRADE, str(named), options.wait, options.timeout)
     kube = apply.connect_checked(options, reporter)
     try:
-        return apply.execute(kube, plan, options, reporter)
+        return apply.execute(kube, plan, options, reporter, render=(options.work_dir / "out", "upgrade"))
     finally:
         kube.close()
 
