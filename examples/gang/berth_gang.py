@@ -4,14 +4,15 @@
 then allows them all at once -- the idea of the scheduler-plugins Coscheduling plugin, in a few lines. A pod joins
 a group with the label ``gang.berth.dev/name``; the group's size is the label ``gang.berth.dev/min-member`` (on
 every member). Members wait at most ``timeoutSeconds`` (args, default 30); when one member's wait runs out or it is
-rejected, Unreserve rejects the rest of the group, so a half-placed gang never holds room.
+rejected, Unreserve rejects the rest of the group, so a half-placed gang never holds room. A member handed back
+that way is retried when another member of its group is created, or when room appears (``events_to_register``).
 
 Use it with ``--plugin berth_gang:Gang`` and this directory on ``PYTHONPATH`` (see config.yaml).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +90,16 @@ class Gang(fw.ReservePlugin, fw.PermitPlugin):
         self.handle.iterate_over_waiting_pods(release)
         return fw.SUCCESS, 0.0
 
+    def events_to_register(self) -> Sequence[fw.ClusterEvent | fw.ClusterEventWithHint]:
+        """What may complete a gang whose members were handed back: a new member (``UnscheduledPod`` Add, a
+        berth event for pending pods, asked here with a hint: only a member of the same group counts), a new node,
+        or a pod leaving a node."""
+        return (
+            fw.ClusterEventWithHint(fw.ClusterEvent("UnscheduledPod", "Add"), _new_member_of_my_gang),
+            fw.ClusterEvent("Node", "Add"),
+            fw.ClusterEvent("Pod", "Delete"),
+        )
+
     def unreserve(self, state: fw.CycleState, pod: PodInfo, node_name: str) -> None:
         # One member failed (timed out, rejected, or its binding failed): the others must not hold their room.
         group = _group(pod)
@@ -106,3 +117,10 @@ class Gang(fw.ReservePlugin, fw.PermitPlugin):
 def _in(pod: PodInfo, key: str) -> bool:
     group = _group(pod)
     return group is not None and group[0] == key
+
+
+def _new_member_of_my_gang(pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+    group = _group(pod)
+    if group is None or not isinstance(new, Mapping) or not _in(PodInfo(dict(new)), group[0]):
+        return fw.QueueingHint.QUEUE_SKIP
+    return fw.QueueingHint.QUEUE

@@ -22,7 +22,7 @@ from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import PodInfo
 from berth.schedule.framework.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPods
 from berth.schedule.plugins.registry import Registry, default_registry, load_user_plugin
-from berth.schedule.queue import VirtualClock
+from berth.schedule.queue import VirtualClock, Where
 from berth.schedule.scheduler import Result, Scheduler
 
 GANG = Path(__file__).resolve().parents[2] / "examples" / "gang"
@@ -115,6 +115,26 @@ def test_an_incomplete_gang_times_out_with_upstreams_message_and_frees_its_room(
     s.add_pod(pod("plain", cpu="2"))
     placed = [step(s) for _ in range(3)]
     assert any(o.pod == "default/plain" and o.result is Result.SCHEDULED for o in placed)
+
+
+def test_a_gang_handed_back_is_retried_when_its_next_member_is_created() -> None:
+    """Gang registers ``UnscheduledPod`` Add with a hint: a member rejected after its wait ran out comes back as
+    soon as another member of its own group is created -- not for a pod of another group, and not only at the
+    5-minute flush."""
+    clock = VirtualClock()
+    s = gang_scheduler(timeout=10, nodes=1, cpu="4", clock=clock)
+    s.add_pod(member("a", "train", 3))
+    assert step(s).result is Result.WAITING
+    clock.advance_to(10.0)
+    assert step(s).result is Result.UNSCHEDULABLE
+    assert s.queue.where("default/a") is Where.UNSCHEDULABLE
+    s.add_pod(member("x", "other", 5))  # another gang's member: no reason to retry a
+    assert s.queue.where("default/a") is Where.UNSCHEDULABLE
+    s.add_pod(member("b", "train", 3))
+    assert s.queue.where("default/a") in (Where.ACTIVE, Where.BACKOFF)
+    s.add_pod(member("c", "train", 3))
+    s.run_until_idle()
+    assert sorted(p.pod for p in s.placements) == ["default/a", "default/b", "default/c"]
 
 
 def test_simulation_gives_up_on_a_gang_that_never_completes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,7 +45,7 @@ def make(clock: VirtualClock | None = None, **kw: object) -> tuple[SchedulingQue
 
 def fail(q: SchedulingQueue, qp: QueuedPodInfo, *plugins: str) -> Where:
     qp.unschedulable_plugins = set(plugins)
-    return q.add_unschedulable_if_not_present(qp, q.scheduling_cycle)
+    return q.add_unschedulable_if_not_present(qp)
 
 
 def drain(q: SchedulingQueue) -> list[str]:
@@ -277,3 +277,102 @@ def test_a_queueing_hint_decides_per_pod_and_change() -> None:
         drain_b = q.pop()
     assert drain_b is not None and fail(q, drain_b, "Broken") is Where.UNSCHEDULABLE
     assert q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"), new=plain) == 1
+
+
+# --- events while a pod is in flight, and updates of pending pods (upstream inFlightEvents / isPodUpdated) ----------
+
+
+def pop_named(q: SchedulingQueue, name: str) -> QueuedPodInfo:
+    qp = q.pop()
+    assert qp is not None and qp.pod_info.name == name
+    return qp
+
+
+def test_an_event_during_the_cycle_its_rejectors_never_registered_leaves_the_pod_unschedulable() -> None:
+    q, _ = make()
+    q.add(pod_info("a"))
+    qp = pop_named(q, "a")
+    q.move_all_to_active_or_backoff(ClusterEvent("Node", "UpdateNodeLabel"))  # NodeResourcesFit doesn't care
+    assert fail(q, qp, "NodeResourcesFit") is Where.UNSCHEDULABLE
+
+
+def test_events_during_the_cycle_are_replayed_through_the_hints_when_it_fails() -> None:
+    def big_nodes(pod: PodInfo, old: object, new: object) -> QueueingHint:
+        cpu = (((new or {}).get("status") or {}).get("allocatable") or {}).get("cpu")  # type: ignore[union-attr]
+        return QueueingHint.QUEUE if cpu == "64" else QueueingHint.QUEUE_SKIP
+
+    events = {"default-scheduler": {"Fit": (ClusterEventWithHint(ClusterEvent("Node", "Add"), big_nodes),)}}
+    q = SchedulingQueue(priority_less, clock=VirtualClock(), plugin_events=events)
+    for name in ("a", "b"):
+        q.add(pod_info(name))
+    a = pop_named(q, "a")
+    q.move_all_to_active_or_backoff(
+        ClusterEvent("Node", "Add"), new={"status": {"allocatable": {"cpu": "2"}}}
+    )
+    assert fail(q, a, "Fit") is Where.UNSCHEDULABLE  # the only node added is too small: skip
+    b = pop_named(q, "b")
+    q.move_all_to_active_or_backoff(
+        ClusterEvent("Node", "Add"), new={"status": {"allocatable": {"cpu": "64"}}}
+    )
+    assert q.where("default/a") is not Where.UNSCHEDULABLE  # the event reached a as usual
+    assert fail(q, b, "Fit") is Where.BACKOFF  # and b, in flight, through its replay
+
+
+def test_an_event_excluding_the_pod_is_not_replayed_for_it() -> None:
+    q, _ = make()
+    q.add(pod_info("a"))
+    qp = pop_named(q, "a")
+    q.move_all_to_active_or_backoff(ClusterEvent("Pod", "Delete"), exclude="default/a")
+    assert fail(q, qp, "NodeResourcesFit") is Where.UNSCHEDULABLE
+
+
+def test_a_pod_long_in_flight_still_sees_an_event_after_other_cycles_ended() -> None:
+    """Events are dropped once no pod still in flight needs them -- not while one that popped earlier does."""
+    q, _ = make()
+    for name in ("a", "b", "c"):
+        q.add(pod_info(name))
+    a = pop_named(q, "a")  # e.g. held at Permit
+    b = pop_named(q, "b")
+    q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"))
+    q.done(b.key)
+    c = pop_named(q, "c")  # popped after the event: it must not see it
+    assert fail(q, c, "NodeResourcesFit") is Where.UNSCHEDULABLE
+    assert fail(q, a, "NodeResourcesFit") is Where.BACKOFF
+
+
+def test_an_error_still_serves_its_backoff_whatever_happened() -> None:
+    q, _ = make()
+    q.add(pod_info("a"))
+    qp = pop_named(q, "a")
+    assert fail(q, qp) is Where.BACKOFF  # no plugin rejected it
+
+
+def test_an_update_wakes_an_unschedulable_pod_only_when_its_rejectors_registered_it() -> None:
+    events = {"default-scheduler": {"TaintToleration": (ClusterEvent("Pod", "UpdatePodToleration"),)}}
+    q = SchedulingQueue(priority_less, clock=VirtualClock(), plugin_events=events)
+    q.add(pod_info("a"))
+    assert fail(q, pop_named(q, "a"), "TaintToleration") is Where.UNSCHEDULABLE
+    q.update(pod_info("a"), [])  # a status-only change amounts to no event
+    assert q.where("default/a") is Where.UNSCHEDULABLE
+    q.update(pod_info("a"), [ClusterEvent("UnscheduledPod", "UpdatePodLabel")])
+    assert q.where("default/a") is Where.UNSCHEDULABLE
+    # "Pod" registrations hear pending pods' updates too (upstream EventResource.match).
+    q.update(pod_info("a"), [ClusterEvent("UnscheduledPod", "UpdatePodToleration")])
+    assert q.where("default/a") is not Where.UNSCHEDULABLE
+
+
+def test_an_update_of_a_pod_in_flight_is_replayed_for_that_pod_alone() -> None:
+    events = {"default-scheduler": {"TaintToleration": (ClusterEvent("Pod", "UpdatePodToleration"),)}}
+    q = SchedulingQueue(priority_less, clock=VirtualClock(), plugin_events=events)
+    for name in ("a", "b"):
+        q.add(pod_info(name))
+    a, b = pop_named(q, "a"), pop_named(q, "b")
+    q.update(pod_info("a"), [ClusterEvent("UnscheduledPod", "UpdatePodToleration")])
+    assert fail(q, b, "TaintToleration") is Where.UNSCHEDULABLE
+    assert fail(q, a, "TaintToleration") is Where.BACKOFF
+
+
+def test_only_registered_resources_are_heard() -> None:
+    events = {"p": {"Gang": (ClusterEvent("UnscheduledPod", "Add"),), "Fit": (ClusterEvent("Node", "Add"),)}}
+    q = SchedulingQueue(priority_less, plugin_events=events)
+    assert q.hears("UnscheduledPod") and q.hears("Node") and not q.hears("Pod")

@@ -5,6 +5,7 @@ Configurations go through the real loader (``config.parse``) and the real in-tre
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import pytest
@@ -24,6 +25,7 @@ from berth.schedule.scheduler import (
     Scheduler,
     SimulationBinder,
     fit_error_message,
+    pod_update_events,
     truncate_event_message,
 )
 
@@ -617,3 +619,46 @@ def test_a_pod_being_resized_in_place_counts_the_larger_of_old_and_new(
     s.run_until_idle()
     # One millicore more than the resized pod leaves does not fit; exactly what it leaves does.
     assert "default/new" not in placed(s) and placed(s)["default/fits"] == "n0"
+
+
+@pytest.mark.parametrize(
+    ("change", "events"),
+    [
+        pytest.param(
+            lambda p: p["status"].update(phase="Pending", conditions=[{"type": "PodScheduled"}]),
+            [],
+            id="status",
+        ),
+        pytest.param(
+            lambda p: p["metadata"].update(resourceVersion="9", managedFields=[{}]), [], id="bookkeeping"
+        ),
+        pytest.param(lambda p: p["metadata"]["labels"].update(app="x"), ["UpdatePodLabel"], id="label"),
+        pytest.param(
+            lambda p: p["spec"].update(tolerations=[{"operator": "Exists"}]),
+            ["UpdatePodToleration"],
+            id="toleration",
+        ),
+        pytest.param(
+            lambda p: p["spec"].pop("schedulingGates"), ["UpdatePodSchedulingGatesEliminated"], id="gates"
+        ),
+        pytest.param(lambda p: p["metadata"].update(annotations={"a": "b"}), ["UpdatePodOther"], id="other"),
+        pytest.param(
+            lambda p: p["status"].update(resourceClaimStatuses=[{"name": "c"}]),
+            ["UpdatePodGeneratedResourceClaim"],
+            id="claims",
+        ),
+    ],
+)
+def test_pod_update_events_are_upstreams_pod_scheduling_properties_change(
+    change: Any, events: list[str]
+) -> None:
+    before = pod("p", schedulingGates=[{"name": "g"}])
+    before["status"] = {}
+    after = copy.deepcopy(before)
+    change(after)
+    assert pod_update_events(PodInfo(before), PodInfo(after)) == [
+        fw.ClusterEvent("UnscheduledPod", e) for e in events
+    ]
+    # The same change of an assigned pod is about "Pod".
+    before["spec"]["nodeName"] = after["spec"]["nodeName"] = "n1"
+    assert pod_update_events(PodInfo(before), PodInfo(after)) == [fw.ClusterEvent("Pod", e) for e in events]

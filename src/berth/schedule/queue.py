@@ -15,7 +15,13 @@ priority and age. Three sub-queues, each pod in at most one of them (or "in flig
   pod never attempted. When activeQ is empty, :meth:`SchedulingQueue.pop` may take a pod rejected by plugins from
   backoffQ early (upstream ``SchedulerPopFromBackoffQ``, on since 1.33); pods that failed with an error always wait.
 - Unschedulable pods go back on a :class:`~berth.schedule.framework.interface.ClusterEvent` that one of the
-  plugins which rejected them registered (``events_to_register``), and every 30 s those waiting over 5 min.
+  plugins which rejected them registered (``events_to_register``) -- when the plugin gave a queueing hint, only if
+  the hint says QUEUE for that change -- and every 30 s those waiting over 5 min.
+- Events that arrive while a pod is in flight are kept and replayed through the same rules when its cycle fails
+  (upstream ``inFlightEvents``): only a relevant one sends it to backoffQ instead of unschedulable.
+- An update of a pending pod is an ``UnscheduledPod`` event for that pod alone (upstream
+  ``PodSchedulingPropertiesChange``); a change the scheduler cannot care about (status, resourceVersion,
+  managedFields, finalizers) moves nothing, so the scheduler's own PodScheduled condition never retries a pod.
 - Time comes from an injectable clock: the simulation passes a :class:`VirtualClock`, so backoff costs no
   wall-clock time and runs are reproducible.
 
@@ -27,6 +33,7 @@ from __future__ import annotations
 import heapq
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -46,6 +53,11 @@ PreEnqueue = Callable[[PodInfo], Status]
 # Events the queue itself raises (upstream framework/events.go).
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent("*", "ForceActivate")
+
+# The resource of events about pending pods (upstream's unexported ``unschedulablePod``). A plugin registering
+# ``Pod`` hears both these and assigned pods' (``Pod``) events, as upstream's ``EventResource.match``.
+UNSCHEDULED_POD = "UnscheduledPod"
+UNSCHEDULED_POD_UPDATE = ClusterEvent(UNSCHEDULED_POD, "Update")
 
 _WILDCARDS = ("*", "All")
 
@@ -82,7 +94,11 @@ def event_matches(registered: ClusterEvent, event: ClusterEvent) -> bool:
     Resources match when equal or either is ``*``; actions when equal, either is ``*``/``All``, or the registered
     action is the umbrella ``Update`` and the event is a specific update (``UpdateNodeLabel`` ...).
     """
-    if registered.resource != event.resource and "*" not in (registered.resource, event.resource):
+    if (
+        registered.resource != event.resource
+        and "*" not in (registered.resource, event.resource)
+        and not (registered.resource == "Pod" and event.resource == UNSCHEDULED_POD)
+    ):
         return False
     ra, ea = registered.action, event.action
     if ra == ea or ra in _WILDCARDS or ea in _WILDCARDS:
@@ -172,7 +188,16 @@ class SchedulingQueue:
         self._in_flight: dict[str, QueuedPodInfo] = {}
         self._seq = 0
         self.scheduling_cycle = 0
-        self._move_request_cycle = -1
+        # Events while any pod is in flight, oldest first: (number, event, old, new, the one pod it must not
+        # reach, the one pod it is about -- "" for none).
+        self._in_flight_events: deque[tuple[int, ClusterEvent, Any, Any, str, str]] = deque()
+        self._registered_resources = {
+            e.event.resource
+            for by_plugin in self._plugin_events.values()
+            for es in by_plugin.values()
+            for e in es
+        }
+        self._event_seq = 0
         self._last_leftover_flush = self._clock()
         self._closed = False
 
@@ -238,6 +263,8 @@ class SchedulingQueue:
             self.scheduling_cycle += 1
             qp.unschedulable_plugins = set()
             qp.pending_plugins = set()
+            qp.in_flight_since = self._event_seq
+            self._in_flight.pop(qp.key, None)  # re-inserted last: the dict stays ordered by in_flight_since
             self._in_flight[qp.key] = qp
             return qp
 
@@ -296,24 +323,47 @@ class SchedulingQueue:
     def done(self, key: str) -> None:
         """The cycle for ``key`` ended (bound, or handed back through :meth:`add_unschedulable_if_not_present`)."""
         with self._cond:
-            self._in_flight.pop(key, None)
+            self._land(key)
+
+    def _land(self, key: str) -> QueuedPodInfo | None:
+        """Take ``key`` out of flight and forget the events no pod still in flight needs."""
+        qp = self._in_flight.pop(key, None)
+        events = self._in_flight_events
+        if not self._in_flight:
+            events.clear()
+        elif qp is not None:
+            oldest = next(iter(self._in_flight.values())).in_flight_since
+            while events and events[0][0] <= oldest:
+                events.popleft()
+        return qp
 
     # --- failures ---------------------------------------------------------------------------------------------
 
-    def add_unschedulable_if_not_present(self, qp: QueuedPodInfo, pod_scheduling_cycle: int) -> Where:
-        """Put a pod whose cycle failed back: unschedulable (rejected by plugins, nothing changed since) or
-        backoffQ (an error, or a cluster event arrived while it was being scheduled)."""
+    def add_unschedulable_if_not_present(self, qp: QueuedPodInfo) -> Where:
+        """Put a pod whose cycle failed back (upstream ``AddUnschedulableIfNotPresent``): backoffQ after an error
+        (no plugin rejected it); else unschedulable, unless an event that arrived while it was in flight is one
+        its rejecting plugins would requeue it for (then backoffQ, or activeQ for a pending plugin)."""
         with self._cond:
-            self._in_flight.pop(qp.key, None)
+            flown = self._in_flight.get(qp.key) is qp
+            events = self._events_since(qp) if flown else []
+            self._land(qp.key)
             if self._known(qp.key):
                 return self.where(qp.key) or Where.ACTIVE
             qp.timestamp = self._clock()
-            rejectors = qp.unschedulable_plugins | qp.pending_plugins
-            if not rejectors or self._move_request_cycle >= pod_scheduling_cycle:
+            if not (qp.unschedulable_plugins or qp.pending_plugins):
                 self._to_backoff(qp)
                 return Where.BACKOFF
+            if any(self._worth_requeuing(qp, event, old, new) for event, old, new in events):
+                return self._requeue(qp)
             self._unschedulable[qp.key] = qp
             return Where.UNSCHEDULABLE
+
+    def _events_since(self, qp: QueuedPodInfo) -> list[tuple[ClusterEvent, Any, Any]]:
+        return [
+            (event, old, new)
+            for seq, event, old, new, excluded, only in self._in_flight_events
+            if seq > qp.in_flight_since and excluded != qp.key and only in ("", qp.key)
+        ]
 
     def backoff_duration(self, attempts: int) -> float:
         if attempts <= 0:
@@ -341,7 +391,9 @@ class SchedulingQueue:
         ``exclude`` names. Returns how many moved. Also remembers the event for pods now in flight (they go to
         backoffQ if they fail)."""
         with self._cond:
-            self._move_request_cycle = self.scheduling_cycle
+            if self._in_flight:
+                self._event_seq += 1
+                self._in_flight_events.append((self._event_seq, event, old, new, exclude, ""))
             moved = 0
             for key, qp in list(self._unschedulable.items()):
                 if key == exclude:
@@ -355,14 +407,16 @@ class SchedulingQueue:
                         continue
                     moved += 1
                     continue
-                if event not in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE) and not self._interested(
-                    qp, event, old, new
-                ):
+                if not self._worth_requeuing(qp, event, old, new):
                     continue
                 del self._unschedulable[key]
                 self._requeue(qp)
                 moved += 1
             return moved
+
+    def _worth_requeuing(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        """Upstream ``isPodWorthRequeuing``: the queue's own wildcard events always are; others by the hints."""
+        return event in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE) or self._interested(qp, event, old, new)
 
     def _interested(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any = None, new: Any = None) -> bool:
         rejectors = qp.unschedulable_plugins | qp.pending_plugins
@@ -382,23 +436,24 @@ class SchedulingQueue:
                     return True  # upstream: a hint that fails counts as Queue
         return False
 
-    def _requeue(self, qp: QueuedPodInfo) -> None:
-        if qp.pending_plugins and not qp.unschedulable_plugins:
-            self._to_active_or_gated(qp)
-        elif self._is_backing_off(qp):
+    def _requeue(self, qp: QueuedPodInfo) -> Where:
+        if self._is_backing_off(qp) and not (qp.pending_plugins and not qp.unschedulable_plugins):
             self._to_backoff(qp)
-        else:
-            self._to_active_or_gated(qp)
+            return Where.BACKOFF
+        return Where.ACTIVE if self._to_active_or_gated(qp) else Where.GATED
 
     # --- pod updates ------------------------------------------------------------------------------------------
 
-    def update(self, pod: PodInfo) -> None:
-        """The pending pod changed (informer Update). An unschedulable pod gets another chance; a gated one is
-        re-checked by PreEnqueue."""
+    def update(self, pod: PodInfo, events: Sequence[ClusterEvent] | None = None, old: Any = None) -> None:
+        """The pending pod changed (informer Update); ``events`` are what the change amounts to (``UnscheduledPod``
+        events, see :func:`berth.schedule.scheduler.pod_update_events`; none for a status-only change; None when
+        not known: a generic update). An unschedulable pod is retried when one of them is worth it to the plugins
+        that rejected it; a gated one is re-checked by PreEnqueue; a pod in flight keeps them for when its cycle
+        ends."""
         with self._cond:
-            self._update_locked(pod)
+            self._update_locked(pod, (UNSCHEDULED_POD_UPDATE,) if events is None else events, old)
 
-    def _update_locked(self, pod: PodInfo) -> None:
+    def _update_locked(self, pod: PodInfo, events: Sequence[ClusterEvent] = (), old: Any = None) -> None:
         key = pod.key
         item = self._active.get(key)
         if item is not None:
@@ -415,18 +470,28 @@ class SchedulingQueue:
         qp = self._unschedulable.get(key)
         if qp is not None:
             qp.pod_info = pod
-            del self._unschedulable[key]
             if qp.gated:
-                self._to_active_or_gated(qp)
-            else:
+                if events:
+                    del self._unschedulable[key]
+                    self._to_active_or_gated(qp)
+            elif any(self._worth_requeuing(qp, e, old, pod.pod) for e in events):
+                del self._unschedulable[key]
                 self._requeue(qp)
             return
         flying = self._in_flight.get(key)
         if flying is not None:
             flying.pod_info = pod
+            for event in events:
+                self._event_seq += 1
+                self._in_flight_events.append((self._event_seq, event, old, pod.pod, "", key))
             return
         self._seq += 1
         self._to_active_or_gated(QueuedPodInfo(pod_info=pod, timestamp=self._clock(), sequence=self._seq))
+
+    def hears(self, resource: str) -> bool:
+        """Did any plugin register an event of exactly ``resource`` (e.g. ``UnscheduledPod``)? Lets the scheduler
+        skip raising events no one listens to."""
+        return resource in self._registered_resources
 
     def delete(self, key: str) -> bool:
         """The pod was deleted or bound by someone else: drop it from every sub-queue."""

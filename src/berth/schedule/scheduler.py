@@ -50,7 +50,7 @@ from berth.schedule.framework.runtime import Framework, FrameworkError
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from berth.schedule.framework.waiting_pods import WaitingPods
 from berth.schedule.plugins.registry import Registry, default_registry
-from berth.schedule.queue import SchedulingQueue, VirtualClock, Where
+from berth.schedule.queue import UNSCHEDULED_POD, UNSCHEDULED_POD_UPDATE, SchedulingQueue, VirtualClock, Where
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
@@ -60,6 +60,7 @@ NODE_ADD = ClusterEvent("Node", "Add")
 NODE_DELETE = ClusterEvent("Node", "Delete")
 ASSIGNED_POD_ADD = ClusterEvent("Pod", "Add")
 ASSIGNED_POD_DELETE = ClusterEvent("Pod", "Delete")
+UNSCHEDULED_POD_ADD = ClusterEvent(UNSCHEDULED_POD, "Add")
 
 
 class Result(StrEnum):
@@ -142,7 +143,6 @@ class _HeldBinding:
     state: CycleState
     assumed: PodInfo
     host: str
-    cycle: int
 
 
 class Binder(Protocol):
@@ -291,13 +291,36 @@ def node_update_events(old: Obj | None, new: NodeInfo) -> list[ClusterEvent]:
 
 
 def pod_update_events(old: PodInfo, new: PodInfo) -> list[ClusterEvent]:
-    """Update actions of an assigned pod (labels changed, resources scaled down)."""
+    """What a pod's update amounts to (upstream ``PodSchedulingPropertiesChange``): label, scale-down, toleration,
+    scheduling-gate and generated-claim changes, else ``UpdatePodOther``; about an ``UnscheduledPod`` while it has
+    no node. A change of status (but its resource claims), resourceVersion, generation, managedFields or
+    finalizers alone is none (upstream ``isPodUpdated``): the scheduler's own status writes must not retry a pod."""
+    resource = "Pod" if new.node_name else UNSCHEDULED_POD
     events = []
     if old.labels != new.labels:
-        events.append(ClusterEvent("Pod", "UpdatePodLabel"))
+        events.append(ClusterEvent(resource, "UpdatePodLabel"))
     if any(new.requests.get(k, 0) < v for k, v in old.requests.items()):
-        events.append(ClusterEvent("Pod", "UpdatePodScaleDown"))
+        events.append(ClusterEvent(resource, "UpdatePodScaleDown"))
+    old_spec, new_spec = old.pod.get("spec") or {}, new.pod.get("spec") or {}
+    if old_spec.get("schedulingGates") and not new_spec.get("schedulingGates"):
+        events.append(ClusterEvent(resource, "UpdatePodSchedulingGatesEliminated"))
+    if old_spec.get("tolerations") != new_spec.get("tolerations"):
+        events.append(ClusterEvent(resource, "UpdatePodToleration"))
+    claims = "resourceClaimStatuses"
+    if (old.pod.get("status") or {}).get(claims) != (new.pod.get("status") or {}).get(claims):
+        events.append(ClusterEvent(resource, "UpdatePodGeneratedResourceClaim"))
+    if not events and _scheduling_relevant(old.pod) != _scheduling_relevant(new.pod):
+        events.append(ClusterEvent(resource, "UpdatePodOther"))
     return events
+
+
+_IRRELEVANT_METADATA = ("resourceVersion", "generation", "managedFields", "finalizers")
+
+
+def _scheduling_relevant(pod: Obj) -> tuple[Any, Any]:
+    """A pod without what upstream's ``isPodUpdated`` strips before comparing."""
+    meta = {k: v for k, v in (pod.get("metadata") or {}).items() if k not in _IRRELEVANT_METADATA}
+    return meta, pod.get("spec")
 
 
 _TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -491,6 +514,10 @@ class Scheduler:
             return
         self._pending_pods[info.key] = info
         self.queue.add(info)
+        if self.queue.hears(UNSCHEDULED_POD):
+            # A berth extension (upstream raises it only under the alpha GangScheduling gate): a plugin that
+            # registered UnscheduledPod events -- a gang waiting for members -- hears new pending pods.
+            self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, exclude=info.key, new=pod)
 
     @_locked
     def update_pod(self, old: Obj | None, new: Obj, where: str | None = None) -> None:
@@ -516,7 +543,8 @@ class Scheduler:
             return
         self.ignored.pop(info.key, None)
         self._pending_pods[info.key] = info
-        self.queue.update(info)
+        events = pod_update_events(old_info, info) if old_info is not None else [UNSCHEDULED_POD_UPDATE]
+        self.queue.update(info, events, old)
 
     @_locked
     def add_object(self, obj: Obj) -> None:
@@ -615,7 +643,7 @@ class Scheduler:
         # Upstream's FitError for one node: UnschedulablePlugins is the rejecting plugin, even "" (a removal).
         diagnosis = Diagnosis(node_to_status={held.host: status}, unschedulable_plugins={status.plugin})
         failure = Status(status.code, (fit_error_message(1, diagnosis),), status.plugin)
-        outcome = self._fail(held.qp, failure, diagnosis, held.cycle, held=True)
+        outcome = self._fail(held.qp, failure, diagnosis, held=True)
         # Its room is free again (upstream: an AssignedPodDelete event, not for the rejected pod itself).
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, exclude=pod.key, old=pod.pod)
         return outcome
@@ -641,10 +669,9 @@ class Scheduler:
             )
         self.cache.update_snapshot(self._snapshot)
         state = CycleState()
-        cycle = self.queue.scheduling_cycle
         host, failure, diagnosis = self._schedule_pod(fw, state, pod)
         if failure is not None:
-            return self._fail(qp, failure, diagnosis, cycle)
+            return self._fail(qp, failure, diagnosis)
 
         # Assume, Reserve, Permit.
         assumed = pod.with_node(host)
@@ -653,19 +680,19 @@ class Scheduler:
         if not status.is_success:
             fw.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
-            return self._fail(qp, status, _diagnosis_for(status), cycle)
+            return self._fail(qp, status, _diagnosis_for(status))
         status, _wait = fw.run_permit(state, assumed, host)
         if status.code is Code.WAIT:
             # Held, reserved on its node, until allowed, rejected or timed out (_finish_held binds it then).
-            self._held[assumed.uid] = _HeldBinding(qp, fw, state, assumed, host, cycle)
+            self._held[assumed.uid] = _HeldBinding(qp, fw, state, assumed, host)
             return CycleOutcome(
                 pod.key, pod.scheduler_name, Result.WAITING, node=host, message=status.message()
             )
         if not status.is_success:
             fw.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
-            return self._fail(qp, status, _diagnosis_for(status), cycle)
-        return self._binding_cycle(_HeldBinding(qp, fw, state, assumed, host, cycle))
+            return self._fail(qp, status, _diagnosis_for(status))
+        return self._binding_cycle(_HeldBinding(qp, fw, state, assumed, host))
 
     def _binding_cycle(self, held: _HeldBinding) -> CycleOutcome:
         """PreBind, Bind, FinishBinding, PostBind (synchronous here; upstream runs it in a goroutine)."""
@@ -683,7 +710,7 @@ class Scheduler:
             self.cache.forget_pod(assumed)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=assumed.pod)
             error = status if status.code is Code.ERROR else Status(Code.ERROR, status.reasons, status.plugin)
-            return self._fail(qp, error, Diagnosis(), held.cycle)
+            return self._fail(qp, error, Diagnosis())
         self.cache.finish_binding(assumed)
         fw.run_post_bind(state, assumed, host)
         self.placements.append(Placement(pod.key, pod.scheduler_name, host))
@@ -1097,7 +1124,7 @@ class Scheduler:
         return Status(Code.UNSCHEDULABLE, (fit_error_message(num_all, diagnosis),))
 
     def _fail(
-        self, qp: QueuedPodInfo, status: Status, diagnosis: Diagnosis, cycle: int, held: bool = False
+        self, qp: QueuedPodInfo, status: Status, diagnosis: Diagnosis, held: bool = False
     ) -> CycleOutcome:
         """Upstream ``handleSchedulingFailure``: requeue (unschedulable or backoff) and record the message.
         ``held``: the pod was rejected while held at Permit (a gang that never completes is retried forever
@@ -1133,7 +1160,7 @@ class Scheduler:
             retried_blindly and self.max_error_attempts is not None and qp.attempts >= self.max_error_attempts
         )
         if pod.key in self._pending_pods and not give_up:
-            self.queue.add_unschedulable_if_not_present(qp, cycle)
+            self.queue.add_unschedulable_if_not_present(qp)
         else:
             self.queue.done(pod.key)  # deleted or bound meanwhile, or given up by a simulation
         if pod.key in self._pending_pods:  # a pod deleted or bound meanwhile is no failure to report

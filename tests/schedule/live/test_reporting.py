@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,27 @@ def test_unschedulable_pod_gets_failed_scheduling_event_and_condition(env: Env) 
     assert cond["reason"] == "Unschedulable"
     assert cond["message"] == message
     assert "default/huge" not in env.bindings()
+
+
+def test_its_own_status_write_does_not_retry_an_unschedulable_pod(
+    env: Env, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The PodScheduled condition the scheduler writes comes back as an update of the pending pod. Upstream's queue
+    ignores status-only updates (``isPodUpdated``); so does berth's: the pod is tried once and then waits in
+    unschedulable for a cluster event, instead of being retried after each backoff."""
+
+    def attempts() -> int:
+        return sum("could not schedule default/huge" in r.getMessage() for r in caplog.records)
+
+    with caplog.at_level(logging.INFO, logger="berth.schedule.live"), env.scheduler(one_profile()) as sched:
+        assert sched.wait_synced(30)
+        env.create(pod("huge", scheduler=PROFILE, cpu="100"))
+        eventually(lambda: sched.status.patches >= 1, 30, "the PodScheduled condition written")
+        eventually(lambda: sched.scheduler.queue.where("default/huge") is Where.UNSCHEDULABLE, 30, "parked")
+        # Longer than the first backoffs (1 s, 2 s): a pod retried on its own status write would have gone again.
+        time.sleep(3.5)
+        assert attempts() == 1
+        assert sched.scheduler.queue.where("default/huge") is Where.UNSCHEDULABLE
 
 
 def _get(url: str) -> tuple[int, str]:

@@ -341,6 +341,7 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     gated: bool = False
     sequence: int = 0  # insertion counter, a deterministic tie-breaker after timestamp
+    in_flight_since: int = 0  # the queue's event counter when popped: later events are replayed if it fails
 
     @property
     def key(self) -> str:

@@ -505,7 +505,7 @@ class LiveScheduler:
         sched.update_pod(None, current)  # pending again (the scheduler's own bookkeeping) ...
         sched.queue.delete(key)  # ... but after a backoff, like any failed cycle
         qp = QueuedPodInfo(pod_info=PodInfo(current), timestamp=time.monotonic(), attempts=attempts)
-        sched.queue.add_unschedulable_if_not_present(qp, sched.queue.scheduling_cycle)
+        sched.queue.add_unschedulable_if_not_present(qp)
         self.status.patch(current, str(FailureReason.SCHEDULER_ERROR), message)
 
     def _report_late_bindings(self) -> None:
