@@ -182,13 +182,18 @@ def upgrade_command(
     help="The recorded revision to go back to (out/revisions/N; default: the newest, or the resumed run's).",
 )
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
-def rollback_command(opts: ApplyOptions, revision: int | None, no_wait: bool) -> None:
+@click.option(
+    "--switch-only",
+    is_flag=True,
+    help="The generated script rolled the cluster back: only make WORK_DIR follow (no cluster is contacted).",
+)
+def rollback_command(opts: ApplyOptions, revision: int | None, no_wait: bool, switch_only: bool) -> None:
     """Roll back to a recorded revision (as helm rollback): its pre-rollback hooks, its objects, prune what it
     lacks, its post-rollback hooks; then WORK_DIR/out and WORK_DIR/package hold that revision's render and package,
     and the replaced render is recorded as a revision."""
     from berth.install import rollback
 
-    _print(rollback.run(dataclasses.replace(opts, wait=not no_wait), revision))
+    _print(rollback.run(dataclasses.replace(opts, wait=not no_wait), revision, only_switch=switch_only))
 
 
 @click.command("test")

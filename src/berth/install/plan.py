@@ -195,6 +195,8 @@ class Plan:
     """Review notes (text output and scripts only; not part of the JSON contract)."""
     target: str = ""
     """Rollback: the revision it goes back to (text output and scripts only)."""
+    target_revision: int | None = None
+    """Rollback: that revision's number (scripts name it in the command that makes the work dir follow)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -40,9 +40,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from berth.install import apply, receipt, revisions, setup
+from berth.install import apply, layout, receipt, revisions, setup
 from berth.install import plan as plan_mod
 from berth.kube import yamlio
+from berth.kube.errors import InputError
 
 TARGET_FIELD = "targetRevision"
 """Receipt field: the revision the run rolls back to (what ``--resume`` without ``--revision`` goes back to)."""
@@ -188,13 +189,53 @@ def _label(work: Path, number: object) -> str:
     return f"revision {number}"
 
 
+SWITCH_ONLY_FIELD = "switchOnly"
+"""Receipt field of ``rollback --switch-only``: the cluster was rolled back elsewhere (by the generated script)."""
+
+
+def switch_only(work: Path, revision: int | None, reporter: apply.Reporter) -> apply.Outcome:
+    """``rollback --switch-only``: make the work dir follow a rollback the generated script ran (a script cannot
+    re-record the work dir: it runs kubectl only, often on another machine with a copy of ``W/out``). The cluster
+    is not contacted. The receipt it writes (action rollback, no steps, ``switchOnly``) records the target's render
+    as deployed on the work dir's recorded context, as the live rollback's receipt does, so a later ``apply``
+    re-applies that render without hooks."""
+    wd = setup.load_workdir(work)
+    plan = setup.build_plan(wd, plan_mod.Action.ROLLBACK, str(work), revision=revision)
+    target = revisions.load(work / "out", revision) if revision is not None else wd.previous()
+    assert target is not None  # build_plan refused otherwise
+    where = receipt.recorded_target(work) or {}
+    extra = {TARGET_FIELD: target.number, SWITCH_ONLY_FIELD: True}
+    rec = receipt.RunReceipt(
+        work, plan, (), str(where.get("context") or ""), str(where.get("server") or ""),
+        receipt.fingerprint(plan, extra), extra=extra,
+    )  # fmt: skip
+    rec.spec[receipt.DIGEST_FIELD] = layout.render_digest(work / "out" / target.prefix)
+    rec.spec[receipt.VARIANT_FIELD] = "install"
+    rec.finish(receipt.Result.SUCCEEDED)
+    reporter.print(f"Switching {work} to {target.label}, which the cluster was rolled back to by a script")
+    recorded = switch(work, wd, target, rec.name)
+    return apply.Outcome(
+        rec.path, 0, 0, (f"Receipt: {rec.path}", *switched_lines(work, wd, target, recorded))
+    )
+
+
 def run(
-    options: apply.ApplyOptions, revision: int | None = None, reporter: apply.Reporter | None = None
+    options: apply.ApplyOptions,
+    revision: int | None = None,
+    reporter: apply.Reporter | None = None,
+    only_switch: bool = False,
 ) -> apply.Outcome:
     """``berth install rollback``: the rollback plan to ``revision`` (default: the newest recorded), then the switch
-    of ``W/out`` to it (not on a dry run)."""
+    of ``W/out`` to it (not on a dry run). ``only_switch``: the switch alone (:func:`switch_only`)."""
     reporter = reporter or apply.Reporter()
     work = options.work_dir
+    if only_switch:
+        if options.resume or options.dry_run:
+            raise InputError(
+                "--switch-only changes the work dir alone, at once; it takes neither --resume nor --dry-run",
+                "--switch-only",
+            )
+        return switch_only(work, revision, reporter)
     last = last_run(work)
     if options.resume and last is not None and (work / "out" / revisions.PENDING_PACKAGE).is_dir():
         label = _label(work, last[1].get(TARGET_FIELD))

@@ -367,4 +367,15 @@ def generate(plan: Plan, out_dir: Path) -> str:
         body.append(
             f"echo {q(f'Not run by this script: the {n.phase} step of this plan; run it with: {n.run_by}')}"
         )
+    if plan.target_revision is not None:
+        # The live rollback switches W/out and W/package to the target; a kubectl-only script cannot re-record the
+        # work dir (and often runs from a copy of out/), so it says which command does.
+        work = out_dir.parent
+        cmd = f"berth install rollback --work-dir {q(str(work))} --revision {plan.target_revision} --switch-only"
+        body.append(
+            f"echo {q(f'The work dir does not follow this rollback by itself: where {work} is, run: {cmd}')}"
+        )
+        body.append(
+            f"echo {q('(it makes out/ and package/ those of ' + plan.target + ' and records the replaced render, without contacting the cluster)')}"
+        )
     return "\n".join(header) + "\n" + prelude + "\n".join(body) + "\n"

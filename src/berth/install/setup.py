@@ -158,7 +158,7 @@ def build_plan(
             target.split, action, release, ns, work_dir, wait, hook_timeout, target.install_only,
             target.prefix, current, kept_refs, "the current render",
         )  # fmt: skip
-        return dataclasses.replace(rollback, target=target.label)
+        return dataclasses.replace(rollback, target=target.label, target_revision=target.number)
     replaced: plan_mod.Replaced = ()
     remaining: frozenset[objects.Ref] = frozenset()
     source = ""

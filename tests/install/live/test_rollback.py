@@ -332,3 +332,57 @@ def test_rollback_to_a_revision_recorded_without_its_package(
     assert rev3.label == "revision 3 (edge-hooks 0.3.0)" and rev3.package is None
     assert package_version(edge_work) == "0.4.0" and "note:" not in res.out
     verified(edge_work)
+
+
+def test_a_scripted_rollback_says_how_the_work_dir_follows_and_switch_only_does_it(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from berth import cli
+    from berth.install.live_cli import apply_command
+    from berth.kube import tools
+
+    upgraded(capsys, cluster, edge_work, tmp_path)
+    script = tmp_path / "rollback.sh"
+    assert (
+        cli.main(
+            ["install", "script", "--work-dir", str(edge_work), "--action", "rollback", "-o", str(script)]
+        )
+        == 0
+    )
+    kubectl_dir = str(Path(tools.find("kubectl").path).parent)
+    env = {
+        "PATH": f"{kubectl_dir}:/usr/bin:/bin",
+        "KUBECONFIG": str(cluster.kubeconfig),
+        "HOME": str(tmp_path),
+    }
+    proc = subprocess.run(
+        ["bash", str(script), "--yes"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert exists(cluster, SERVICE) and not exists(cluster, ADDED)  # the cluster is 0.3.0 again
+    command = f"berth install rollback --work-dir {edge_work} --revision 1 --switch-only"
+    assert f"The work dir does not follow this rollback by itself: where {edge_work} is, run: {command}" in (
+        proc.stdout
+    )
+    assert package_version(edge_work) == "0.4.0" and revisions.numbers(edge_work / "out") == [1]
+
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
+    res = run_live(capsys, rollback_command, *args, "--revision", "1", "--switch-only", "--resume")
+    assert res.code == 2 and "takes neither --resume nor --dry-run" in res.err
+    start = len(audit.writes())
+    res = run_live(capsys, rollback_command, "--work-dir", edge_work, "--revision", "1", "--switch-only")
+    assert res.code == 0, res.err
+    assert audit.writes()[start:] == []  # no cluster contacted
+    assert f"{edge_work / 'out'} now holds the render of revision 1 (edge-hooks 0.3.0)" in res.out
+    assert "Recorded the render this replaced as revision 2" in res.out
+    assert package_version(edge_work) == "0.3.0" and revisions.numbers(edge_work / "out") == [1, 2]
+    spec = receipt.receipts(edge_work)[-1][1]["spec"]
+    assert spec["action"] == "rollback" and spec[rollback.SWITCH_ONLY_FIELD] is True
+    assert spec[rollback.TARGET_FIELD] == 1 and spec[rollback.RECORDED_FIELD] == 2 and spec["steps"] == []
+    verified(edge_work)
+    # The work dir now records the release as rolled back to this render: apply re-applies it, no hook.
+    res = run_live(capsys, apply_command, *args)
+    assert res.code == 0, res.err
+    assert "re-applying its objects and running no hooks" in res.out
