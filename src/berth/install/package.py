@@ -636,25 +636,41 @@ def build(
             collector,
             stage,
         )
-        defaults = {i.name: i.default for i in inputs if i.default is not None}
-        requests = [
-            render_request(pkg, lock_src.directory, b.name, (), defaults, ns, tmp / "scratch" / b.name)
-            for b in base_objs
-        ]
-        for b, rendered in zip(base_objs, helm.render_all(requests), strict=True):
-            result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
-            root = stage / "bases" / b.name / "render"
-            written = layout.write_split(result, root, f"{pkg.name}-{b.name}")
-            bundle = yamlio.dump_all(c.body for c in result.crds)
-            (root / "crds.yaml").write_text(bundle, encoding="utf-8")
-            values_sha = chart_mod.sha256_file(stage / b.values) if b.values else None
-            rec = receipt(pkg.name, lock, b.name, values_sha, result, written, rendered, pkg.kube_version)
-            (root / "receipt.yaml").write_text(yamlio.dump(rec), encoding="utf-8")
+        write_base_renders(pkg, lock_src.directory, tmp / "scratch")
         (stage / MANIFEST).write_text(yamlio.dump(pkg.to_dict()), encoding="utf-8")
         if out.exists() and not (out / MANIFEST).is_file() and any(out.iterdir()):
             raise InputError("output folder exists and is not a berth package; choose another -o", str(out))
         _move_into_place(stage, out)
     return load(out)
+
+
+def write_base_renders(pkg: Package, chart_dir: Path, scratch: Path) -> None:
+    """Render every base with the default inputs into ``bases/<b>/render/`` of the package at ``pkg.root``: the
+    split render, ``crds.yaml`` and ``receipt.yaml`` -- the review copy a package carries."""
+    defaults = {i.name: i.default for i in pkg.inputs if i.default is not None}
+    requests = [
+        render_request(pkg, chart_dir, b.name, (), defaults, pkg.namespace, scratch / b.name)
+        for b in pkg.bases
+    ]
+    for b, rendered in zip(pkg.bases, helm.render_all(requests), strict=True):
+        result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
+        root = pkg.root / "bases" / b.name / "render"
+        written = layout.write_split(result, root, f"{pkg.name}-{b.name}")
+        bundle = yamlio.dump_all(c.body for c in result.crds)
+        (root / "crds.yaml").write_text(bundle, encoding="utf-8")
+        values_sha = chart_mod.sha256_file(pkg.root / b.values) if b.values else None
+        rec = receipt(pkg.name, pkg.chart, b.name, values_sha, result, written, rendered, pkg.kube_version)
+        (root / "receipt.yaml").write_text(yamlio.dump(rec), encoding="utf-8")
+
+
+def restore_base_renders(package_dir: Path) -> None:
+    """Render the base review copies again into a package kept without them (a work dir's revisions keep packages
+    without ``bases/<b>/render/``: the archive and values files reproduce them, and renders are deterministic)."""
+    pkg = load(package_dir)
+    with tempfile.TemporaryDirectory(prefix="berth-base-renders-") as tmp_s:
+        tmp = Path(tmp_s)
+        chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, tmp / "chart")
+        write_base_renders(pkg, chart_dir, tmp / "scratch")
 
 
 def _move_into_place(stage: Path, out: Path) -> None:

@@ -7,7 +7,8 @@ runs that revision's rollback hooks. berth's work dir is its release store, so i
 first copies that render -- ``manifests/``, ``secrets/``, ``lifecycle/``, ``spec/`` and ``upgrade/``, exactly as
 written -- to ``W/out/revisions/<N>/`` with a ``revision.yaml`` saying which package and chart it came from, and
 the package itself (``package/``: what ``W/package`` held for that render -- the manifest, the locked chart
-archive, the values files -- without the base review renders, which those files reproduce). Helm keeps the chart
+archive, the values files -- without the base review renders, which those files reproduce: a rollback that
+restores the package renders them again, :func:`berth.install.package.restore_base_renders`). Helm keeps the chart
 with every release revision for the same reason: ``helm rollback`` makes the target's chart the release's chart
 again, so ``berth install rollback`` restores ``W/package`` from the target revision and ``verify`` and the next
 revision's labels see the package the render came from. ``N`` counts up from 1 and is never reused; the newest :data:`HISTORY_MAX` are kept (Helm's ``--history-max``

@@ -41,9 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from berth.install import apply, layout, receipt, revisions, setup
+from berth.install import package as package_mod
 from berth.install import plan as plan_mod
 from berth.kube import yamlio
-from berth.kube.errors import InputError
+from berth.kube.errors import BerthError, InputError
 
 TARGET_FIELD = "targetRevision"
 """Receipt field: the revision the run rolls back to (what ``--resume`` without ``--revision`` goes back to)."""
@@ -109,6 +110,7 @@ def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: 
             if target.package is not None:
                 package_dir = new_out / revisions.PENDING_PACKAGE
                 shutil.copytree(target.package, package_dir)
+                package_mod.restore_base_renders(package_dir)  # the revision kept it without them
             now = setup.read_workdir(new_out, package_dir)
             plan_file = new_out / setup.PLAN_FILE
             plan_file.parent.mkdir(parents=True, exist_ok=True)
@@ -121,7 +123,7 @@ def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: 
                 body["spec"][RECORDED_FIELD] = recorded
                 yamlio.write_atomic(path, yamlio.dump(body))
             setup.swap(stage, work, ("out",))
-    except OSError as exc:
+    except (OSError, BerthError) as exc:
         raise apply.RunFailed(
             f"the cluster is rolled back to {target.label}, but {out} could not be switched to it ({exc}); it "
             f"still holds the render before the rollback. Fix the cause, then finish with: "

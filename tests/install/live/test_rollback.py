@@ -18,7 +18,7 @@ from berth.install import plan as plan_mod
 from berth.install.live_cli import rollback_command, status_command, upgrade_command
 from berth.kube import client as kube_client
 from berth.kube import yamlio
-from berth.kube.errors import InputError
+from berth.kube.errors import InputError, ToolError
 
 from ..conftest import EDGE_CHART, edge_next_chart, setup_twice, tree_digest
 from .conftest import Audit, run_live
@@ -68,6 +68,8 @@ def rendered_settings(out: Path) -> dict[str, str]:
 def test_rollback_restores_the_revision_runs_its_hooks_in_order_and_records_a_revision(
     capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path, tmp_path: Path
 ) -> None:
+    original = tree_digest(edge_work / "package")
+    assert any("/render/" in f for f in original)
     upgraded(capsys, cluster, edge_work, tmp_path)
     v1 = rendered_settings(edge_work / "out" / "revisions" / "1")
     assert settings(cluster).get("next") == "yes" and "next" not in v1
@@ -129,6 +131,9 @@ def test_rollback_restores_the_revision_runs_its_hooks_in_order_and_records_a_re
     # the chart the render came from; the replaced 0.4.0 render is recorded with its package and label.
     assert f"{edge_work / 'package'} now holds the package of revision 1 (edge-hooks 0.3.0)" in res.out
     assert package_version(edge_work) == "0.3.0" and "note:" not in res.out
+    # The revision kept the package without its base review renders; the restored package has them again, byte
+    # for byte as it was pulled.
+    assert tree_digest(edge_work / "package") == original
     assert not (out / revisions.PENDING_PACKAGE).exists()
     assert [p.name for p in edge_work.iterdir() if p.name.startswith(".berth-")] == []
     verified(edge_work)
@@ -218,6 +223,14 @@ def test_failed_post_rollback_hook_switches_nothing_and_resume_finishes(
     assert spec[rollback.TARGET_FIELD] == 1 and spec[rollback.RECORDED_FIELD] == 3
 
 
+@pytest.mark.parametrize(
+    ("module", "name", "error"),
+    [
+        (setup, "swap", OSError(28, "No space left on device")),
+        (package, "restore_base_renders", ToolError("helm template failed: no helm")),
+    ],
+    ids=["swap", "base-renders"],
+)
 def test_resume_switches_the_work_dir_when_only_the_switch_failed(
     capsys: pytest.CaptureFixture[str],
     cluster: Cluster,
@@ -225,23 +238,26 @@ def test_resume_switches_the_work_dir_when_only_the_switch_failed(
     edge_work: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    module: Any,
+    name: str,
+    error: Exception,
 ) -> None:
     upgraded(capsys, cluster, edge_work, tmp_path)
-    real_swap = setup.swap
+    real = getattr(module, name)
 
-    def broken(stage: Path, work: Path, names: tuple[str, ...]) -> None:
-        raise OSError(28, "No space left on device")
+    def broken(*args: Any) -> None:
+        raise error
 
-    monkeypatch.setattr(setup, "swap", broken)
+    monkeypatch.setattr(module, name, broken)
     args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
     res = run_live(capsys, rollback_command, *args)
     assert res.code == 1
     assert "the cluster is rolled back to revision 1 (edge-hooks 0.3.0), but" in res.err
-    assert "No space left on device" in res.err and "--resume" in res.err
+    assert str(error) in res.err and "--resume" in res.err
     assert exists(cluster, SERVICE) and revisions.numbers(edge_work / "out") == [1]
     assert package_version(edge_work) == "0.4.0"  # neither half of the switch happened
     assert [p.name for p in edge_work.iterdir() if p.name.startswith(".berth-")] == []  # no stage left behind
-    monkeypatch.setattr(setup, "swap", real_swap)
+    monkeypatch.setattr(module, name, real)
     start = len(audit.writes())
     res = run_live(capsys, rollback_command, *args, "--resume")
     assert res.code == 0, res.err
