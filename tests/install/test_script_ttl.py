@@ -43,13 +43,15 @@ exit 0
 """
 
 
-def run_install(run: Run, work: Path, tmp: Path, final: str) -> tuple[subprocess.CompletedProcess[str], str]:
+def run_install(
+    run: Run, work: Path, tmp: Path, final: str, *flags: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
     bindir = tmp / "bin"
     bindir.mkdir(exist_ok=True)
     (bindir / "kubectl").write_text(SHIM)
     (bindir / "kubectl").chmod(0o755)
     script = tmp / "install.sh"
-    assert run("install", "script", "--work-dir", work, "--timeout", "3", "-o", script).code == 0
+    assert run("install", "script", "--work-dir", work, "--timeout", "3", "-o", script, *flags).code == 0
     log = tmp / f"calls-{final}.log"
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "FAKE_LOG": str(log), "FAKE_FINAL": final}
     proc = subprocess.run(
@@ -94,3 +96,27 @@ def test_a_job_gone_without_completing_fails_at_once(
     assert message in proc.stderr
     assert "pre-install hook Job edge/migrate failed; Helm stops the event here" in proc.stderr
     assert "did not complete within" not in proc.stderr  # judged, not timed out
+
+
+def test_the_readiness_step_judges_a_release_job_gone_from_the_version_its_apply_gave(
+    run: Run, tmp_path: Path
+) -> None:
+    """A release Job (not a hook) the readiness step (``--wait``) waits on: applied with its resourceVersion kept,
+    judged from the watch history when it is gone, as the live executor does."""
+    chart = tmp_path / "seeder"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: seeder\nversion: 0.1.0\n")
+    (chart / "templates" / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\nspec:\n  ttlSecondsAfterFinished: 0\n"
+        "  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: m, image: r.example.com/m:1}]\n"
+    )
+    work = tmp_path / "work"
+    r = run(
+        "install", "setup", "--pull", chart, "--namespace", "edge", "--work-dir", work, "--non-interactive"
+    )
+    assert r.code == 0, r.err
+    proc, calls = run_install(run, work, tmp_path, "Complete", "--wait")
+    assert proc.returncode == 0, proc.stderr
+    assert "Job edge/migrate applied (resourceVersion 4711)" in proc.stdout
+    assert "Job edge/migrate complete (deleted right after: ttlSecondsAfterFinished?)" in proc.stdout
+    assert "&resourceVersion=4711&timeoutSeconds=1" in calls

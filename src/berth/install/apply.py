@@ -388,15 +388,21 @@ class Executor:
             res = self.kube.resource(o.api_version, o.kind)
             ns = self.namespace_of(o, res)
             if key in done:
+                earlier = (self.state.applied_objects if self.state else {}).get((o.kind, ns, o.name)) or {}
+                meta = earlier.get("metadata") or {}
                 self.record(
-                    i, j, o, "skipped", ns, detail=f"applied by run {self.state.run if self.state else ''}"
-                )
+                    i, j, o, "skipped", ns, detail=f"applied by run {self.state.run if self.state else ''}",
+                    uid=meta.get("uid"), resourceVersion=meta.get("resourceVersion"),
+                )  # fmt: skip
                 self.reporter.object(f"= {self.label(o, ns)} (applied by the earlier run)")
                 continue
             created, live = self.kube.apply(self.prepared(o, res), res, self.options.force_conflicts)
             self._applied[(o.kind, ns, o.name)] = live
-            uid = (live.get("metadata") or {}).get("uid")
-            self.record(i, j, o, "created" if created else "applied", ns, uid=uid)
+            meta = live.get("metadata") or {}
+            self.record(
+                i, j, o, "created" if created else "applied", ns,
+                uid=meta.get("uid"), resourceVersion=meta.get("resourceVersion"),
+            )  # fmt: skip
             self.reporter.object(f"{'+' if created else '~'} {self.label(o, ns)}")
 
     def dry_apply(self, i: int, j: int, o: PlanObject) -> None:
@@ -427,11 +433,15 @@ class Executor:
             if self.options.dry_run:
                 self.record(i, j, o, "would-wait", ns)
                 continue
+            # What the watch history of a Job gone meanwhile (ttlSecondsAfterFinished: 0) is replayed from: the
+            # object as this run applied it, or on --resume past the apply step as the receipt recorded it.
+            since = self._applied.get((o.kind, ns, o.name))
+            if since is None and self.state is not None:
+                since = self.state.applied_objects.get((o.kind, ns, o.name))
             with self.reporter.waiting(f"waiting for {self.label(o, ns)} ({(o.wait or Wait.NONE).value})"):
                 r = self.kube.wait_ready(
-                    res, o.name, ns, (o.wait or Wait.ROLLOUT).value, self.timeout(step),
-                    since=self._applied.get((o.kind, ns, o.name)),
-                )  # fmt: skip
+                    res, o.name, ns, (o.wait or Wait.ROLLOUT).value, self.timeout(step), since=since
+                )
             self.record(i, j, o, "ready", ns, detail=r.detail)
             self.reporter.object(f"✓ {self.label(o, ns)} ready ({r.detail})")
 

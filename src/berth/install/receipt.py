@@ -249,6 +249,10 @@ class ResumeState:
     succeeded_hooks: dict[int, dict[str, str]] = field(default_factory=dict)
     in_flight_hooks: dict[int, dict[str, str]] = field(default_factory=dict)
     """Hooks created but not yet judged when the run stopped (uids): waited on again, not re-created."""
+    applied_objects: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    """(kind, namespace, name) -> ``{"metadata": {"uid", "resourceVersion"}}`` of each release object the earlier
+    runs applied: what the readiness step replays a Job's watch history from when that Job is gone (the live
+    executor's :meth:`~berth.install.kubeops.KubeOps.wait_ready` ``since``)."""
 
 
 def resume_state(work_dir: Path, action: str, plan_id: str) -> ResumeState:
@@ -272,6 +276,12 @@ def resume_state(work_dir: Path, action: str, plan_id: str) -> ResumeState:
     state = ResumeState(path.stem)
     for step in spec.get("steps") or []:
         idx = int(step["index"])
+        if step.get("phase") in (plan_mod.Phase.APPLY.value, plan_mod.Phase.SECRETS.value):
+            for item in step.get("objects") or []:
+                if item.get("action") in ("applied", "created", "skipped") and item.get("resourceVersion"):
+                    meta = {"uid": item.get("uid"), "resourceVersion": item["resourceVersion"]}
+                    key3 = (str(item["kind"]), str(item.get("namespace") or ""), str(item["name"]))
+                    state.applied_objects[key3] = {"metadata": meta}
         if step.get("status") == "done":
             state.done_steps[idx] = step
             continue

@@ -294,7 +294,20 @@ def _hook_lines(step: Step, plan: Plan) -> list[str]:
     return out
 
 
-def _step_lines(step: Step, plan: Plan) -> list[str]:
+def readiness_jobs(plan: Plan) -> dict[str, str]:
+    """Release Jobs the readiness step waits on (by file), each with the shell variable that keeps the
+    resourceVersion its apply gave: what ``wait_job`` replays the watch history from when the Job is already gone
+    (``ttlSecondsAfterFinished: 0``). Empty after ``--from-step`` past the apply step: that wait then times out."""
+    out: dict[str, str] = {}
+    for step in plan.steps:
+        if step.phase == Phase.READINESS.value:
+            for n, o in enumerate(step.objects):
+                if o.wait == Wait.JOB_COMPLETE:
+                    out[o.file] = f"JOB_RV_{n}"
+    return out
+
+
+def _step_lines(step: Step, plan: Plan, job_rv: dict[str, str]) -> list[str]:
     ns = plan.namespace
     if step.phase == Phase.NAMESPACE.value:
         return [f"  ensure_namespace {q(step.objects[0].name)}"]
@@ -314,7 +327,15 @@ def _step_lines(step: Step, plan: Plan) -> list[str]:
             out.append(f"  wait_crd {q(o.name)} {step.timeout_seconds}")
         return out
     if step.phase in (Phase.SECRETS.value, Phase.APPLY.value):
-        return [f"  apply_file {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
+        out = []
+        for o in step.objects:
+            if o.file in job_rv:
+                out.append(f'  {job_rv[o.file]}="$(apply_rv {q(o.file)} {_ns_arg(o, ns)})"')
+                applied = f"{o.kind} {_object_ns(o, ns)}/{o.name} applied"
+                out.append(f'  echo {q(applied)}" (resourceVersion ${job_rv[o.file]})"')
+            else:
+                out.append(f"  apply_file {q(o.file)} {_ns_arg(o, ns)}")
+        return out
     if step.phase == Phase.DELETE.value:
         return [f"  delete_nowait {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
     if step.phase == Phase.PRUNE.value:
@@ -327,7 +348,9 @@ def _step_lines(step: Step, plan: Plan) -> list[str]:
                     f'  kc rollout status -f "$OUT/"{q(o.file)} -n {q(_object_ns(o, ns))} --timeout={step.timeout_seconds}s'
                 )
             elif o.wait == Wait.JOB_COMPLETE:
-                out.append(f"  wait_job {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds}")
+                out.append(
+                    f'  wait_job {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds} "${{{job_rv[o.file]}:-}}"'
+                )
             elif o.wait == Wait.POD_SUCCEEDED:
                 out.append(f"  wait_pod {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds}")
         return out
@@ -351,10 +374,12 @@ def generate(plan: Plan, out_dir: Path) -> str:
         .replace("__RELEASE__", plan.release)
     )
     body: list[str] = [f"echo {q('warning: ' + w)} >&2" for w in plan.warnings]
+    job_rv = readiness_jobs(plan)
+    body += [f"{var}=''" for var in job_rv.values()]
     for i, step in enumerate(plan.steps, 1):
         body.append("")
         body.append(f"if begin_step {i} {q(f'{step.phase}: {step.description}')}; then")
-        body += _step_lines(step, plan)
+        body += _step_lines(step, plan, job_rv)
         body.append("fi")
     hook_steps = sum(1 for s in plan.steps if s.is_hook)
     body.append("")
