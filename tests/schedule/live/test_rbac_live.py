@@ -126,8 +126,10 @@ def prepare(env: Env, adm: admin_mod.Admin, case: str) -> set[str]:
         {**pod_with_claims("db", ["static", "dynamic"], "academy-default")},
     ]
     pods[2]["metadata"]["namespace"] = case
-    stuck = pod("stuck", case, "academy-default")
-    stuck["spec"]["nodeSelector"] = {"no-such-label": "x"}
+    # Too big for any node, and only node-1 matches its selector while the poke label is on: each time it is
+    # switched on, NodeAffinity's queueing hint retries the pod (a change that does not make a node match would not).
+    stuck = pod("stuck", case, "academy-default", cpu="1000")
+    stuck["spec"]["nodeSelector"] = {"berth.dev/poke": "on"}
     for p in [*pods, stuck]:
         env.create(p)
     must_bind = {p["metadata"]["name"] for p in pods}
@@ -173,8 +175,9 @@ def observe(env: Env, sched: LiveScheduler, case: str) -> Outcome:
 
 
 class Poke:
-    """Touches a label of node-1 now and then: NodeAffinity retries the ``stuck`` pod on a node label change, and
-    its third failure (the first regards the pod before its status was written) makes its Event a series."""
+    """Switches a label of node-1 on and off now and then: NodeAffinity retries the ``stuck`` pod when node-1
+    comes to match its selector, and its third failure (the first regards the pod before its status was written)
+    makes its Event a series."""
 
     def __init__(self, env: Env, every: float = 0.5) -> None:
         self._env = env
@@ -191,7 +194,7 @@ class Poke:
             self._env.client,
             "PATCH",
             "/api/v1/nodes/node-1",
-            body={"metadata": {"labels": {"berth.dev/poke": str(self._count)}}},
+            body={"metadata": {"labels": {"berth.dev/poke": "on" if self._count % 2 else "off"}}},
             content_type="application/merge-patch+json",
         )
 

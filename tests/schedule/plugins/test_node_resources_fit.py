@@ -549,10 +549,13 @@ def test_weight_zero_defaults_to_one() -> None:
 
 
 def test_requeue_events() -> None:
-    events = plugin().events_to_register()
-    assert fw.ClusterEvent("Pod", "Delete") in events
-    assert fw.ClusterEvent("Node", "Add") in events
-    assert fw.ClusterEvent("Node", "UpdateNodeAllocatable") in events
+    events = [e.event for e in plugin().events_to_register()]
+    assert events == [
+        fw.ClusterEvent("Pod", "Delete"),
+        fw.ClusterEvent("Pod", "UpdatePodScaleDown"),
+        fw.ClusterEvent("Node", "Add"),
+        fw.ClusterEvent("Node", "UpdateNodeAllocatable"),
+    ]
 
 
 def test_filter_reads_the_state_it_is_given() -> None:

@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
 from berth.schedule.framework.interface import (
     MAX_NODE_SCORE,
     SUCCESS,
     CycleState,
     NodeScore,
+    QueueingHint,
     ScorePlugin,
     Status,
 )
@@ -424,3 +425,50 @@ def go_shape_value(shape: Sequence[tuple[int, int]]) -> str:
     """How ``field.Invalid`` prints a shape (Go ``%#v`` of ``[]config.UtilizationShapePoint``)."""
     points = ", ".join(f"config.UtilizationShapePoint{{Utilization:{u}, Score:{s}}}" for u, s in shape)
     return f"[]config.UtilizationShapePoint{{{points}}}"
+
+
+# --- queueing hints ------------------------------------------------------------------------------------------------
+
+_T = TypeVar("_T")
+
+
+class LastParsed(Generic[_T]):
+    """``build(obj)`` remembered for the last object seen (by identity, and holding it so its id is not reused).
+
+    Why: the queue asks a plugin's queueing hint about one event once per pod it rejected, always with the same
+    raw old/new objects, so parsing them (quantities, host ports) once per event instead of once per pod keeps
+    hints cheap. Raw objects are never changed in place once handed to the scheduler (its cache holds them too).
+    """
+
+    __slots__ = ("_build", "_last")
+
+    def __init__(self, build: Callable[[Any], _T]) -> None:
+        self._build = build
+        self._last: tuple[Any, _T] | None = None
+
+    def __call__(self, obj: Any) -> _T:
+        last = self._last
+        if last is not None and last[0] is obj:
+            return last[1]
+        value = self._build(obj)
+        self._last = (obj, value)
+        return value
+
+
+def raw_pod_uid(pod: Mapping[str, Any]) -> str:
+    """A raw pod's UID as :class:`PodInfo` reads it (``namespace/name`` when it has none), to tell whether an
+    event is about the pod a hint is asked for (upstream compares ``pod.UID``)."""
+    meta = pod.get("metadata") or {}
+    return str(meta.get("uid") or f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}")
+
+
+def raw_node_name(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
+def raw_nominated_node_name(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("nominatedNodeName") or "")
+
+
+def queue_if(condition: bool) -> QueueingHint:
+    return QueueingHint.QUEUE if condition else QueueingHint.QUEUE_SKIP

@@ -254,13 +254,15 @@ class RequiredAffinity:
     terms: tuple[CompiledTerm, ...] | None
 
     def matches(self, node: NodeInfo) -> bool:
-        labels = node.labels
+        return self.matches_labels(node.labels, node.name)
+
+    def matches_labels(self, labels: Mapping[str, str], node_name: str) -> bool:
         for k, v in self.node_selector:
             if labels.get(k) != v:
                 return False
         if self.terms is None:
             return True
-        return any(t.matches(labels, node.name) for t in self.terms)
+        return any(t.matches(labels, node_name) for t in self.terms)
 
 
 def required_node_affinity(pod: PodInfo) -> RequiredAffinity:
@@ -293,11 +295,14 @@ class NodeAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.Sc
         self._added_preferred: tuple[PreferredTerm, ...] | None = (
             compile_preferred(pref, "")[0] if pref else None
         )
+        # pod key -> (the pod object, its compiled required affinity), for the queueing hint: it is asked about
+        # every node event once per pod this plugin rejected, and compiling is most of its cost.
+        self._hint_required: dict[str, tuple[Any, RequiredAffinity]] = {}
 
-    def _added_matches(self, node: NodeInfo) -> bool:
+    def _added_matches(self, labels: Mapping[str, str], node_name: str) -> bool:
         if self._added_terms is None:
             return True
-        return any(t.matches(node.labels, node.name) for t in self._added_terms)
+        return any(t.matches(labels, node_name) for t in self._added_terms)
 
     def pre_filter(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -326,7 +331,7 @@ class NodeAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.Sc
         return fw.PreFilterResult(frozenset(node_names) if node_names else None), fw.SUCCESS
 
     def filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
-        if not self._added_matches(node):
+        if not self._added_matches(node.labels, node.name):
             return fw.unresolvable(ERR_REASON_ENFORCED)
         required: RequiredAffinity | None = state.get(PRE_FILTER_STATE_KEY)
         if required is None:
@@ -388,11 +393,50 @@ class NodeAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.Sc
             return [s.score for s in scores], status
         return out, fw.SUCCESS
 
-    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+    # Requeueing ------------------------------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Upstream 1.35 (queueing hints on): nodes added or relabelled, with a hint. No pod event: the API lets a
+        pod's node affinity change only while it is scheduling-gated, before any plugin could reject it."""
+        hint = self.is_schedulable_after_node_change
         return (
-            fw.ClusterEvent("Node", "Add"),
-            fw.ClusterEvent("Node", "UpdateNodeLabel"),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "Add"), hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "UpdateNodeLabel"), hint),
         )
+
+    def is_schedulable_after_node_change(self, pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+        """Upstream ``isSchedulableAfterNodeChange``: the new node must match ``addedAffinity`` and the pod's
+        nodeSelector and required affinity; an added node (or berth's generic update without the old node) then
+        queues the pod, an updated one only if the old node did not match."""
+        labels, name = _labels_and_name(new)
+        if not self._added_matches(labels, name):
+            return fw.QueueingHint.QUEUE_SKIP
+        required = self._required_for_hint(pod)
+        if not required.matches_labels(labels, name):
+            return fw.QueueingHint.QUEUE_SKIP
+        if old is None:
+            return fw.QueueingHint.QUEUE
+        return helper.queue_if(not required.matches_labels(*_labels_and_name(old)))
+
+    def _required_for_hint(self, pod: PodInfo) -> RequiredAffinity:
+        cached = self._hint_required.get(pod.key)
+        if cached is not None and cached[0] is pod.pod:
+            return cached[1]
+        if len(self._hint_required) >= HINT_CACHE_SIZE:
+            self._hint_required.clear()
+        required = required_node_affinity(pod)
+        self._hint_required[pod.key] = (pod.pod, required)
+        return required
+
+
+HINT_CACHE_SIZE = (
+    16384  # pods whose compiled required affinity the queueing hint remembers (then forgets all)
+)
+
+
+def _labels_and_name(node: Mapping[str, Any]) -> tuple[Mapping[str, str], str]:
+    meta = node.get("metadata") or {}
+    return meta.get("labels") or {}, str(meta.get("name") or "")
 
 
 SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeAffinity, args_type=NodeAffinityArgs, reads=("nodes",))

@@ -36,8 +36,10 @@ class NodeName(fw.FilterPlugin):
             return [fw.SUCCESS] * len(nodes)
         return [self.filter(state, pod, n) for n in nodes]
 
-    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
-        return (fw.ClusterEvent("Node", "Add"),)
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Upstream 1.35 (queueing hints on): added nodes, without a hint (a retry is cheap and the same as
+        QUEUE); node updates cannot change a name."""
+        return (fw.ClusterEventWithHint(fw.ClusterEvent("Node", "Add")),)
 
 
 SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeName, reads=("nodes",))

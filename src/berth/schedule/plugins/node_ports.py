@@ -8,12 +8,14 @@ the per-node Filter is skipped for the common pod. A conflict is Unschedulable (
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import HostPort, NodeInfo, PodInfo
+from berth.schedule.plugins import helper
 from berth.schedule.vector.arrays import BoolArray, NodeArrays, Rows
 
 NAME = "NodePorts"
@@ -25,9 +27,8 @@ def _sanitized(hp: HostPort) -> HostPort:
     return HostPort(hp.ip or "0.0.0.0", hp.protocol or "TCP", hp.port)
 
 
-def fits_ports(want: Sequence[HostPort], node: NodeInfo) -> bool:
-    """No wanted port conflicts with one already used on the node."""
-    used = node.used_ports
+def fits_ports(want: Sequence[HostPort], used: Sequence[HostPort]) -> bool:
+    """No wanted port conflicts with one in use (on a node, or by a pod)."""
     if not used:
         return True
     for hp in want:
@@ -39,6 +40,10 @@ def fits_ports(want: Sequence[HostPort], node: NodeInfo) -> bool:
 
 class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin):
     NAME = NAME
+
+    def __init__(self, args: Any, handle: fw.Handle) -> None:
+        super().__init__(args, handle)
+        self._hint_deleted = helper.LastParsed(PodInfo)  # the deleted pod, parsed once for every waiting pod
 
     def pre_filter(
         self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -53,7 +58,7 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin):
         want = state.get(PRE_FILTER_STATE_KEY)
         if want is None:  # PreFilter disabled in this profile: compute here
             want = tuple(_sanitized(hp) for hp in pod.host_ports)
-        if fits_ports(want, node):
+        if fits_ports(want, node.used_ports):
             return fw.SUCCESS
         return fw.unschedulable(ERR_REASON)
 
@@ -82,12 +87,25 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin):
             out[j] = self.filter(state, pod, nodes[j])
         return out
 
-    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+    # Requeueing ------------------------------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Upstream 1.35 (queueing hints on): deleted pods, with a hint (host ports cannot change in an update),
+        and added nodes, without one (a new node always has its ports free)."""
         return (
-            fw.ClusterEvent("Pod", "Delete"),
-            fw.ClusterEvent("Node", "Add"),
-            fw.ClusterEvent("Node", "Update"),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Pod", "Delete"), self.is_schedulable_after_pod_deleted),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "Add")),
         )
+
+    def is_schedulable_after_pod_deleted(self, pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+        """Upstream ``isSchedulableAfterPodDeleted``: only an assigned or nominated pod that used a host port
+        conflicting with one this pod wants."""
+        if not (helper.raw_node_name(old) or helper.raw_nominated_node_name(old)):
+            return fw.QueueingHint.QUEUE_SKIP
+        freed = self._hint_deleted(old).host_ports
+        if not freed:
+            return fw.QueueingHint.QUEUE_SKIP
+        return helper.queue_if(not fits_ports(pod.host_ports, freed))
 
 
 SPEC = fw.PluginSpec(name=NAME, plugin_class=NodePorts, reads=("pods", "nodes"))

@@ -23,7 +23,7 @@ import numpy as np
 
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
-from berth.schedule.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
+from berth.schedule.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.vector import kernels
 from berth.schedule.vector.arrays import BoolArray, IntArray, NodeArrays, Rows
@@ -344,6 +344,51 @@ class _PreFilterState:
     empty: bool
 
 
+def _fit_state(req: Mapping[str, int], ignored: Callable[[str], bool] | None = None) -> _PreFilterState:
+    """What Filter checks for requests ``req``, leaving out the scalar resources ``ignored`` names."""
+    checks = [(n, req.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL_STORAGE) if req.get(n, 0) > 0]
+    scalars = sorted((n, v) for n, v in req.items() if v != 0 and is_scalar_resource_name(n))
+    checks.extend((n, v) for n, v in scalars if ignored is None or not ignored(n))
+    empty = not (req.get(CPU, 0) or req.get(MEMORY, 0) or req.get(EPHEMERAL_STORAGE, 0) or scalars)
+    return _PreFilterState(tuple(checks), empty)
+
+
+def is_resource_scale_down(target: PodInfo, before: PodInfo, after: PodInfo) -> bool:
+    """Did an assigned pod's update lower a resource ``target`` requests (upstream
+    ``isSchedulableAfterPodScaleDown``; requests count a resize in progress, as ``PodInfo.requests`` does)?"""
+    old, new = before.requests, after.requests
+    for name, want in target.requests.items():
+        if want == 0 or not (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource_name(name)):
+            continue
+        if old.get(name, 0) > new.get(name, 0):
+            return True
+    return False
+
+
+def requested_allocatable_increased(s: _PreFilterState, before: NodeInfo, after: NodeInfo) -> bool:
+    """Upstream ``haveAnyRequestedResourcesIncreased``: the node takes more pods, or more of something the pod
+    requests (``s`` built without ignored resources)."""
+    old, new = before.allocatable, after.allocatable
+    if new.get(PODS, 0) > old.get(PODS, 0):
+        return True
+    if s.empty:
+        return False
+    return any(new.get(name, 0) > old.get(name, 0) for name, _ in s.checks)
+
+
+def _fits(s: _PreFilterState, node: NodeInfo) -> bool:
+    """Room for one more pod and for every checked request (upstream ``fitsRequest`` finding nothing)."""
+    alloc = node.allocatable
+    if len(node.pods) >= alloc.get("pods", 0):
+        return False
+    if not s.empty:
+        used = node.requested
+        for name, want in s.checks:
+            if want > alloc.get(name, 0) - used.get(name, 0):
+                return False
+    return True
+
+
 class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
     NAME = NAME
     args: NodeResourcesFitArgs
@@ -365,6 +410,11 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         # Per distinct pod requests: the PreFilter state and the scored items (see _pre_filter_state, score_array).
         self._states: dict[tuple[tuple[str, int], ...], _PreFilterState] = {}
         self._items: dict[tuple[int, ...], tuple[tuple[str, bool, int, int], ...] | None] = {}
+        # The raw objects of the event a hint is asked about, parsed once for all the pods it is asked for.
+        self._hint_old_pod = helper.LastParsed(PodInfo)
+        self._hint_new_pod = helper.LastParsed(PodInfo)
+        self._hint_old_node = helper.LastParsed(NodeInfo)
+        self._hint_new_node = helper.LastParsed(NodeInfo)
 
     # Filter ----------------------------------------------------------------------------------------------------
 
@@ -375,15 +425,8 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         if s is None:
             if len(self._states) >= CACHED_SHAPES:
                 self._states.clear()
-            s = self._states[key] = self._build_pre_filter_state(pod.requests)
+            s = self._states[key] = _fit_state(pod.requests, self._ignored_name)
         return s
-
-    def _build_pre_filter_state(self, req: Mapping[str, int]) -> _PreFilterState:
-        checks = [(n, req.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL_STORAGE) if req.get(n, 0) > 0]
-        scalars = sorted((n, v) for n, v in req.items() if v != 0 and is_scalar_resource_name(n))
-        checks.extend((n, v) for n, v in scalars if not self._ignored_name(n))
-        empty = not (req.get(CPU, 0) or req.get(MEMORY, 0) or req.get(EPHEMERAL_STORAGE, 0) or scalars)
-        return _PreFilterState(tuple(checks), empty)
 
     def _ignored_name(self, name: str) -> bool:
         if not is_extended_resource_name(name):
@@ -406,15 +449,7 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             s = last[1]
         else:
             s = state.get(PRE_FILTER_STATE_KEY) or self._pre_filter_state(pod)
-        alloc = node.allocatable
-        if len(node.pods) >= alloc.get("pods", 0):
-            return self._rejection(s, node)
-        if not s.empty:
-            used = node.requested
-            for name, want in s.checks:
-                if want > alloc.get(name, 0) - used.get(name, 0):
-                    return self._rejection(s, node)
-        return fw.SUCCESS
+        return fw.SUCCESS if _fits(s, node) else self._rejection(s, node)
 
     @staticmethod
     def _rejection(s: _PreFilterState, node: NodeInfo) -> fw.Status:
@@ -541,13 +576,43 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
             out[j] = self.score(state, pod, nodes[j])[0]
         return out, fw.SUCCESS
 
-    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+    # Requeueing ------------------------------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Upstream 1.35 (queueing hints and InPlacePodVerticalScaling on): pods deleted or scaled down, nodes
+        added or whose allocatable changed, each with a hint."""
+        pod_hint, node_hint = self.is_schedulable_after_pod_event, self.is_schedulable_after_node_change
         return (
-            fw.ClusterEvent("Pod", "Delete"),
-            fw.ClusterEvent("Pod", "UpdatePodScaleDown"),
-            fw.ClusterEvent("Node", "Add"),
-            fw.ClusterEvent("Node", "UpdateNodeAllocatable"),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Pod", "Delete"), pod_hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Pod", "UpdatePodScaleDown"), pod_hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "Add"), node_hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "UpdateNodeAllocatable"), node_hint),
         )
+
+    def is_schedulable_after_pod_event(self, pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+        """A pod was deleted or scaled down (upstream ``isSchedulableAfterPodEvent``). A deleted pod frees room
+        only if it held some: it was assigned or nominated. A scale-down helps when it is this pod's own, or an
+        assigned pod's that lowers a resource this pod requests."""
+        if new is None:
+            return helper.queue_if(bool(helper.raw_node_name(old) or helper.raw_nominated_node_name(old)))
+        if helper.raw_pod_uid(new) == pod.uid:
+            return fw.QueueingHint.QUEUE
+        if not helper.raw_node_name(new):
+            return fw.QueueingHint.QUEUE_SKIP
+        return helper.queue_if(is_resource_scale_down(pod, self._hint_old_pod(old), self._hint_new_pod(new)))
+
+    def is_schedulable_after_node_change(self, pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+        """A node was added or its allocatable changed (upstream ``isSchedulableAfterNodeChange``): only if the
+        pod fits the node when empty (ignoredResources are not ignored here, as upstream's ``isFit``), and for an
+        update only if the allocatable of something the pod requests (or the pod count) grew. An update without
+        the old node (berth's generic ``Node/Update``) counts as an add."""
+        s = _fit_state(pod.requests)
+        after = self._hint_new_node(new)
+        if not _fits(s, after):
+            return fw.QueueingHint.QUEUE_SKIP
+        if old is None:
+            return fw.QueueingHint.QUEUE
+        return helper.queue_if(requested_allocatable_increased(s, self._hint_old_node(old), after))
 
 
 SPEC = fw.PluginSpec(

@@ -9,6 +9,7 @@ Upstream ``plugins/nodeunschedulable/node_unschedulable.go``; the rejection is U
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from berth.kube import taints
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
+from berth.schedule.plugins import helper
 from berth.schedule.vector.arrays import BoolArray, NodeArrays, Rows
 
 NAME = "NodeUnschedulable"
@@ -59,12 +61,35 @@ class NodeUnschedulable(fw.FilterPlugin):
             out[j] = self.filter(state, pod, nodes[j])
         return out
 
-    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+    # Requeueing ------------------------------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Upstream 1.35 (queueing hints on): nodes added or whose taints (``spec.unschedulable`` included)
+        changed, and pods whose tolerations changed, each with a hint."""
+        node_hint, pod_hint = is_schedulable_after_node_change, is_schedulable_after_pod_toleration_change
         return (
-            fw.ClusterEvent("Node", "Add"),
-            fw.ClusterEvent("Node", "UpdateNodeTaint"),
-            fw.ClusterEvent("Pod", "UpdatePodToleration"),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "Add"), node_hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "UpdateNodeTaint"), node_hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Pod", "UpdatePodToleration"), pod_hint),
         )
+
+
+def _cordoned(node: Any) -> bool:
+    return bool((node.get("spec") or {}).get("unschedulable"))
+
+
+def is_schedulable_after_node_change(pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+    """Upstream ``isSchedulableAfterNodeChange``: a node added schedulable, or uncordoned."""
+    return helper.queue_if(not _cordoned(new) and (old is None or _cordoned(old)))
+
+
+def is_schedulable_after_pod_toleration_change(pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+    """Upstream ``isSchedulableAfterPodTolerationChange`` (NodeUnschedulable's): the pod's own update, once its
+    tolerations tolerate the cordon taint (tolerations can only be added, so it did not before)."""
+    if helper.raw_pod_uid(new) != pod.uid:
+        return fw.QueueingHint.QUEUE_SKIP
+    tolerations = (new.get("spec") or {}).get("tolerations") or ()
+    return helper.queue_if(taints.tolerated(_UNSCHEDULABLE_TAINT, tolerations))
 
 
 SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeUnschedulable, reads=("nodes",))

@@ -164,12 +164,37 @@ class TaintToleration(fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
             return [s.score for s in scores], status
         return out, fw.SUCCESS
 
-    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+    # Requeueing ------------------------------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Upstream 1.35 (queueing hints on): nodes added or whose taints changed, and pods whose tolerations
+        changed, each with a hint."""
+        node_hint = self.is_schedulable_after_node_change
         return (
-            fw.ClusterEvent("Node", "Add"),
-            fw.ClusterEvent("Node", "UpdateNodeTaint"),
-            fw.ClusterEvent("Pod", "UpdatePodToleration"),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "Add"), node_hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent("Node", "UpdateNodeTaint"), node_hint),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent("Pod", "UpdatePodToleration"), is_schedulable_after_pod_toleration_change
+            ),
         )
+
+    def is_schedulable_after_node_change(self, pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+        """Upstream ``isSchedulableAfterNodeChange``: only a node that had a NoSchedule/NoExecute taint the pod
+        does not tolerate (or did not exist) and now has none."""
+        was_untolerated = old is None or _untolerated(old, pod) is not None
+        return helper.queue_if(was_untolerated and _untolerated(new, pod) is None)
+
+
+def _untolerated(node: Any, pod: PodInfo) -> taints.Taint | None:
+    """The raw node's first hard taint ``pod`` does not tolerate, as Filter looks for it."""
+    node_taints = (node.get("spec") or {}).get("taints") or ()
+    return taints.first_untolerated(node_taints, pod.tolerations, _HARD_EFFECTS) if node_taints else None
+
+
+def is_schedulable_after_pod_toleration_change(pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+    """Upstream ``isSchedulableAfterPodTolerationChange`` (TaintToleration's): the pod's own new toleration may
+    help it; another pod's never does."""
+    return helper.queue_if(helper.raw_pod_uid(new) == pod.uid)
 
 
 SPEC = fw.PluginSpec(name=NAME, plugin_class=TaintToleration, reads=("nodes",))
