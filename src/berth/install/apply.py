@@ -762,10 +762,10 @@ def _recorded_objects_present(kube: kubeops.KubeOps, spec: dict[str, Any]) -> bo
     return not checked
 
 
-def installed(kube: kubeops.KubeOps, work: Path) -> Installed | None:
-    """The release installed on ``kube``'s cluster per the work dir's receipts (:func:`receipt.deployed`), with
-    whether ``W/out`` still holds its render; None when it records none there."""
-    found = receipt.deployed(work, kube.context, kube.server)
+def installed(kube: kubeops.KubeOps, work: Path, plan: Plan) -> Installed | None:
+    """The plan's release (name and namespace) installed on ``kube``'s cluster per the work dir's receipts
+    (:func:`receipt.deployed`), with whether ``W/out`` still holds its render; None when it records none there."""
+    found = receipt.deployed(work, kube.context, kube.server, plan.release, plan.namespace)
     if found is None:
         return None
     path, spec = found
@@ -848,7 +848,7 @@ def run(options: ApplyOptions, reporter: Reporter | None = None) -> Outcome:
     kube = connect_checked(options, reporter)
     try:
         work = options.work_dir
-        inst = installed(kube, work)
+        inst = installed(kube, work, p)
         variant = "install"
         if inst is not None and not inst.present:
             reporter.print(

@@ -199,7 +199,11 @@ def _warn_installed(work_dir: Path, p: Any) -> None:
     included, where ``berth install apply`` would re-apply the objects without hooks. Say so on stderr."""
     from berth.install import apply, plan, receipt
 
-    found = receipt.deployed(work_dir) if p.action == plan.Action.INSTALL else None
+    found = (
+        receipt.deployed(work_dir, release=p.release, namespace=p.namespace)
+        if p.action == plan.Action.INSTALL
+        else None
+    )
     if found is None:
         return
     context = found[1].get("context")

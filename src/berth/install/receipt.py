@@ -301,20 +301,24 @@ def resume_state(work_dir: Path, action: str, plan_id: str) -> ResumeState:
 
 
 def deployed(
-    work_dir: Path, context: str | None = None, server: str | None = None
+    work_dir: Path,
+    context: str | None = None,
+    server: str | None = None,
+    release: str | None = None,
+    namespace: str | None = None,
 ) -> tuple[Path, dict[str, Any]] | None:
-    """The newest succeeded install, upgrade or rollback run (not a dry run) against ``context``/``server`` (None:
-    any), with its spec, unless a succeeded uninstall came after it: the run whose render the release runs, as Helm's
-    deployed release revision. None when the work dir records no installed release there (never installed, only a
-    failed or interrupted install that ``--resume`` continues, or uninstalled since)."""
+    """The newest succeeded install, upgrade or rollback run (not a dry run) of ``release`` in ``namespace`` (a Helm
+    release's identity) against ``context``/``server`` (None: any), with its spec, unless a succeeded uninstall came
+    after it: the run whose render the release runs, as Helm's deployed release revision. None when the work dir
+    records no such installed release (never installed, only a failed or interrupted install that ``--resume``
+    continues, or uninstalled since)."""
+    wanted = {"context": context, "server": server, "release": release, "namespace": namespace}
     found: tuple[Path, dict[str, Any]] | None = None
     for path, body in receipts(work_dir):
         spec = body["spec"]
         if spec.get("dryRun") or spec.get("result") != Result.SUCCEEDED:
             continue
-        if (context is not None and spec.get("context") != context) or (
-            server is not None and spec.get("server") != server
-        ):
+        if any(v is not None and spec.get(k) != v for k, v in wanted.items()):
             continue
         if spec.get("action") in DEPLOYING:
             found = (path, spec)

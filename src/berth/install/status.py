@@ -112,10 +112,10 @@ class OutOfSync(BerthError):
         )
 
 
-def last_applied_action(work_dir: Path, context: str | None = None, server: str | None = None) -> str:
+def last_applied_action(wd: setup.Workdir, work_dir: Path, context: str, server: str) -> str:
     """``upgrade`` when the run the release was last deployed by (:func:`berth.install.receipt.deployed`) applied
     the ``--is-upgrade`` render, else ``install``."""
-    run = receipt.deployed(work_dir, context, server)
+    run = receipt.deployed(work_dir, context, server, wd.package.release, wd.namespace)
     return receipt.variant(run[1]) if run else "install"
 
 
@@ -141,7 +141,7 @@ def run(work_dir: Path, kubeconfig: str | None = None, context: str | None = Non
     kube = kubeops.connect(kubeconfig, context)
     try:
         receipt.check_target(work_dir, kube.context, kube.server, context is not None)
-        variant = last_applied_action(work_dir, kube.context, kube.server)
+        variant = last_applied_action(wd, work_dir, kube.context, kube.server)
         report = Report(kube.context, notes=setup.release_notes(work_dir / "out", variant))
         desired = desired_objects(wd, variant)
         seen: set[str] = set()

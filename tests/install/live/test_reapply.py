@@ -191,3 +191,22 @@ def test_a_new_cluster_under_the_same_context_and_server_gets_a_fresh_install(
         assert "succeeded" in [o["action"] for o in pre["objects"]]
     finally:
         second.stop()
+
+
+def test_the_release_in_another_namespace_is_another_release(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path
+) -> None:
+    """A Helm release is its name and namespace: set up again into another namespace, apply installs it there,
+    hooks included, rather than re-applying the objects of the release in ``edge``."""
+    installed(capsys, cluster, edge_work)
+    code = cli.main(
+        ["install", "setup", "--pull", str(edge_work / "package"), "--namespace", "edge-two",
+         "--work-dir", str(edge_work), "--non-interactive"]
+    )  # fmt: skip
+    assert code == 0
+    start = len(audit.writes())
+    res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    assert res.code == 0, res.err
+    assert "is installed on context" not in res.out
+    assert "create namespaces edge-two" in audit.writes()[start:]
+    assert "patch jobs.batch migrate" in audit.writes()[start:]
