@@ -275,6 +275,39 @@ def test_resize_is_refused_as_upstream(
         assert [sorted(c) for c in status["details"]["causes"]] == [["message", "reason"]]
 
 
+def test_resize_of_a_pod_whose_node_reports_no_status_resources_is_refused(
+    served: tuple[Any, Kubectl],
+) -> None:
+    """Upstream's version-skew rule: the first running container's status must report ``resources`` (a 1.35
+    kubelet always does; an older node does not support resize). A pod with nothing running yet may be resized."""
+    core, kubectl = served
+    core.create_namespaced_pod("default", _resize_pod("skew", "burstable"))
+    patch = _app(_res({"cpu": "150m"}))
+    core.patch_namespaced_pod_resize("skew", "default", patch)  # nothing runs yet: allowed
+    running = {
+        "name": "app",
+        "image": "nginx",
+        "imageID": "",
+        "ready": True,
+        "restartCount": 0,
+        "state": {"running": {"startedAt": "2026-12-01T00:00:00Z"}},
+    }
+    core.patch_namespaced_pod_status("skew", "default", {"status": {"containerStatuses": [running]}})
+    refused = kubectl.run(
+        "patch", "pod", "skew", "--subresource", "resize", "-p", json.dumps(_app(_res({"cpu": "160m"})))
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'The Pod "skew" is invalid: spec: Forbidden: Pod running on node without support for resize'
+    )
+    reported = {**running, "resources": {"requests": {"cpu": "150m", "memory": "64Mi"}}}
+    core.patch_namespaced_pod_status("skew", "default", {"status": {"containerStatuses": [reported]}})
+    kubectl.ok(
+        "patch", "pod", "skew", "--subresource", "resize", "-p", json.dumps(_app(_res({"cpu": "160m"})))
+    )
+    assert core.read_namespaced_pod("skew", "default").spec.containers[0].resources.requests["cpu"] == "160m"
+
+
 def test_allowed_resizes_through_kubectl(served: tuple[Any, Kubectl]) -> None:
     """What 1.35 allows: cpu/memory of containers and sidecars, a memory limit lowered with resizePolicy
     NotRequired (allowed since 1.34), and each accepted resize bumps metadata.generation."""

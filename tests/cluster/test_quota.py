@@ -252,6 +252,60 @@ def test_a_pending_resize_is_charged_the_larger_of_spec_and_status() -> None:
     assert used["requests.cpu"] == Fraction(3, 2) and used["limits.cpu"] == 3
 
 
+def _runs_as_reported(api: Api, name: str, cpu: str | None = None) -> None:
+    """Write the status a 1.35 kubelet writes for a running pod: each container's ``resources`` and
+    ``allocatedResources`` (``cpu``, when given: what it runs with after an actuated resize)."""
+    p = api.get("pods", name, "default")
+    statuses = []
+    for c in p["spec"]["containers"]:
+        requests = dict(c["resources"]["requests"])
+        if cpu is not None:
+            requests["cpu"] = cpu
+        statuses.append(
+            {
+                "name": c["name"],
+                "image": c["image"],
+                "imageID": "",
+                "ready": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": "2026-12-01T00:00:00Z"}},
+                "allocatedResources": requests,
+                "resources": {"requests": requests},
+            }
+        )
+    p["status"] = {"phase": "Running", "containerStatuses": statuses}
+    api.update("pods", p, "default", subresource="status")
+
+
+def test_a_first_resize_down_frees_nothing_until_actuated(api: Api) -> None:
+    """With what runs in the status from the start (as the kubelet writes it), a pod's very first resize is charged
+    as upstream's evaluator charges it: the larger of spec and status, so lowering it frees quota only once the
+    kubelet reports the new size."""
+    api.create(
+        "resourcequotas", {"metadata": {"name": "q"}, "spec": {"hard": {"requests.cpu": "1"}}}, "default"
+    )
+    api.create("pods", pod("big", container(requests={"cpu": "800m"})), "default")
+    _runs_as_reported(api, "big")
+    patch = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "200m"}}}]}}
+    api.patch("pods", "big", patch, "strategic", "default", subresource="resize")
+    with pytest.raises(ApiError) as refused:
+        api.create("pods", pod("next", container(requests={"cpu": "500m"})), "default")
+    assert refused.value.message == (
+        'pods "next" is forbidden: exceeded quota: q, requested: requests.cpu=500m, used: requests.cpu=800m, '
+        "limited: requests.cpu=1"
+    )
+    # growing it again is charged only what it adds over what it already holds (1100m over 800m)
+    grow = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1100m"}}}]}}
+    with pytest.raises(ApiError) as over:
+        api.patch("pods", "big", grow, "strategic", "default", subresource="resize")
+    assert over.value.message == (
+        'pods "big" is forbidden: exceeded quota: q, requested: requests.cpu=300m, used: requests.cpu=800m, '
+        "limited: requests.cpu=1"
+    )
+    _runs_as_reported(api, "big", cpu="200m")  # actuated
+    api.create("pods", pod("next", container(requests={"cpu": "500m"})), "default")
+
+
 def test_sidecars_add_to_the_pod_and_to_later_init_containers() -> None:
     p = pod(
         "p",

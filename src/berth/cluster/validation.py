@@ -1247,14 +1247,22 @@ def _same_container(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return norm(a) == norm(b)
 
 
+def _resize_supported(pod: Mapping[str, Any]) -> bool:
+    """Upstream's isPodResizeRequestSupported: the first running (regular) container's status tells whether its node
+    reports ``resources``; a pod with no running container is given the benefit of the doubt."""
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        if isinstance(cs, Mapping) and isinstance((cs.get("state") or {}).get("running"), Mapping):
+            return cs.get("resources") is not None
+    return True
+
+
 def validate_pod_resize(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
     """What kube-apiserver 1.35's ValidatePodResize refuses in a ``pods/resize`` (``new`` is the stored pod with
     the resize's containers' ``resources`` and ``resizePolicy`` merged in, as upstream's resize strategy leaves it).
 
     Since 1.34 memory limits may be lowered whatever the resizePolicy (the kubelet guards against OOM kills), so
-    there is no memory-limit rule. Upstream's version-skew check (a running container whose status reports no
-    ``resources`` means a node without resize support) is left out: berth's kubelet always supports resize and
-    writes status resources only for pods it has resized, so that never-resized pods cost nothing.
+    there is no memory-limit rule. Upstream's version-skew check applies: the first running container whose status
+    reports no ``resources`` means a node without resize support (berth's kubelet reports them for every container).
     """
     old_meta = old.get("metadata") or {}
     old_spec = old.get("spec") or {}
@@ -1278,6 +1286,8 @@ def validate_pod_resize(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         problems.append(
             errors.invalid_value("spec", shown, "Pod QOS Class may not change as a result of resizing")
         )
+    if not _resize_supported(old):
+        problems.append(errors.forbidden_field("spec", "Pod running on node without support for resize"))
     kinds = (("initContainers", True), ("containers", False))
     pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for key, _ in kinds:

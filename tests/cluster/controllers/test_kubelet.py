@@ -326,8 +326,9 @@ def resize_events(c: Cluster, name: str) -> list[tuple[str, str, str]]:
 def test_resize_is_allocated_then_actuated(cluster: Cluster) -> None:
     cluster.api.create("pods", sized("r", "500m"), "default")
     (cs,) = running(cluster, "r")["status"]["containerStatuses"]
-    # a pod never resized carries nothing of resize (the memory benchmark's 10,000 pods)
-    assert "resources" not in cs and "allocatedResources" not in cs
+    # what runs is reported from the start, as a 1.35 kubelet does
+    assert cs["resources"] == {"limits": {"memory": "64Mi"}, "requests": {"cpu": "500m", "memory": "64Mi"}}
+    assert cs["allocatedResources"] == {"cpu": "500m", "memory": "64Mi"}
     assert "observedGeneration" not in cluster.get("pods", "r")["status"]
     resize(cluster, "r", {"requests": {"cpu": "800m"}})
     p = settled(cluster, "r", 2)
@@ -340,6 +341,65 @@ def test_resize_is_allocated_then_actuated(cluster: Cluster) -> None:
         ("Normal", "ResizeStarted", f"Pod resize started: {summary}"),
         ("Normal", "ResizeCompleted", f"Pod resize completed: {summary}"),
     ]
+
+
+def test_every_container_status_reports_its_resources_from_the_start(cluster: Cluster) -> None:
+    """1.35's kubelet writes ``resources`` (limits, requests, claims as allocated; ``{}`` when none) and
+    ``allocatedResources`` (requests; absent without) into every container status, init and ephemeral ones too."""
+    spec = {
+        "initContainers": [
+            {"name": "setup", "image": "busybox", "resources": {"requests": {"cpu": "50m"}}},
+            {
+                "name": "proxy",
+                "image": "envoy",
+                "restartPolicy": "Always",
+                "resources": {"limits": {"cpu": "1"}},
+            },
+        ],
+        "containers": [
+            {"name": "main", "image": "nginx", "resources": {"limits": {"memory": "1Gi"}}},
+            {"name": "plain", "image": "busybox"},
+        ],
+    }
+    cluster.api.create("pods", pod("all", spec=spec), "default")
+    st = running(cluster, "all")["status"]
+    got = {
+        cs["name"]: (cs["resources"], cs.get("allocatedResources"))
+        for field in ("initContainerStatuses", "containerStatuses")
+        for cs in st[field]
+    }
+    assert got == {
+        "setup": ({"requests": {"cpu": "50m"}}, {"cpu": "50m"}),
+        # requests defaulted from limits on create, so they are allocated too
+        "proxy": ({"limits": {"cpu": "1"}, "requests": {"cpu": "1"}}, {"cpu": "1"}),
+        "main": ({"limits": {"memory": "1Gi"}, "requests": {"memory": "1Gi"}}, {"memory": "1Gi"}),
+        "plain": ({}, None),
+    }
+    patch = {
+        "spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox", "targetContainerName": "main"}]}
+    }
+    cluster.api.patch("pods", "all", patch, "strategic", "default", subresource="ephemeralcontainers")
+    (dbg,) = wait_for(
+        lambda: cluster.get("pods", "all")["status"].get("ephemeralContainerStatuses"), what="debug container"
+    )
+    assert dbg["resources"] == {} and "allocatedResources" not in dbg
+
+
+def test_a_pod_started_without_status_resources_gets_them(cluster: Cluster) -> None:
+    """A pod an older berth started (no ``resources`` in its statuses) is reported again, as an upgraded kubelet's
+    next status sync does, so it can be resized."""
+    cluster.api.create("pods", sized("old", "300m"), "default")
+    p = running(cluster, "old")
+    for cs in p["status"]["containerStatuses"]:
+        cs.pop("resources")
+        cs.pop("allocatedResources")
+    cluster.api.update("pods", p, "default", subresource="status")
+    (cs,) = wait_for(
+        lambda: [cs for cs in cluster.get("pods", "old")["status"]["containerStatuses"] if "resources" in cs],
+        what="status resources written again",
+    )
+    assert cs["resources"]["requests"] == {"cpu": "300m", "memory": "64Mi"}
+    assert cs["allocatedResources"] == {"cpu": "300m", "memory": "64Mi"}
 
 
 def test_restart_container_policy_restarts_only_for_its_resource(cluster: Cluster) -> None:

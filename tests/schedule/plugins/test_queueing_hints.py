@@ -20,6 +20,7 @@ from berth.schedule.plugins import node_name as nn
 from berth.schedule.plugins import node_ports as np_
 from berth.schedule.plugins import node_resources_fit as fit
 from berth.schedule.plugins import node_unschedulable as nu
+from berth.schedule.plugins import pod_topology_spread as pts
 from berth.schedule.plugins import taint_toleration as tt
 from berth.schedule.queue import Where
 from berth.schedule.scheduler import Scheduler
@@ -319,6 +320,82 @@ def test_node_ports_deleted_pod_must_free_a_conflicting_port() -> None:
 
 def test_node_name_registers_node_add_without_a_hint_as_upstream() -> None:
     assert registered(nn.NodeName(None, FakeHandle())) == [(fw.ClusterEvent("Node", "Add"), False)]
+
+
+# --- PodTopologySpread --------------------------------------------------------------------------------------------
+
+
+def spread_pod(name: str = "target", honor_taints: bool = False, **kw: Any) -> PodInfo:
+    constraint: dict[str, Any] = {
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    if honor_taints:
+        constraint["nodeTaintsPolicy"] = "Honor"
+    return pod(name, labels={"app": "web"}, spec={"topologySpreadConstraints": [constraint]}, **kw)
+
+
+def spread_plugin() -> pts.PodTopologySpread:
+    return pts.PodTopologySpread(None, FakeHandle())
+
+
+def test_pod_topology_spread_registers_pod_and_node_events_with_hints() -> None:
+    pod_actions = ("Add", "UpdatePodLabel", "UpdatePodToleration", "Delete")
+    node_actions = ("Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint")
+    assert registered(spread_plugin()) == [(fw.ClusterEvent("Pod", a), True) for a in pod_actions] + [
+        (fw.ClusterEvent("Node", a), True) for a in node_actions
+    ]
+
+
+def test_pod_topology_spread_added_or_deleted_pod_must_be_assigned_here_and_selected() -> None:
+    plugin = spread_plugin()
+    add, delete = hint_of(plugin, "Pod", "Add"), hint_of(plugin, "Pod", "Delete")
+    target = spread_pod()
+    assert add(target, None, pod("w", node_name="n1", labels={"app": "web"}).pod) is QUEUE
+    assert add(target, None, pod("db", node_name="n1", labels={"app": "db"}).pod) is SKIP
+    assert add(target, None, pod("w", node_name="n1", namespace="other", labels={"app": "web"}).pod) is SKIP
+    assert add(target, None, pod("w", labels={"app": "web"}).pod) is SKIP  # not assigned
+    assert delete(target, pod("w", node_name="n1", labels={"app": "web"}).pod, None) is QUEUE
+    assert delete(target, pod("db", node_name="n1", labels={"app": "db"}).pod, None) is SKIP
+
+
+def test_pod_topology_spread_label_update_must_change_a_selector_match() -> None:
+    hint = hint_of(spread_plugin(), "Pod", "UpdatePodLabel")
+    target = spread_pod()
+    web = pod("w", node_name="n1", labels={"app": "web"}).pod
+    db = changed(web, ("metadata", "labels"), {"app": "db"})
+    assert hint(target, db, web) is QUEUE
+    assert hint(target, web, db) is QUEUE
+    assert hint(target, web, changed(web, ("metadata", "labels", "tier"), "front")) is SKIP
+    assert hint(target, web, changed(web, ("metadata", "annotations"), {"a": "b"})) is SKIP
+
+
+def test_pod_topology_spread_own_toleration_counts_only_when_a_constraint_honours_taints() -> None:
+    hint = hint_of(spread_plugin(), "Pod", "UpdatePodToleration")
+    for honor, expected in ((True, QUEUE), (False, SKIP)):
+        before = spread_pod(honor_taints=honor)
+        after = spread_pod(honor_taints=honor, tolerations=[{"key": "gpu", "operator": "Exists"}])
+        assert hint(after, before.pod, after.pod) is expected
+
+
+def test_pod_topology_spread_node_must_carry_every_topology_key() -> None:
+    plugin = spread_plugin()
+    add, delete = hint_of(plugin, "Node", "Add"), hint_of(plugin, "Node", "Delete")
+    update = hint_of(plugin, "Node", "UpdateNodeLabel")
+    target = spread_pod()
+    zoned, bare = raw_node(labels={"zone": "a"}), raw_node()
+    assert add(target, None, zoned) is QUEUE
+    assert add(target, None, bare) is SKIP
+    assert delete(target, zoned, None) is QUEUE
+    assert delete(target, bare, None) is SKIP
+    assert update(target, bare, zoned) is QUEUE
+    assert update(target, zoned, bare) is QUEUE
+    assert update(target, zoned, changed(zoned, ("metadata", "labels", "zone"), "b")) is QUEUE
+    assert update(target, zoned, changed(zoned, ("spec", "taints"), [taint("x")])) is QUEUE
+    assert update(target, zoned, changed(zoned, ("metadata", "labels", "rack"), "r1")) is SKIP
+    assert update(target, bare, changed(bare, ("spec", "taints"), [taint("x")])) is SKIP
 
 
 # --- end to end: the Scheduler's queue asks the hints -------------------------------------------------------------

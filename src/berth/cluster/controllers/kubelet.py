@@ -31,9 +31,11 @@ write per step (``metadata.generation`` ahead of ``status.observedGeneration`` s
     containerStatuses[].resources = spec, PodResizeInProgress cleared (event ResizeCompleted); a container whose
     resizePolicy says RestartContainer for a changed resource is restarted (restartCount + 1)
 
-Status ``resources``/``allocatedResources`` appear only on pods that were resized, so the thousands of pods that
-never are cost nothing: the running values of a pod's first resize are the old spec, taken from the watch event
-that carried the resize and kept only until written.
+Like a 1.35 kubelet, every container status the kubelet writes carries ``resources`` (what the container runs with:
+its spec's limits and requests, ``{}`` when it has none) and ``allocatedResources`` (its allocated requests), from
+the moment it starts. kube-apiserver refuses a resize of a pod whose running container reports no ``resources``
+(a node without resize support), ResourceQuota charges a pending resize the larger of spec and status, and the
+scheduler counts it so; a pod started by an older berth gets them on the kubelet's next look.
 
 The failure annotation is the documented way for tests and demos to make a Job fail: every pod of such a Job exits
 with code 1, the Job controller counts failures against ``backoffLimit`` and the Job ends ``Failed``
@@ -98,7 +100,11 @@ class Kubelet(base.Controller):
         self.jobs = ctx.informers.informer("jobs.batch")
         self.pods.add_index(NODE_NAME_INDEX, _node_of)
         self.pods.add_handler(
-            Handler(on_add=self._on_pod, on_update=self._on_pod_update, on_delete=self._on_pod_gone)
+            Handler(
+                on_add=self._on_pod,
+                on_update=lambda _old, new: self._on_pod(new),
+                on_delete=self._on_pod_gone,
+            )
         )
         self.nodes.add_handler(Handler(on_add=self._on_node))
         self._lock = threading.Lock()
@@ -107,8 +113,6 @@ class Kubelet(base.Controller):
         self._ips: dict[str, tuple[str, str]] = {}  # pod uid -> (node, ip)
         self._node_ips: dict[str, dict[str, str]] = {}  # node -> ip -> pod uid
         self._cursor: dict[str, int] = {}
-        # pod uid -> container -> the resources it ran with before its first resize (until the kubelet writes them)
-        self._running_before: dict[str, dict[str, dict[str, Any]]] = {}
 
     # ---- event handlers ------------------------------------------------------------------------------------
 
@@ -116,37 +120,11 @@ class Kubelet(base.Controller):
         if (pod.get("spec") or {}).get("nodeName"):
             self.queue.add(key_of(pod))
 
-    def _on_pod_update(self, old: Obj, new: Obj) -> None:
-        if base.generation(new) != base.generation(old):
-            self._remember_running(old, new)
-        self._on_pod(new)
-
-    def _remember_running(self, old: Obj, new: Obj) -> None:
-        """Keep what a started container runs with when a resize first changes its spec and its status does not
-        say yet (see the module docstring)."""
-        if not self._is_started(new):
-            return
-        reported = {
-            str(cs.get("name"))
-            for field in ("containerStatuses", "initContainerStatuses")
-            for cs in (new.get("status") or {}).get(field) or []
-            if cs.get("resources") is not None
-        }
-        wanted = {str(c.get("name")): c.get("resources") for c in _resizable(new)}
-        uid = base.uid(new)
-        for c in _resizable(old):
-            name = str(c.get("name"))
-            if name in reported or name not in wanted or _same(wanted[name], c.get("resources")):
-                continue
-            with self._lock:
-                self._running_before.setdefault(uid, {}).setdefault(name, _requirements(c.get("resources")))
-
     def _on_pod_gone(self, pod: Obj) -> None:
         uid = base.uid(pod)
         with self._lock:
             self._seen_bound.pop(uid, None)
             self._started.pop(uid, None)
-            self._running_before.pop(uid, None)
         self._release_ip(uid)
 
     def _on_node(self, node: Obj) -> None:
@@ -240,6 +218,9 @@ class Kubelet(base.Controller):
             return  # our status write comes back as an update event and drives the next stage
         if self._ephemeral_waiting(pod):
             self._start_ephemeral(pod)
+            return
+        if _lacks_status_resources(pod):
+            self._report_resources(pod)
             return
         if self._resize_due(pod):
             self._resize(key, pod, node)
@@ -357,6 +338,23 @@ class Kubelet(base.Controller):
                 pod, "Normal", "Started", f"Started container {cname}", f"kubelet/{node_name}"
             )
 
+    def _report_resources(self, pod: Obj) -> None:
+        """Write ``resources``/``allocatedResources`` into the container statuses that lack them (a pod an older
+        berth started), as a 1.35 kubelet's next status sync would."""
+        st: dict[str, Any] = copy.deepcopy(pod.get("status") or {})
+        spec = pod.get("spec") or {}
+        containers = {
+            str(c.get("name")): c
+            for key in ("initContainers", "containers", "ephemeralContainers")
+            for c in spec.get(key) or []
+        }
+        for field in _STATUS_FIELDS:
+            for cs in st.get(field) or []:
+                c = containers.get(str(cs.get("name")))
+                if c is not None and "resources" not in cs:
+                    cs.update(_status_resources(c))
+        base.write_status(self, "pods", pod, st)
+
     @staticmethod
     def _ephemeral_waiting(pod: Obj) -> bool:
         """Whether ``kubectl debug`` added an ephemeral container this kubelet has not started yet."""
@@ -397,23 +395,15 @@ class Kubelet(base.Controller):
         )
 
     def _resize(self, key: str, pod: Obj, node: Obj) -> None:
-        """One step of an in-place resize (upstream's handlePodResourcesResize, then the runtime's actuation).
-        Only containers a resize touched carry status ``resources``/``allocatedResources``."""
+        """One step of an in-place resize (upstream's handlePodResourcesResize, then the runtime's actuation)."""
         st: dict[str, Any] = copy.deepcopy(pod.get("status") or {})
         generation = base.generation(pod)
-        uid = base.uid(pod)
-        with self._lock:
-            before = self._running_before.get(uid, {})
         statuses = {
             str(cs.get("name")): cs
             for field in ("containerStatuses", "initContainerStatuses")
             for cs in st.get(field) or []
         }
         wanted = {str(c.get("name")): c for c in _resizable(pod)}
-        for name, cs in statuses.items():
-            if name in before and cs.get("resources") is None:
-                cs["resources"] = before[name]
-                cs["allocatedResources"] = dict(before[name].get("requests") or {})
         involved = {n: cs for n, cs in statuses.items() if n in wanted and cs.get("resources") is not None}
         in_progress = base.condition(pod, RESIZE_IN_PROGRESS)
         if in_progress is not None and int(in_progress.get("observedGeneration") or 0) == generation:
@@ -427,8 +417,6 @@ class Kubelet(base.Controller):
         st["observedGeneration"] = generation
         if st != (pod.get("status") or {}):
             base.write_status(self, "pods", pod, st)
-        with self._lock:
-            self._running_before.pop(uid, None)
 
     def _allocate(
         self,
@@ -480,7 +468,10 @@ class Kubelet(base.Controller):
         for name, c in wanted.items():
             cs = statuses.get(name)
             if cs is not None:
-                cs["allocatedResources"] = dict(_requirements(c.get("resources")).get("requests") or {})
+                cs.pop("allocatedResources", None)
+                allocated = _status_resources(c).get("allocatedResources")
+                if allocated is not None:
+                    cs["allocatedResources"] = allocated
         _drop_conditions(st, RESIZE_PENDING, RESIZE_IN_PROGRESS)
         _set_condition(st, RESIZE_IN_PROGRESS, "", "", generation)
         summary = _resize_summary(pod, generation, "")
@@ -500,7 +491,7 @@ class Kubelet(base.Controller):
             cs = statuses.get(name)
             if cs is None:
                 continue
-            now = _requirements(c.get("resources"))
+            now = _status_resources(c)["resources"]
             restart = {
                 str(p.get("resourceName"))
                 for p in c.get("resizePolicy") or []
@@ -554,6 +545,7 @@ class Kubelet(base.Controller):
             "restartCount": 0,
             "state": state,
             "lastState": {},
+            **_status_resources(c),
         }
 
     def _complete(self, pod: Obj, failed: bool) -> None:
@@ -597,6 +589,30 @@ RESIZE_IN_PROGRESS = "PodResizeInProgress"
 RESIZE_RETRY_SECONDS = 1.0
 """How soon a Deferred resize is tried again (upstream retries when pods leave and every few minutes)."""
 _RESIZED = ("cpu", "memory")
+
+
+_STATUS_FIELDS = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+
+
+def _status_resources(c: dict[str, Any]) -> dict[str, Any]:
+    """What a 1.35 kubelet reports of a container's resources in its status: ``allocatedResources`` (the allocated
+    requests; absent without requests) and ``resources`` (limits and requests it runs with, and its claims; ``{}``
+    when it has none -- always present, which is how kube-apiserver tells a node that supports resize)."""
+    res = c.get("resources") or {}
+    out: dict[str, Any] = {}
+    running = _requirements(res)
+    if res.get("claims"):
+        running["claims"] = copy.deepcopy(res["claims"])
+    if running.get("requests"):
+        out["allocatedResources"] = dict(running["requests"])
+    out["resources"] = running
+    return out
+
+
+def _lacks_status_resources(pod: Obj) -> bool:
+    """Whether a container status of a started pod has no ``resources`` (written by a berth before they were)."""
+    st = pod.get("status") or {}
+    return any("resources" not in cs for field in _STATUS_FIELDS for cs in st.get(field) or [])
 
 
 def _resizable(pod: Obj) -> list[dict[str, Any]]:

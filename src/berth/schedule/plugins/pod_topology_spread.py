@@ -1117,16 +1117,94 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
                 ns.score = helper.go_div(fw.MAX_NODE_SCORE * (highest + lowest - ns.score), highest)
         return fw.SUCCESS
 
-    def events_to_register(self) -> Sequence[fw.ClusterEvent]:
+    # --- requeueing --------------------------------------------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """Upstream 1.35 (queueing hints on): assigned pods added, relabelled or deleted, the pod's own new
+        toleration (for ``nodeTaintsPolicy: Honor``), and nodes added, deleted, relabelled or retainted; each with
+        a hint."""
+        pod_hint, node_hint = self.is_schedulable_after_pod_change, self.is_schedulable_after_node_change
         return (
-            fw.ClusterEvent("Pod", "Add"),
-            fw.ClusterEvent("Pod", "UpdatePodLabel"),
-            fw.ClusterEvent("Pod", "Delete"),
-            fw.ClusterEvent("Node", "Add"),
-            fw.ClusterEvent("Node", "Delete"),
-            fw.ClusterEvent("Node", "UpdateNodeLabel"),
-            fw.ClusterEvent("Node", "UpdateNodeTaint"),
+            *(
+                fw.ClusterEventWithHint(fw.ClusterEvent("Pod", action), pod_hint)
+                for action in ("Add", "UpdatePodLabel", "UpdatePodToleration", "Delete")
+            ),
+            *(
+                fw.ClusterEventWithHint(fw.ClusterEvent("Node", action), node_hint)
+                for action in ("Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint")
+            ),
         )
+
+    def is_schedulable_after_pod_change(self, pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+        """Upstream ``isSchedulableAfterPodChange``: only the pod itself or an assigned pod of its namespace; an
+        added or deleted one whose labels match a hard constraint's selector; an update that gives the pod a new
+        toleration (a constraint honouring taints) or that makes the labels start or stop matching a selector."""
+        if (new is not None and not _involved(new, pod)) or (old is not None and not _involved(old, pod)):
+            return fw.QueueingHint.QUEUE_SKIP
+        constraints, err = self.constraints_for(pod, DO_NOT_SCHEDULE)
+        if err is not None:
+            return fw.QueueingHint.QUEUE
+        if new is not None and old is not None:
+            if (
+                helper.raw_pod_uid(new) == pod.uid
+                and _spec_list(new, "tolerations") != _spec_list(old, "tolerations")
+                and any(c.honor_node_taints for c in constraints)
+            ):
+                return fw.QueueingHint.QUEUE
+            before, after = _raw_labels(old), _raw_labels(new)
+            if before == after:
+                return fw.QueueingHint.QUEUE_SKIP
+            return helper.queue_if(
+                any(
+                    selector_matches(c.selector, before) != selector_matches(c.selector, after)
+                    for c in constraints
+                )
+            )
+        labels = _raw_labels(new if new is not None else old)
+        return helper.queue_if(any(selector_matches(c.selector, labels) for c in constraints))
+
+    def is_schedulable_after_node_change(self, pod: PodInfo, old: Any, new: Any) -> fw.QueueingHint:
+        """Upstream ``isSchedulableAfterNodeChange``: a node carrying every topology key of the pod's hard
+        constraints was added or deleted, or an update changed whether it carries them all -- or, carrying them,
+        changed one's value or its taints. (berth's generic update without the old node counts as an add; a node
+        deleted by name only, as QUEUE.)"""
+        if old is None and new is None:
+            return fw.QueueingHint.QUEUE
+        constraints, err = self.constraints_for(pod, DO_NOT_SCHEDULE)
+        if err is not None:
+            return fw.QueueingHint.QUEUE
+        before = _raw_labels(old) if old is not None else None
+        after = _raw_labels(new) if new is not None else None
+        matched = before is not None and _all_keys(before, constraints)
+        matching = after is not None and _all_keys(after, constraints)
+        if before is not None and after is not None:
+            if matched != matching:
+                return fw.QueueingHint.QUEUE
+            return helper.queue_if(
+                matching
+                and (
+                    any(before.get(c.topology_key, "") != after.get(c.topology_key, "") for c in constraints)
+                    or _spec_list(old, "taints") != _spec_list(new, "taints")
+                )
+            )
+        return helper.queue_if(matching if after is not None else matched)
+
+
+def _raw_labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def _spec_list(obj: Mapping[str, Any], field: str) -> Any:
+    """A list field of ``spec``, an absent one as empty (upstream's semantic equality treats nil and empty alike)."""
+    return (obj.get("spec") or {}).get(field) or []
+
+
+def _involved(other: Mapping[str, Any], pod: PodInfo) -> bool:
+    """Upstream ``involvedInTopologySpreading``: the pod itself, or an assigned pod of its namespace."""
+    if helper.raw_pod_uid(other) == pod.uid:
+        return True
+    namespace = (other.get("metadata") or {}).get("namespace") or "default"
+    return bool(helper.raw_node_name(other)) and namespace == pod.namespace
 
 
 SPEC = fw.PluginSpec(
