@@ -67,6 +67,71 @@ def test_pod_templates_inside_cronjobs_and_podtemplates_are_defaulted(api: Api) 
 
 
 @pytest.mark.parametrize(
+    ("pod_level", "containers", "want"),
+    [
+        pytest.param(
+            {"limits": {"cpu": "2", "memory": "1Gi"}},
+            [{}],
+            {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "2", "memory": "1Gi"}},
+            id="requests-from-pod-limits",
+        ),
+        pytest.param(
+            {"limits": {"cpu": "2", "memory": "1Gi"}},
+            [{"requests": {"cpu": "300m"}}, {"requests": {"cpu": "0.2"}}],
+            {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "500m", "memory": "1Gi"}},
+            id="requests-from-the-containers-aggregate",
+        ),
+        pytest.param(
+            {"limits": {"memory": "1Gi"}, "requests": {"memory": "512Mi"}},
+            [{"requests": {"memory": "256Mi"}}],
+            {"limits": {"memory": "1Gi"}, "requests": {"memory": "512Mi"}},
+            id="a-pod-level-request-is-kept",
+        ),
+        pytest.param(
+            {"requests": {"cpu": "1"}},
+            [{"requests": {"cpu": "100m"}}],
+            {"requests": {"cpu": "1"}},
+            id="requests-alone-default-nothing",
+        ),
+        pytest.param(
+            {"requests": {"cpu": "1"}},
+            [{"limits": {"hugepages-2Mi": "4Mi"}}, {"limits": {"hugepages-2Mi": "6Mi"}}],
+            {"limits": {"hugepages-2Mi": "10Mi"}, "requests": {"cpu": "1", "hugepages-2Mi": "10Mi"}},
+            id="hugepages-limits-from-the-containers",
+        ),
+        pytest.param({}, [{"requests": {"cpu": "100m"}}], {}, id="empty-is-left-alone"),
+    ],
+)
+def test_pod_level_resources_are_defaulted_as_upstream(
+    api: Api, pod_level: dict[str, Any], containers: list[dict[str, Any]], want: dict[str, Any]
+) -> None:
+    """PodLevelResources (beta, on in 1.35): SetDefaults_Pod fills pod-level requests from the containers'
+    aggregate requests (cpu, memory) or else the pod-level limits, and pod-level hugepages limits from the
+    containers', only for a pod that sets pod-level resources."""
+    spec = {
+        "resources": pod_level,
+        "containers": [
+            {"name": f"c{i}", "image": "nginx", "resources": res} for i, res in enumerate(containers)
+        ],
+    }
+    created = api.create("pods", {"metadata": {"name": "p"}, "spec": spec}, "default")
+    assert created["spec"]["resources"] == want
+    no_pod_level = api.create(
+        "pods", {"metadata": {"name": "q"}, "spec": {"containers": spec["containers"]}}, "default"
+    )
+    assert "resources" not in no_pod_level["spec"]
+
+
+def test_pod_level_limits_make_a_pod_guaranteed_once_defaulted(api: Api) -> None:
+    spec = {
+        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+        "containers": [{"name": "c", "image": "x"}],
+    }
+    created = api.create("pods", {"metadata": {"name": "g"}, "spec": spec}, "default")
+    assert created["status"]["qosClass"] == "Guaranteed"
+
+
+@pytest.mark.parametrize(
     ("resource", "obj", "namespace", "code", "reason"),
     [
         ("configmaps", {"metadata": {"name": "Bad_Name"}}, "default", 422, "Invalid"),

@@ -306,6 +306,63 @@ def test_a_first_resize_down_frees_nothing_until_actuated(api: Api) -> None:
     api.create("pods", pod("next", container(requests={"cpu": "500m"})), "default")
 
 
+def test_pod_level_resources_take_the_place_of_the_containers_aggregate() -> None:
+    """Upstream's PodRequests/PodLimits (PodLevelResources on in 1.35): the cpu/memory the pod sets at pod level
+    replace the containers' sum; other resources still come from the containers; overhead is added on top."""
+    p = pod(
+        "p",
+        container("a", requests={"cpu": "100m", "memory": "64Mi", "ephemeral-storage": "1Gi"}),
+        container("b", requests={"cpu": "100m"}, limits={"cpu": "200m"}),
+        resources={"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+        overhead={"cpu": "50m"},
+    )
+    used = quota.object_usage("pods", p)
+    assert used["requests.cpu"] == used["cpu"] == Fraction(21, 20)  # 1 + 50m overhead, not 200m
+    assert used["requests.memory"] == 2**30
+    assert used["requests.ephemeral-storage"] == 2**30  # not a pod-level resource
+    assert used["limits.memory"] == 2 * 2**30
+    assert used["limits.cpu"] == Fraction(1, 4)  # no pod-level cpu limit: the containers', plus overhead
+    # pod-level limits alone decide limits, and requests stay the containers' (no pod-level request)
+    only_limits = pod("q", container("a", requests={"cpu": "100m"}), resources={"limits": {"cpu": "3"}})
+    used = quota.object_usage("pods", only_limits)
+    assert used["limits.cpu"] == 3 and used["requests.cpu"] == Fraction(1, 10)
+
+
+def test_quota_and_limit_ranger_count_pod_level_resources(api: Api) -> None:
+    api.create(
+        "resourcequotas", {"metadata": {"name": "q"}, "spec": {"hard": {"requests.cpu": "2"}}}, "default"
+    )
+    # the containers state their cpu (the quota still asks every container to), the pod-level request is larger
+    big = pod("big", container(requests={"cpu": "100m"}), resources={"limits": {"cpu": "1500m"}})
+    created = api.create("pods", big, "default")
+    assert created["spec"]["resources"]["requests"] == {"cpu": "100m"}  # defaulted from the containers' sum
+    wide = pod("wide", container(requests={"cpu": "100m"}), resources={"requests": {"cpu": "1950m"}})
+    with pytest.raises(ApiError) as over:
+        api.create("pods", wide, "default")
+    assert over.value.message == (
+        'pods "wide" is forbidden: exceeded quota: q, requested: requests.cpu=1950m, used: requests.cpu=100m, '
+        "limited: requests.cpu=2"
+    )
+    api.create(
+        "limitranges",
+        {"metadata": {"name": "lr"}, "spec": {"limits": [{"type": "Pod", "max": {"cpu": "1"}}]}},
+        "default",
+    )
+    with pytest.raises(ApiError) as capped:
+        api.create(
+            "pods",
+            pod(
+                "capped",
+                container(requests={"cpu": "100m"}, limits={"cpu": "100m"}),
+                resources={"limits": {"cpu": "2"}},
+            ),
+            "default",
+        )
+    assert (
+        capped.value.message == 'pods "capped" is forbidden: maximum cpu usage per Pod is 1, but limit is 2'
+    )
+
+
 def test_sidecars_add_to_the_pod_and_to_later_init_containers() -> None:
     p = pod(
         "p",

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from berth.cluster import quota, validation
+from berth.kube import quantity
 from berth.kube.objects import Obj
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -76,10 +77,63 @@ def pod(obj: Obj) -> None:
                 tolerations.append(
                     {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
                 )
+    _pod_level_resources(spec)
     status = obj.setdefault("status", {})
     if isinstance(status, dict):
         status.setdefault("phase", "Pending")
         status.setdefault("qosClass", validation.pod_qos_class(spec))
+
+
+def _pod_level_resources(spec: dict[str, Any]) -> None:
+    """Upstream's SetDefaults_Pod for pod-level ``spec.resources`` (PodLevelResources, beta and on in 1.35), after
+    the containers' requests were copied from their limits: only a pod that sets some pod-level resource is
+    touched. Pod-level hugepages limits come from the containers' aggregate limits (defaultHugePagePodLimits;
+    not where a pod-level hugepages request is set), then -- when the pod sets limits -- requests not set at pod
+    level come from the containers' aggregate requests for cpu and memory, else from the pod-level limits
+    (defaultPodRequests). Upstream's later defaulting of pod-level cpu/memory limits from the containers' is not
+    in 1.35."""
+    res = spec.get("resources")
+    if not isinstance(res, dict):
+        return
+    limits: dict[str, Any] = res["limits"] if isinstance(res.get("limits"), dict) else {}
+    requests: dict[str, Any] = res["requests"] if isinstance(res.get("requests"), dict) else {}
+    if not limits and not requests:
+        return
+    for r, text in _aggregate_texts(spec, "limits").items():
+        if r.startswith("hugepages-") and r not in requests and r not in limits:
+            limits[r] = text
+    if limits:
+        res["limits"] = limits
+    else:
+        return
+    for r, text in _aggregate_texts(spec, "requests").items():
+        if r in ("cpu", "memory") and r not in requests:  # supported and overcommittable
+            requests[r] = text
+    for r, value in limits.items():
+        if r not in requests and quota.pod_level_resource(r):
+            requests[r] = value
+    if requests:
+        res["requests"] = requests
+
+
+def _aggregate_texts(spec: dict[str, Any], key: str) -> dict[str, str]:
+    """The containers' aggregate requests or limits as quantities: a container's own text when it alone makes the
+    total, else the canonical form of the sum (in the first container's binary or decimal notation, as Go's
+    Quantity.Add keeps it)."""
+    first: dict[str, str] = {}
+    for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        values = ((c.get("resources") if isinstance(c, dict) else None) or {}).get(key)
+        for r, v in (values if isinstance(values, dict) else {}).items():
+            first.setdefault(r, str(v))
+    out: dict[str, str] = {}
+    for r, amount in quota.container_totals(spec, key).items():
+        text = first.get(r, "")
+        out[r] = (
+            text
+            if text and quantity.parse(text) == amount
+            else quantity.canonical(amount, text.endswith("i"))
+        )
+    return out
 
 
 def _template(obj: Obj) -> None:

@@ -250,8 +250,43 @@ def _fill(res: dict[str, Any], key: str, defaults: Mapping[str, Any]) -> list[st
 def _pod_totals(
     spec: Mapping[str, Any], key: str, status: Mapping[str, Any] | None = None
 ) -> dict[str, Fraction]:
-    """A pod's effective requests or limits (upstream's PodRequests/PodLimits): the containers' sum; a sidecar
-    (an init container with ``restartPolicy: Always``) adds to it and to every init container after it; the
+    """A pod's effective requests or limits (upstream's PodRequests/PodLimits, PodLevelResources on as in 1.35):
+    the containers' aggregate (:func:`container_totals`), with the pod-level ``spec.resources`` taking the place
+    of the cpu, memory and hugepages it sets -- requests when the pod sets any, limits when it sets any pod-level
+    resource. LimitRanger's Pod items and ResourceQuota both count this."""
+    total = container_totals(spec, key, status)
+    total.update(_pod_level(spec, key))
+    return total
+
+
+def pod_level_resource(name: str) -> bool:
+    """Upstream's IsSupportedPodLevelResource: what ``spec.resources`` may set (cpu, memory, hugepages)."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def _pod_level(spec: Mapping[str, Any], key: str) -> dict[str, Fraction]:
+    """The pod-level amounts that replace the containers' aggregate: ``requests`` when the pod sets a supported
+    request (IsPodLevelRequestsSet), ``limits`` when it sets any supported request or limit
+    (IsPodLevelResourcesSet)."""
+    res = spec.get("resources")
+    if not isinstance(res, Mapping):
+        return {}
+    requests = res.get("requests") or {}
+    limits = res.get("limits") or {}
+    if key == "requests":
+        values, deciding = requests, requests
+    else:
+        values, deciding = limits, {**requests, **limits}
+    if not any(pod_level_resource(r) for r in deciding):
+        return {}
+    return {r: _amount(v, f"spec.resources.{key}.{r}") for r, v in values.items() if pod_level_resource(r)}
+
+
+def container_totals(
+    spec: Mapping[str, Any], key: str, status: Mapping[str, Any] | None = None
+) -> dict[str, Fraction]:
+    """The containers' aggregate requests or limits (upstream's AggregateContainerRequests/Limits): their sum; a
+    sidecar (an init container with ``restartPolicy: Always``) adds to it and to every init container after it; the
     largest init container wins when larger. With ``status`` (quota, not LimitRanger) each container counts what
     :func:`_container_amounts` says a pending in-place resize holds."""
     statuses: dict[str, Mapping[str, Any]] = {}
