@@ -453,3 +453,23 @@ def test_a_tainted_node_retries_the_pod_only_when_its_hard_taints_go(soft_taint_
     soft = [{"key": "soft", "effect": "PreferNoSchedule"}] if soft_taint_left else []
     s.update_node(retainted, node_obj("n0", taints=soft))
     assert s.queue.where("default/p") in (Where.ACTIVE, Where.BACKOFF)
+
+
+def test_a_pod_too_big_for_every_node_moves_only_when_a_node_grows_what_it_requests() -> None:
+    s = scheduler()
+    s.add_node(node_obj("n0", cpu="1"))
+    s.add_pod(pod_obj("p", cpu="2"))
+    s.run_until_idle()
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    s.add_node(node_obj("small", cpu="1500m"))
+    s.update_node(node_obj("n0", cpu="1"), node_obj("n0", cpu="1", memory="64Gi"))
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    s.add_pod(pod_obj("bystander", node_name="n0"))
+    s.remove_pod("default/bystander")  # a deleted assigned pod may free room: retried
+    assert s.queue.where("default/p") in (Where.ACTIVE, Where.BACKOFF)
+    s.run_until_idle()
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    s.update_node(node_obj("n0", cpu="1", memory="64Gi"), node_obj("n0", cpu="4", memory="64Gi"))
+    assert s.queue.where("default/p") in (Where.ACTIVE, Where.BACKOFF)
+    s.run_until_idle()
+    assert {p.pod: p.node for p in s.placements} == {"default/p": "n0"}

@@ -379,7 +379,7 @@ def requested_allocatable_increased(s: _PreFilterState, before: NodeInfo, after:
 def _fits(s: _PreFilterState, node: NodeInfo) -> bool:
     """Room for one more pod and for every checked request (upstream ``fitsRequest`` finding nothing)."""
     alloc = node.allocatable
-    if len(node.pods) >= alloc.get("pods", 0):
+    if len(node.pods) >= alloc.get(PODS, 0):
         return False
     if not s.empty:
         used = node.requested
@@ -398,6 +398,7 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         strategy = self.args.scoring_strategy
         self._ignored = frozenset(self.args.ignored_resources)
         self._ignored_groups = frozenset(self.args.ignored_resource_groups)
+        self._ignores_nothing = not self._ignored and not self._ignored_groups
         self._names = [n for n, _ in strategy.resources]
         self._allocation = ResourceAllocation(self._names, use_requested=False)
         if strategy.type == MOST_ALLOCATED:
@@ -606,7 +607,8 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         pod fits the node when empty (ignoredResources are not ignored here, as upstream's ``isFit``), and for an
         update only if the allocatable of something the pod requests (or the pod count) grew. An update without
         the old node (berth's generic ``Node/Update``) counts as an add."""
-        s = _fit_state(pod.requests)
+        # Without ignored resources that is Filter's own (remembered) state.
+        s = self._pre_filter_state(pod) if self._ignores_nothing else _fit_state(pod.requests)
         after = self._hint_new_node(new)
         if not _fits(s, after):
             return fw.QueueingHint.QUEUE_SKIP
