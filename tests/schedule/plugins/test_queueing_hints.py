@@ -473,3 +473,35 @@ def test_a_pod_too_big_for_every_node_moves_only_when_a_node_grows_what_it_reque
     assert s.queue.where("default/p") in (Where.ACTIVE, Where.BACKOFF)
     s.run_until_idle()
     assert {p.pod: p.node for p in s.placements} == {"default/p": "n0"}
+
+
+def test_a_pod_kept_off_a_tainted_node_moves_when_it_gains_the_toleration() -> None:
+    s = scheduler()
+    s.add_node(node_obj("n0", taints=[{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]))
+    before = pod_obj("p")
+    s.add_pod(before)
+    s.add_pod(pod_obj("other"))
+    s.run_until_idle()
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    other_tolerating = pod_obj("other", tolerations=[{"key": "dedicated", "operator": "Exists"}])
+    s.update_pod(pod_obj("other"), other_tolerating)  # another pod's toleration does not help this one
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    s.update_pod(before, pod_obj("p", tolerations=[{"key": "dedicated", "operator": "Exists"}]))
+    assert s.queue.where("default/p") in (Where.ACTIVE, Where.BACKOFF)
+    s.run_until_idle()
+    assert {p.pod: p.node for p in s.placements} == {"default/p": "n0", "default/other": "n0"}
+
+
+def test_a_cordoned_node_retries_its_pods_only_when_uncordoned() -> None:
+    s = scheduler()
+    cordoned = node_obj("n0", unschedulable=True)
+    s.add_node(cordoned)
+    s.add_pod(pod_obj("p"))
+    s.run_until_idle()
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    s.add_node(node_obj("n1", unschedulable=True))
+    assert s.queue.where("default/p") is Where.UNSCHEDULABLE
+    s.update_node(cordoned, node_obj("n0"))
+    assert s.queue.where("default/p") in (Where.ACTIVE, Where.BACKOFF)
+    s.run_until_idle()
+    assert {p.pod: p.node for p in s.placements} == {"default/p": "n0"}
