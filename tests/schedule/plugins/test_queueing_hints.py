@@ -196,6 +196,19 @@ def test_node_affinity_hint_requires_the_added_affinity() -> None:
     assert hint(zone_pod("a"), None, raw_node(labels={"zone": "a", "pool": "x"})) is QUEUE
 
 
+def test_node_affinity_term_that_does_not_parse_queues_as_upstreams_error() -> None:
+    """Upstream's selector returns an error when no term matched and one failed to parse (a hint's error is
+    QUEUE); a nodeSelector mismatch is decided before the terms, without an error."""
+    bad = {"matchExpressions": [{"key": "zone", "operator": "Bogus", "values": ["a"]}]}
+    affinity = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [bad]}}
+    }
+    target = pod("target", affinity=affinity, node_selector={"disk": "ssd"})
+    hint = hint_of(affinity_plugin(), "Node", "Add")
+    assert hint(target, None, raw_node(labels={"zone": "a", "disk": "ssd"})) is QUEUE
+    assert hint(target, None, raw_node(labels={"zone": "a"})) is SKIP
+
+
 def test_node_affinity_hint_sees_the_pods_current_spec() -> None:
     """The compiled affinity is remembered per pod object, so a changed pod (a new object) is not judged by the
     old one's."""

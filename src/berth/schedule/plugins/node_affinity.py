@@ -266,9 +266,14 @@ class RequiredAffinity:
 
 
 def required_node_affinity(pod: PodInfo) -> RequiredAffinity:
+    return required_node_affinity_and_problems(pod)[0]
+
+
+def required_node_affinity_and_problems(pod: PodInfo) -> tuple[RequiredAffinity, list[str]]:
+    """The pod's required affinity and what in its terms failed to parse (those terms never match)."""
     required = (pod.affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-    terms = None if required is None else compile_node_selector(required, "")[0]
-    return RequiredAffinity(tuple(sorted(pod.node_selector.items())), terms)
+    terms, problems = (None, []) if required is None else compile_node_selector(required, "")
+    return RequiredAffinity(tuple(sorted(pod.node_selector.items())), terms), problems
 
 
 def pod_preferred_terms(pod: PodInfo) -> tuple[tuple[PreferredTerm, ...] | None, list[str]]:
@@ -297,7 +302,7 @@ class NodeAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.Sc
         )
         # pod key -> (the pod object, its compiled required affinity), for the queueing hint: it is asked about
         # every node event once per pod this plugin rejected, and compiling is most of its cost.
-        self._hint_required: dict[str, tuple[Any, RequiredAffinity]] = {}
+        self._hint_required: dict[str, tuple[Any, RequiredAffinity, bool]] = {}
 
     def _added_matches(self, labels: Mapping[str, str], node_name: str) -> bool:
         if self._added_terms is None:
@@ -411,27 +416,30 @@ class NodeAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.Sc
         labels, name = _labels_and_name(new)
         if not self._added_matches(labels, name):
             return fw.QueueingHint.QUEUE_SKIP
-        required = self._required_for_hint(pod)
+        required, unparsable = self._required_for_hint(pod)
         if not required.matches_labels(labels, name):
-            return fw.QueueingHint.QUEUE_SKIP
+            # Upstream's selector reports a term that failed to parse as an error when no term matched (the
+            # nodeSelector did), and a hint's error counts as QUEUE.
+            selected = all(labels.get(k) == v for k, v in required.node_selector)
+            return helper.queue_if(unparsable and selected)
         if old is None:
             return fw.QueueingHint.QUEUE
         return helper.queue_if(not required.matches_labels(*_labels_and_name(old)))
 
-    def _required_for_hint(self, pod: PodInfo) -> RequiredAffinity:
+    def _required_for_hint(self, pod: PodInfo) -> tuple[RequiredAffinity, bool]:
+        """The pod's required affinity, and whether a term of it failed to parse."""
         cached = self._hint_required.get(pod.key)
         if cached is not None and cached[0] is pod.pod:
-            return cached[1]
+            return cached[1], cached[2]
         if len(self._hint_required) >= HINT_CACHE_SIZE:
             self._hint_required.clear()
-        required = required_node_affinity(pod)
-        self._hint_required[pod.key] = (pod.pod, required)
-        return required
+        required, problems = required_node_affinity_and_problems(pod)
+        self._hint_required[pod.key] = (pod.pod, required, bool(problems))
+        return required, bool(problems)
 
 
-HINT_CACHE_SIZE = (
-    16384  # pods whose compiled required affinity the queueing hint remembers (then forgets all)
-)
+# Pods whose compiled required affinity the queueing hint remembers (then it forgets them all).
+HINT_CACHE_SIZE = 16384
 
 
 def _labels_and_name(node: Mapping[str, Any]) -> tuple[Mapping[str, str], str]:
