@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -50,6 +52,8 @@ def _figures(per_s_trials: list[int], one: float) -> dict[str, object]:
         "memory_mib": 380.0,
         "rss_idle_mib": 100.0,
         "pods_create_s": 20.0,
+        "wal_mib": 4.0,
+        "wal_peak_mib": 7.5,
     }
 
 
@@ -66,3 +70,21 @@ def test_report_marks_a_met_target_ok() -> None:
     lines = bench.describe(_figures([1010, 1040, 1100], 700.0))
     creates = next(line for line in lines if line.startswith("creates/s"))
     assert creates.endswith("ok")
+
+
+def test_report_gives_the_wal_size_after_the_pods_and_its_largest() -> None:
+    lines = bench.describe(_figures([1010, 1040, 1100], 700.0))
+    wal = next(line for line in lines if line.startswith("SQLite WAL"))
+    assert "4.0 MiB" in wal and "7.5 MiB" in wal
+
+
+def test_wal_watch_keeps_the_largest_size_seen(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    with bench._WalWatch(path) as watch:
+        path.write_bytes(b"x" * (3 << 20))
+        deadline = time.monotonic() + 10
+        while watch.peak_mib < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        path.write_bytes(b"x")
+        time.sleep(0.05)
+    assert watch.peak_mib == 3.0

@@ -111,6 +111,68 @@ def test_a_round_over_the_limit_copies_the_rest_under_the_lock_so_the_wal_starts
     assert S.open_store(tmp_path).revision == 101
 
 
+def test_the_wal_file_shrinks_back_when_the_wal_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``journal_size_limit``: the first commit after the WAL starts over truncates the file, which otherwise keeps
+    the largest size it ever had."""
+    monkeypatch.setattr(S, "CHECKPOINT_EVERY", 10**9)
+    monkeypatch.setattr(S, "WAL_SIZE_LIMIT", 64 * PAGE)
+    st = S.open_store(tmp_path)
+    big = "x" * 3000
+    for i in range(600):
+        st.put("configmaps", "ns", f"c{i}", {"metadata": {"name": f"c{i}"}, "data": {"v": big}}, "ADDED")
+    assert _wal_pages(tmp_path) > 600
+    checkpointer = st._checkpointer
+    assert checkpointer is not None
+    frames, copied = checkpointer.checkpoint()
+    assert frames == copied > 600
+    st.put("configmaps", "ns", "next", {"metadata": {"name": "next"}}, "ADDED")
+    assert _wal_pages(tmp_path) <= 64
+    st.close()
+    reopened = S.open_store(tmp_path)
+    assert reopened.revision == 601 and reopened.get("configmaps", "ns", "c599") is not None
+    reopened.close()
+
+
+class _Wake:
+    """The checkpoint thread's wake-up event, recording how many times the writer sets it."""
+
+    def __init__(self, real: threading.Event) -> None:
+        self.real, self.sets = real, 0
+
+    def set(self) -> None:
+        self.sets += 1
+        self.real.set()
+
+    def wait(self) -> bool:
+        return self.real.wait()
+
+    def clear(self) -> None:
+        self.real.clear()
+
+
+def test_the_checkpoint_thread_wakes_by_wal_pages_not_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit counts its pages (one, plus one per 2 KiB of JSON), so big objects wake the thread after fewer
+    commits than small ones and the WAL does not run far past its restart threshold between looks."""
+    monkeypatch.setattr(S, "CHECKPOINT_EVERY", 40)
+    st = S.open_store(tmp_path)
+    checkpointer = st._checkpointer
+    assert checkpointer is not None
+    wake = _Wake(checkpointer.wake)
+    checkpointer.wake = wake  # type: ignore[assignment]
+    for i in range(30):
+        st.put("configmaps", "ns", f"small{i}", {"metadata": {"name": f"small{i}"}}, "ADDED")
+    assert wake.sets == 0
+    big = "x" * 20_000  # ten pages each
+    for i in range(4):
+        st.put("configmaps", "ns", f"big{i}", {"metadata": {"name": f"big{i}"}, "data": {"v": big}}, "ADDED")
+    assert wake.sets == 1
+    st.close()
+
+
 def test_close_stops_the_checkpoint_thread_and_leaves_no_wal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,7 +196,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     from berth.cluster import store as S
-    S.CHECKPOINT_EVERY, S.WAL_RESTART_FRAMES, S.COMPACT_EVERY = 5, 20, 40
+    S.CHECKPOINT_EVERY, S.WAL_RESTART_FRAMES, S.COMPACT_EVERY, S.WAL_SIZE_LIMIT = 5, 20, 40, 8 * 4096
     st = S.open_store(sys.argv[1], retain=25)
     for i in range(400):
         st.put("configmaps", "ns", f"c{i % 60}", {"metadata": {"name": f"c{i % 60}"}, "data": {"i": str(i)}}, "ADDED")

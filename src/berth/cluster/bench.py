@@ -19,7 +19,8 @@
   machine's cores, is the ceiling;
 * **watch latency** -- from just before a create returns to the client to the matching event arriving on an
   official-client watch stream in the same process (p50/p99);
-* **memory** -- resident set size of a ``berth cluster up`` process after creating N pods through the client.
+* **memory** -- resident set size of a ``berth cluster up`` process after creating N pods through the client,
+  and the size of its SQLite WAL file then and at its largest while they were created.
 
 Targets (issue 5): ready <= 1 s, >= 1,000 creates/s, watch p99 <= 20 ms, <= 500 MiB with 10,000 pods.
 """
@@ -217,6 +218,34 @@ def _rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def _file_mib(path: Path) -> float:
+    try:
+        return path.stat().st_size / 2**20
+    except OSError:
+        return 0.0
+
+
+class _WalWatch:
+    """The largest size a file reaches while the block runs (sampled every 10 ms on a thread)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.peak_mib = path, 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.01):
+            self.peak_mib = max(self.peak_mib, _file_mib(self.path))
+
+    def __enter__(self) -> _WalWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def _cpu_s(pid: int) -> float:
@@ -423,10 +452,13 @@ def run(pods: int = 10_000, creates: int = 2_000, controllers: bool = True) -> d
             p50, p99 = _watch_latency(kubeconfig, 300)
             figures["watch_p50_ms"], figures["watch_p99_ms"] = p50, p99
             t0 = time.perf_counter()
-            _create_pods(kubeconfig, pods)
+            with _WalWatch(data / "store.db-wal") as wal:
+                _create_pods(kubeconfig, pods)
             figures["pods"] = pods
             figures["pods_create_s"] = time.perf_counter() - t0
             figures["memory_mib"] = _rss_mib(proc.pid)
+            figures["wal_mib"] = _file_mib(data / "store.db-wal")
+            figures["wal_peak_mib"] = max(wal.peak_mib, figures["wal_mib"])
         finally:
             _stop(proc)
     figures["creates_per_s"] = max(figures["creates_per_s_1_process"], figures["creates_per_s_processes"])
@@ -458,6 +490,8 @@ def describe(f: dict[str, Any]) -> list[str]:
         f"memory with {f['pods']} pods:     {f['memory_mib']:.0f} MiB (idle {f['rss_idle_mib']:.0f} MiB; "
         f"pods created in {f['pods_create_s']:.1f} s)  target <= {TARGETS['memory_mib']:.0f} MiB  "
         f"{mark(f['memory_mib'] <= TARGETS['memory_mib'])}",
+        f"SQLite WAL after the pods:   {f['wal_mib']:.1f} MiB (largest while they were created "
+        f"{f['wal_peak_mib']:.1f} MiB)",
     ]
 
 

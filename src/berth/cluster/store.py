@@ -47,12 +47,18 @@ from typing import Any, NamedTuple
 SCHEMA_VERSION = "2"
 DEFAULT_RETAIN = 10_000
 COMPACT_EVERY = 1_000
-# The checkpoint thread copies the WAL into the database after this many commits (1-3 WAL pages each; SQLite's
-# own automatic checkpoint runs every 1,000 pages) ...
-CHECKPOINT_EVERY = 1_000
-# ... and copies the rest while holding the writer lock once the WAL holds this many pages (16 MiB at SQLite's
-# 4 KiB pages), so a steady stream of writes cannot grow it without bound (see _Checkpointer).
-WAL_RESTART_FRAMES = 4_096
+# The checkpoint thread copies the WAL into the database after this many WAL pages, as the writer estimates them
+# (a commit counts one page plus one per 4 KiB of JSON it stores: a ConfigMap ~1, a running pod's status ~3-5;
+# SQLite's own automatic checkpoint runs every 1,000 pages) ...
+CHECKPOINT_EVERY = 512
+# ... and copies the rest while holding the writer lock once the WAL holds this many pages (4 MiB at SQLite's
+# 4 KiB pages), so a steady stream of writes cannot grow it without bound (see _Checkpointer) ...
+WAL_RESTART_FRAMES = 1_024
+# ... and the first commit after the WAL starts over truncates the file to this size (``journal_size_limit``):
+# without it the file keeps the largest size it ever had. Peak: the restart threshold, plus up to CHECKPOINT_EVERY
+# pages before the thread looks, plus what lands during its catch-up rounds (measured 5-8 MiB over 10,000 pods
+# created and run, where it was 31 MiB).
+WAL_SIZE_LIMIT = 4 << 20
 # Unlocked checkpoints run again this many times first, each copying what arrived during the previous one: the
 # locked one then copies only a few pages (its two fsyncs remain; measured 10-17 ms -> 6-10 ms).
 CATCH_UP_ROUNDS = 2
@@ -156,6 +162,7 @@ class Store:
         db.execute("PRAGMA synchronous=NORMAL")
         # Checkpoints run on the _Checkpointer's connection, not inside a write (see the module docstring).
         db.execute("PRAGMA wal_autocheckpoint=0")
+        db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
         db.execute(
             "CREATE TABLE IF NOT EXISTS log (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, resource TEXT NOT NULL,"
             " namespace TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, prev TEXT)"
@@ -360,7 +367,9 @@ class Store:
                 self._compact_locked()
         checkpointer = self._checkpointer
         if checkpointer is not None:
-            checkpointer.pending += 1
+            # WAL pages this commit wrote, roughly: the log's leaf page, plus overflow pages for the JSON texts
+            # (per 2 KiB: measured, a row's pages are not full; compaction adds its own below).
+            checkpointer.pending += 1 + ((len(event.value) + len(event.prev or "")) >> 11)
             if checkpointer.pending >= CHECKPOINT_EVERY:
                 checkpointer.pending = 0
                 checkpointer.wake.set()
@@ -408,6 +417,8 @@ class Store:
                 heapq.heappush(dead, rv)
             raise
         self._compacted = target
+        if self._checkpointer is not None:
+            self._checkpointer.pending += len(doomed)  # about a page rewritten or freed per deleted row
         while self._ring and self._ring[0].rv <= target:
             self._forget(self._ring.popleft())
 
@@ -475,18 +486,20 @@ class Store:
 class _Checkpointer:
     """Copies the WAL into the database file on a background thread, so no write waits for a checkpoint.
 
-    The writer connection never checkpoints (``wal_autocheckpoint=0``). After every CHECKPOINT_EVERY commits this
-    thread runs a PASSIVE checkpoint on its own connection: it copies what was committed when it started, fsyncs,
-    and never blocks the writer. The WAL starts over from its beginning only when a commit finds it entirely
-    copied, which a steady stream of writes never allows (commits land during every checkpoint); so once the WAL
-    holds WAL_RESTART_FRAMES pages, after CATCH_UP_ROUNDS more unlocked checkpoints a last one copies what arrived
-    meanwhile while holding the store's writer lock -- a few pages and two fsyncs (6-10 ms measured, every ~4,000
-    commits), instead of SQLite's automatic checkpoint of the whole WAL inside a write every ~400 commits
-    (20-50 ms).
+    The writer connection never checkpoints (``wal_autocheckpoint=0``). After about CHECKPOINT_EVERY WAL pages (as
+    the writer estimates them from what it commits) this thread runs a PASSIVE checkpoint on its own connection: it
+    copies what was committed when it started, fsyncs, and never blocks the writer. The WAL starts over from its
+    beginning only when a commit finds it entirely copied, which a steady stream of writes never allows (commits
+    land during every checkpoint); so once the WAL holds WAL_RESTART_FRAMES pages, after CATCH_UP_ROUNDS more
+    unlocked checkpoints a last one copies what arrived meanwhile while holding the store's writer lock -- a few
+    pages and two fsyncs (6-10 ms measured; every ~1,000 small commits), instead of SQLite's automatic checkpoint
+    of the whole WAL inside a write every ~400 commits (20-50 ms). The commit that starts the WAL over truncates
+    the file to WAL_SIZE_LIMIT.
     """
 
     def __init__(self, path: str, lock: threading.RLock) -> None:
-        self.pending = 0  # commits since the last wake-up (only the writer, under the lock, touches it)
+        # Estimated WAL pages since the last wake-up (only the writer, under the lock, touches it).
+        self.pending = 0
         self.wake = threading.Event()
         self._lock = lock
         self._stopping = False
