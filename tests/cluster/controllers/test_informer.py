@@ -7,7 +7,7 @@ from typing import Any
 
 from berth.cluster import errors
 from berth.cluster.api import Api
-from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, Informer, key_of, split_key
+from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, Informer, key_of, split_key, strip
 from berth.kube.objects import Obj
 
 from .conftest import wait_for
@@ -163,3 +163,46 @@ def test_fast_forward_keeps_undelivered_events() -> None:
     ev = watch.next_event(0)
     assert ev is not None and ev[1]["metadata"]["name"] == "a"
     watch.close()
+
+
+def test_cached_pods_share_status_resources_with_their_spec_where_equal() -> None:
+    """The kubelet reports each container's resources; the cache keeps one dict where status and spec agree, and
+    the status's own where a resize is under way -- the values read the same either way."""
+    main = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "64Mi"}}
+    side = {"requests": {"cpu": "50m"}}
+    pod: Obj = {
+        "metadata": {"name": "p", "managedFields": [{"manager": "x"}]},
+        "spec": {
+            "initContainers": [{"name": "side", "resources": dict(side), "restartPolicy": "Always"}],
+            "containers": [{"name": "main", "resources": dict(main)}, {"name": "plain"}],
+        },
+        "status": {
+            "initContainerStatuses": [
+                {
+                    "name": "side",
+                    "resources": {"requests": {"cpu": "50m"}},
+                    "allocatedResources": {"cpu": "50m"},
+                }
+            ],
+            "containerStatuses": [
+                {
+                    "name": "main",
+                    "resources": {"requests": {"cpu": "80m", "memory": "64Mi"}, "limits": {"memory": "64Mi"}},
+                    "allocatedResources": {"cpu": "100m", "memory": "64Mi"},
+                },
+                {"name": "plain", "resources": {}},
+            ],
+        },
+    }
+    strip(pod)
+    assert "managedFields" not in pod["metadata"]
+    spec, status = pod["spec"], pod["status"]
+    (side_status,) = status["initContainerStatuses"]
+    assert side_status["resources"] is spec["initContainers"][0]["resources"]
+    assert side_status["allocatedResources"] is spec["initContainers"][0]["resources"]["requests"]
+    main_status, plain_status = status["containerStatuses"]
+    # a resize in progress: allocated already, not actuated -- only what is equal is shared
+    assert main_status["resources"] is not spec["containers"][0]["resources"]
+    assert main_status["resources"]["requests"]["cpu"] == "80m"
+    assert main_status["allocatedResources"] is spec["containers"][0]["resources"]["requests"]
+    assert plain_status["resources"] == {}

@@ -58,11 +58,47 @@ def owner_uids(obj: Obj) -> list[str]:
 def strip(obj: Obj) -> Obj:
     """The informer transform (client-go ``SetTransform``): drop ``managedFields``, which no controller reads and
     which is close to half of a pod's size. Writes from a stripped copy keep the stored managedFields (the Api
-    carries them over when a PUT omits them)."""
+    carries them over when a PUT omits them). A pod's container statuses share the spec's ``resources`` and
+    ``requests`` where they say the same (:func:`share_status_resources`)."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
+    status = obj.get("status")
+    if isinstance(status, dict) and "containerStatuses" in status:
+        share_status_resources(obj)
     return obj
+
+
+def share_status_resources(pod: Obj) -> None:
+    """Point each container status's ``resources`` and ``allocatedResources`` at the spec's equal dicts.
+
+    Why: the kubelet reports both for every container, and they equal the spec unless a resize is under way; as
+    separate decoded dicts they cost ~1 KB per pod in the cache (10 MB for 10,000 pods), shared ~0. Cached
+    objects are never changed in place (callers copy first), so the sharing is invisible."""
+    spec = pod.get("spec")
+    status = pod.get("status")
+    if not isinstance(spec, dict) or not isinstance(status, dict):
+        return
+    by_name: dict[str, dict[str, object]] = {}
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or ():
+            res = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(res, dict):
+                by_name[str(c.get("name"))] = res
+    if not by_name:
+        return
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(key) or ():
+            if not isinstance(cs, dict):
+                continue
+            res = by_name.get(str(cs.get("name")))
+            if res is None:
+                continue
+            if "resources" in cs and cs["resources"] == res:
+                cs["resources"] = res
+            requests = res.get("requests")
+            if "allocatedResources" in cs and cs["allocatedResources"] == requests:
+                cs["allocatedResources"] = requests
 
 
 class _BatchWatch(Protocol):
