@@ -39,7 +39,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from berth.schedule.framework.interface import ClusterEvent, ClusterEventWithHint, QueueingHint, Status
+from berth.schedule.framework.interface import (
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    QueueingHintFn,
+    Status,
+)
 from berth.schedule.framework.types import PodInfo, QueuedPodInfo
 
 FLUSH_UNSCHEDULABLE_INTERVAL_SECONDS = 30.0
@@ -60,6 +66,8 @@ UNSCHEDULED_POD = "UnscheduledPod"
 UNSCHEDULED_POD_UPDATE = ClusterEvent(UNSCHEDULED_POD, "Update")
 
 _WILDCARDS = ("*", "All")
+
+_HintTable = dict[tuple[str, str], tuple[QueueingHintFn | None, ...]]
 
 
 class Where(StrEnum):
@@ -191,6 +199,7 @@ class SchedulingQueue:
         # Events while any pod is in flight, oldest first: (number, event, old, new, the one pod it must not
         # reach, the one pod it is about -- "" for none).
         self._in_flight_events: deque[tuple[int, ClusterEvent, Any, Any, str, str]] = deque()
+        self._hint_cache: dict[ClusterEvent, _HintTable] = {}
         self._registered_resources = {
             e.event.resource
             for by_plugin in self._plugin_events.values()
@@ -395,19 +404,21 @@ class SchedulingQueue:
                 self._event_seq += 1
                 self._in_flight_events.append((self._event_seq, event, old, new, exclude, ""))
             moved = 0
+            wildcard = event in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE)
+            hints = self._hints_for(event)
             for key, qp in list(self._unschedulable.items()):
                 if key == exclude:
                     continue
                 if qp.gated and event is not FORCE_ACTIVATE:
                     # Gated pods wait for their own update (or the gate plugin's events).
-                    if not self._interested(qp, event, old, new):
+                    if not self._interested(qp, hints, old, new):
                         continue
                     del self._unschedulable[key]
                     if not self._to_active_or_gated(qp):
                         continue
                     moved += 1
                     continue
-                if not self._worth_requeuing(qp, event, old, new):
+                if not (wildcard or self._interested(qp, hints, old, new)):
                     continue
                 del self._unschedulable[key]
                 self._requeue(qp)
@@ -416,25 +427,40 @@ class SchedulingQueue:
 
     def _worth_requeuing(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
         """Upstream ``isPodWorthRequeuing``: the queue's own wildcard events always are; others by the hints."""
-        return event in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE) or self._interested(qp, event, old, new)
+        if event in (UNSCHEDULABLE_TIMEOUT, FORCE_ACTIVATE):
+            return True
+        return self._interested(qp, self._hints_for(event), old, new)
 
-    def _interested(self, qp: QueuedPodInfo, event: ClusterEvent, old: Any = None, new: Any = None) -> bool:
+    def _interested(self, qp: QueuedPodInfo, hints: _HintTable, old: Any = None, new: Any = None) -> bool:
+        """Does a plugin that rejected ``qp`` care about the change (``hints``: :meth:`_hints_for` the event)?"""
         rejectors = qp.unschedulable_plugins | qp.pending_plugins
         if not rejectors:
             return True
-        events = self._plugin_events.get(qp.pod_info.scheduler_name, {})
+        profile = qp.pod_info.scheduler_name
         for plugin in rejectors:
-            for registered in events.get(plugin, ()):
-                if not event_matches(registered.event, event):
-                    continue
-                if registered.hint is None:
+            for hint in hints.get((profile, plugin), ()):
+                if hint is None:
                     return True
                 try:
-                    if registered.hint(qp.pod_info, old, new) == QueueingHint.QUEUE:
+                    if hint(qp.pod_info, old, new) == QueueingHint.QUEUE:
                         return True
                 except Exception:
                     return True  # upstream: a hint that fails counts as Queue
         return False
+
+    def _hints_for(self, event: ClusterEvent) -> _HintTable:
+        """(profile, plugin) -> the hints (None: a plain registration) of that plugin's events matching ``event``;
+        worked out once per event kind, since an event is checked against every unschedulable pod."""
+        table = self._hint_cache.get(event)
+        if table is None:
+            table = {}
+            for profile, by_plugin in self._plugin_events.items():
+                for plugin, registered in by_plugin.items():
+                    matching = tuple(r.hint for r in registered if event_matches(r.event, event))
+                    if matching:
+                        table[(profile, plugin)] = matching
+            self._hint_cache[event] = table
+        return table
 
     def _requeue(self, qp: QueuedPodInfo) -> Where:
         if self._is_backing_off(qp) and not (qp.pending_plugins and not qp.unschedulable_plugins):
