@@ -402,6 +402,25 @@ def test_a_pod_started_without_status_resources_gets_them(cluster: Cluster) -> N
     assert cs["allocatedResources"] == {"cpu": "300m", "memory": "64Mi"}
 
 
+def test_status_resources_are_filled_only_for_containers_of_the_spec() -> None:
+    """A status naming a container the spec does not have (upstream tolerates them) is left alone, so the kubelet
+    has nothing to write and never writes in a loop."""
+    spec = {"containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}]}
+    ghost = {"name": "ghost", "state": {"running": {}}}
+    assert kubelet._with_status_resources({"spec": spec, "status": {"containerStatuses": [ghost]}}) is None
+    old = {"name": "main", "state": {"running": {}}}
+    pod_ = {"spec": spec, "status": {"containerStatuses": [old, ghost]}}
+    filled = kubelet._with_status_resources(pod_)
+    assert filled is not None
+    assert filled["containerStatuses"][0]["resources"] == {"requests": {"cpu": "1"}}
+    assert filled["containerStatuses"][0]["allocatedResources"] == {"cpu": "1"}
+    assert (
+        "resources" not in filled["containerStatuses"][1] and "resources" not in old
+    )  # the cached pod is untouched
+    reported = {**old, "resources": {"requests": {"cpu": "1"}}}
+    assert kubelet._with_status_resources({"spec": spec, "status": {"containerStatuses": [reported]}}) is None
+
+
 def test_restart_container_policy_restarts_only_for_its_resource(cluster: Cluster) -> None:
     cluster.api.create("pods", sized("rc", "500m", memory_policy="RestartContainer"), "default")
     running(cluster, "rc")

@@ -219,8 +219,9 @@ class Kubelet(base.Controller):
         if self._ephemeral_waiting(pod):
             self._start_ephemeral(pod)
             return
-        if _lacks_status_resources(pod):
-            self._report_resources(pod)
+        reported = _with_status_resources(pod)
+        if reported is not None:
+            base.write_status(self, "pods", pod, reported)
             return
         if self._resize_due(pod):
             self._resize(key, pod, node)
@@ -337,23 +338,6 @@ class Kubelet(base.Controller):
             self.ctx.recorder.event(
                 pod, "Normal", "Started", f"Started container {cname}", f"kubelet/{node_name}"
             )
-
-    def _report_resources(self, pod: Obj) -> None:
-        """Write ``resources``/``allocatedResources`` into the container statuses that lack them (a pod an older
-        berth started), as a 1.35 kubelet's next status sync would."""
-        st: dict[str, Any] = copy.deepcopy(pod.get("status") or {})
-        spec = pod.get("spec") or {}
-        containers = {
-            str(c.get("name")): c
-            for key in ("initContainers", "containers", "ephemeralContainers")
-            for c in spec.get(key) or []
-        }
-        for field in _STATUS_FIELDS:
-            for cs in st.get(field) or []:
-                c = containers.get(str(cs.get("name")))
-                if c is not None and "resources" not in cs:
-                    cs.update(_status_resources(c))
-        base.write_status(self, "pods", pod, st)
 
     @staticmethod
     def _ephemeral_waiting(pod: Obj) -> bool:
@@ -609,10 +593,28 @@ def _status_resources(c: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _lacks_status_resources(pod: Obj) -> bool:
-    """Whether a container status of a started pod has no ``resources`` (written by a berth before they were)."""
+def _with_status_resources(pod: Obj) -> dict[str, Any] | None:
+    """The pod's status with ``resources``/``allocatedResources`` filled into the statuses of its containers that
+    lack them (a pod an older berth started), as a 1.35 kubelet's next status sync reports them; None when none
+    lacks them (a status naming no container of the spec is left alone, so this never writes in a loop)."""
     st = pod.get("status") or {}
-    return any("resources" not in cs for field in _STATUS_FIELDS for cs in st.get(field) or [])
+    if all("resources" in cs for field in _STATUS_FIELDS for cs in st.get(field) or []):
+        return None
+    spec = pod.get("spec") or {}
+    containers = {
+        str(c.get("name")): c
+        for key in ("initContainers", "containers", "ephemeralContainers")
+        for c in spec.get(key) or []
+    }
+    out: dict[str, Any] = copy.deepcopy(st)
+    changed = False
+    for field in _STATUS_FIELDS:
+        for cs in out.get(field) or []:
+            c = containers.get(str(cs.get("name")))
+            if c is not None and "resources" not in cs:
+                cs.update(_status_resources(c))
+                changed = True
+    return out if changed else None
 
 
 def _resizable(pod: Obj) -> list[dict[str, Any]]:
