@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -64,6 +65,31 @@ def test_pod_templates_inside_cronjobs_and_podtemplates_are_defaulted(api: Api) 
     assert "backoffLimit" not in job_spec  # the JobSpec's own defaults belong to the Jobs it creates
     pt = api.create("podtemplates", {"metadata": {"name": "t"}, "template": {"spec": pod_spec}}, "default")
     assert pt["template"]["spec"]["terminationGracePeriodSeconds"] == 30
+
+
+def test_requests_default_to_limits_in_pods_not_in_pod_templates(api: Api) -> None:
+    """Upstream's SetDefaults_Pod copies limits into missing requests on a Pod only, so a Deployment's template
+    reads back as sent and its pods get the requests when they are created."""
+    limited = {"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+    dep = deployment()
+    dep["spec"]["template"]["spec"]["containers"] = [limited]
+    created = api.create("deployments.apps", dep, "default")
+    assert created["spec"]["template"]["spec"]["containers"][0]["resources"] == {
+        "limits": {"cpu": "1", "memory": "1Gi"}
+    }
+    p = api.create(
+        "pods",
+        {
+            "metadata": {"name": "p"},
+            "spec": {
+                "initContainers": [{**copy.deepcopy(limited), "name": "init"}],
+                "containers": [copy.deepcopy(limited)],
+            },
+        },
+        "default",
+    )
+    for c in (*p["spec"]["initContainers"], *p["spec"]["containers"]):
+        assert c["resources"]["requests"] == {"cpu": "1", "memory": "1Gi"}
 
 
 @pytest.mark.parametrize(

@@ -51,15 +51,21 @@ def _container(c: dict[str, Any]) -> None:
     c.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
     c.setdefault("terminationMessagePath", "/dev/termination-log")
     c.setdefault("terminationMessagePolicy", "File")
-    res = c.setdefault("resources", {})
+    c.setdefault("resources", {})
+    for p in c.get("ports") or []:
+        if isinstance(p, dict):
+            p.setdefault("protocol", "TCP")
+
+
+def _requests_from_limits(c: Any) -> None:
+    """A container's requests default to its limits -- on a Pod only (upstream's SetDefaults_Pod), not in pod
+    templates, whose pods get it when they are created."""
+    res = c.get("resources") if isinstance(c, dict) else None
     if isinstance(res, dict) and isinstance(res.get("limits"), dict):
         requests = res.setdefault("requests", {})
         if isinstance(requests, dict):
             for k, v in res["limits"].items():
                 requests.setdefault(k, v)
-    for p in c.get("ports") or []:
-        if isinstance(p, dict):
-            p.setdefault("protocol", "TCP")
 
 
 def pod(obj: Obj) -> None:
@@ -67,6 +73,9 @@ def pod(obj: Obj) -> None:
     if not isinstance(spec, dict):
         return
     _pod_spec(spec)
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            _requests_from_limits(c)
     spec.setdefault("serviceAccountName", "default")
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
     tolerations = spec.setdefault("tolerations", [])
