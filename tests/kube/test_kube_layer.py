@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,18 @@ def test_object_reference_names_the_object_and_defaults_the_namespace() -> None:
         "resourceVersion": "7",
     }
     assert object_reference({"metadata": {"namespace": "ns", "name": "p"}}, "Pod")["namespace"] == "ns"
+
+
+def test_compact_interns_keys_and_short_strings_in_a_copy() -> None:
+    from berth.kube.objects import compact
+
+    long_value = "x" * 200
+    a, b = (
+        json.loads(json.dumps({"status": {"phase": "Running", "message": long_value}, "n": [1, "On"]}))
+        for _ in range(2)
+    )
+    ca, cb = compact(a), compact(b)
+    assert ca == a and ca is not a and ca["status"] is not a["status"]
+    assert next(iter(ca["status"])) is next(iter(cb["status"]))
+    assert ca["status"]["phase"] is cb["status"]["phase"] and ca["n"][1] is cb["n"][1]
+    assert ca["status"]["message"] is a["status"]["message"]  # long strings are shared, not interned

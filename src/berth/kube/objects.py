@@ -4,6 +4,7 @@
 pod keys all use it, so "the same object" means the same thing everywhere.
 """
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -91,3 +92,22 @@ def namespaced_name(obj: Obj) -> str:
     """``ns/name`` (or ``name`` for cluster-scoped objects), the form kube-scheduler prints."""
     ns = namespace(obj)
     return f"{ns}/{name(obj)}" if ns else name(obj)
+
+
+_SHORT_STRING = 32  # values this short repeat across objects: "True", "Running", "100m", timestamps, reasons
+
+
+def compact(value: Any) -> Any:
+    """A copy of a decoded object whose keys and short strings are interned.
+
+    Why: a JSON decoder makes new key strings for every object, so 10,000 cached pods hold 10,000 copies of
+    ``"lastTransitionTime"`` and every other key -- about half of a decoded pod's memory. Informers keep objects
+    for as long as they exist; interning halves them for ~15 us of work per object. The copy is new dicts and
+    lists (the input is left as it is); other values are shared."""
+    if isinstance(value, dict):
+        return {sys.intern(k) if type(k) is str else k: compact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [compact(v) for v in value]
+    if type(value) is str and len(value) <= _SHORT_STRING:
+        return sys.intern(value)
+    return value

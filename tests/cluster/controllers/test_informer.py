@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import threading
 from typing import Any
 
@@ -194,8 +196,10 @@ def test_cached_pods_share_status_resources_with_their_spec_where_equal() -> Non
             ],
         },
     }
-    strip(pod)
+    before = copy.deepcopy(pod)
+    pod = strip(pod)
     assert "managedFields" not in pod["metadata"]
+    assert "managedFields" in before["metadata"]  # a new object: the delivered one is left as it was
     spec, status = pod["spec"], pod["status"]
     (side_status,) = status["initContainerStatuses"]
     assert side_status["resources"] is spec["initContainers"][0]["resources"]
@@ -206,3 +210,16 @@ def test_cached_pods_share_status_resources_with_their_spec_where_equal() -> Non
     assert main_status["resources"]["requests"]["cpu"] == "80m"
     assert main_status["allocatedResources"] is spec["containers"][0]["resources"]["requests"]
     assert plain_status["resources"] == {}
+
+
+def test_cached_objects_have_interned_keys_and_short_strings() -> None:
+    """Decoded objects repeat the same keys and short values; the cache keeps one string of each (about half a
+    decoded pod's memory), and the copy reads the same."""
+    decoded = [json.loads(json.dumps({**cm(f"c{i}"), "status": {"phase": "Running"}})) for i in range(2)]
+    assert next(iter(decoded[0]["metadata"])) is not next(
+        iter(decoded[1]["metadata"])
+    )  # as a decoder makes them
+    a, b = (strip(o) for o in decoded)
+    assert a == decoded[0] and b == decoded[1]
+    assert next(iter(a["metadata"])) is next(iter(b["metadata"]))
+    assert a["status"]["phase"] is b["status"]["phase"]
