@@ -54,6 +54,10 @@ def _figures(per_s_trials: list[int], one: float) -> dict[str, object]:
         "pods_create_s": 20.0,
         "wal_mib": 4.0,
         "wal_peak_mib": 7.5,
+        "running_nodes": 125,
+        "running_pods": 10_000,
+        "running_settle_s": 80.0,
+        "running_memory_mib": 460.0,
     }
 
 
@@ -76,6 +80,21 @@ def test_report_gives_the_wal_size_after_the_pods_and_its_largest() -> None:
     lines = bench.describe(_figures([1010, 1040, 1100], 700.0))
     wal = next(line for line in lines if line.startswith("SQLite WAL"))
     assert "4.0 MiB" in wal and "7.5 MiB" in wal
+
+
+def test_memory_target_is_judged_with_every_pod_running() -> None:
+    """The pending-pods figure is informative; the target line is the cluster where all the pods run, and it is
+    missed when they do not all run, whatever the memory."""
+    f = _figures([1010, 1040, 1100], 700.0)
+    lines = bench.describe(f)
+    pending = next(line for line in lines if line.startswith("memory with"))
+    assert "380 MiB pending" in pending and "target" not in pending
+    running = next(line for line in lines if "running:" in line)
+    assert "460 MiB with 10000 pods Running on 125 nodes" in running and running.endswith("ok")
+    short = bench.describe({**f, "running_pods": 9_000})
+    assert next(line for line in short if "running:" in line).endswith("MISSED")
+    heavy = bench.describe({**f, "running_memory_mib": 640.0})
+    assert next(line for line in heavy if "running:" in line).endswith("MISSED")
 
 
 def test_wal_watch_keeps_the_largest_size_seen(tmp_path: Path) -> None:
