@@ -14,6 +14,7 @@ import pytest
 from runtime_support import node, pod
 
 from berth.schedule import config as schedconfig
+from berth.schedule import explain
 from berth.schedule.framework.types import PodInfo
 from berth.schedule.scheduler import Result, Scheduler, SimulationBinder
 
@@ -214,6 +215,39 @@ def test_prioritize_scores_count_score_times_weight_times_ten(serve: Any) -> Non
     fw = s.frameworks["default-scheduler"]
     assert s._add_extender_scores(PodInfo(pod("x")), s._snapshot.node_infos(), [5, 5, 5]) == [35, 5, 305]
     assert fw.extenders()[0].name == ext.url
+
+
+def test_explain_shows_the_extenders_share_of_each_total_and_their_rejections(serve: Any) -> None:
+    def answer(verb: str, body: dict[str, Any]) -> tuple[int, Any]:
+        if verb.endswith("filter"):
+            return 200, {"nodenames": ["n0", "n2"], "failedNodes": {"n1": "no license here"}}
+        return 200, [{"host": "n0", "score": 1}, {"host": "n2", "score": 10}]
+
+    ext = serve(answer)
+    s = scheduler(
+        {
+            "urlPrefix": ext.url,
+            "filterVerb": "filter",
+            "prioritizeVerb": "prioritize",
+            "weight": 3,
+            "nodeCacheCapable": True,
+        }
+    )
+    s.explainer = explain.Recorder(["p"])
+    s.add_pod(pod("p"))
+    assert only(s).node == "n2"
+    (attempt,) = s.explainer.explanations()[0].attempts
+    assert attempt.consistent, attempt.problem
+    by_node = {n.node: n for n in attempt.nodes}
+    assert (by_node["n0"].extender_score, by_node["n2"].extender_score) == (30, 300)
+    for name in ("n0", "n2"):
+        total = by_node[name].total
+        assert total == sum(sc.weighted for sc in by_node[name].scores) + by_node[name].extender_score
+    assert (by_node["n1"].passed, by_node["n1"].plugin, by_node["n1"].reasons) == (
+        False,
+        "Extender",
+        ("no license here",),
+    )
 
 
 def test_a_failing_prioritizer_is_skipped_and_prioritizers_alone_keep_the_search_wide(serve: Any) -> None:

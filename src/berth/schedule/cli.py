@@ -69,6 +69,14 @@ def group() -> None:
 @click.option(
     "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
 )
+@click.option(
+    "--explain",
+    "explain_patterns",
+    multiple=True,
+    metavar="POD",
+    help="Show why these pods went where they did: each node's Filter verdict and each Score plugin's score. "
+    "ns/name or name, * and ? as wildcards; repeatable.",
+)
 def simulate_command(
     config_paths: tuple[str, ...],
     cluster_path: str,
@@ -77,6 +85,7 @@ def simulate_command(
     output: str,
     report_path: str | None,
     plugin_refs: tuple[str, ...],
+    explain_patterns: tuple[str, ...],
 ) -> None:
     """Place a workload on a cluster described in files, and show where each pod went (or why not).
 
@@ -90,7 +99,9 @@ def simulate_command(
 
     reg = deploy_cli.build_registry(plugin_refs)
     configs = [config_mod.load(path, reg) for path in config_paths]
-    result = simulate.simulate(configs, cluster_path, workload_path, seed=seed, registry=reg)
+    result = simulate.simulate(
+        configs, cluster_path, workload_path, seed=seed, registry=reg, explain_patterns=explain_patterns
+    )
     if report_path:
         yamlio.write_atomic(report_path, report.render_html(result))
     if output == "json":
@@ -100,6 +111,9 @@ def simulate_command(
     else:
         for w in result.warnings:
             click.echo(f"warning: {w}", err=True)
-        report.print_table(result, Console(file=sys.stdout, width=120))
+        console = Console(file=sys.stdout, width=120)
+        report.print_table(result, console)
+        if result.explanations is not None:
+            report.print_explanations(result.explanations, console)
         if report_path:
             click.echo(f"report written to {report_path}")

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
+from berth.schedule import explain
 from berth.schedule.simulate import SimulationResult
 
 # Colour-blind-safe palette (Okabe-Ito), cycled per profile.
@@ -68,6 +69,108 @@ def print_table(result: SimulationResult, console: Console | None = None) -> Non
     )
 
 
+EXPLAIN_COLUMNS = 8  # feasible nodes shown side by side per explained attempt (all of them are in -o json)
+EXPLAIN_REJECTED_NAMES = 5  # node names listed per rejection reason
+
+
+def print_explanations(explanations: Sequence[explain.Explanation], console: Console | None = None) -> None:
+    """Per followed pod, every kept attempt: the best feasible nodes side by side with each Score plugin's score
+    and the totals, then the nodes Filter turned away (grouped by plugin and reason), then what PostFilter did."""
+    console = console or Console()
+    for ex in explanations:
+        for a in ex.attempts:
+            console.print()
+            _say(console, f"explain {ex.pod} ({a.scheduler_name}): attempt {a.number} {_headline(a)}")
+            _print_attempt(a, console)
+
+
+def _headline(a: explain.Attempt) -> str:
+    if a.result == "scheduled":
+        return f"scheduled on {a.node}"
+    if a.result == "waiting":
+        return f"waiting at Permit on {a.node}"
+    if a.result == "error" and a.message:
+        return f"error: {a.message}"
+    return a.result
+
+
+def _print_attempt(a: explain.Attempt, console: Console) -> None:
+    feasible = [n for n in a.nodes if n.passed]
+    rejected = [n for n in a.nodes if not n.passed]
+    seen = f"{len(a.nodes)} of {a.nodes_in_cluster} nodes examined, {len(feasible)} feasible"
+    if a.excluded:
+        seen += f", {a.excluded} excluded by PreFilter ({a.excluded_reason})"
+    if a.not_examined:
+        seen += f", {a.not_examined} not examined (enough feasible nodes found: percentageOfNodesToScore)"
+    _say(console, f"  {a.decision}" if a.route is explain.Route.NOMINATED else f"  {a.decision}; {seen}")
+    if a.message and a.result != "error":
+        _say(console, f"  message: {a.message}")
+    if a.pre_filter_message:
+        _say(console, f"  PreFilter: {a.pre_filter_message}")
+    if a.skipped_score:  # (the Filter plugins PreFilter skipped are in -o json: usually most of them)
+        _say(
+            console,
+            f"  not scored (PreScore said Skip: nothing to score for this pod): {', '.join(a.skipped_score)}",
+        )
+    scored = [n for n in feasible if n.total is not None]
+    if scored:
+        shown = scored[:EXPLAIN_COLUMNS]
+        table = Table(show_edge=True)
+        table.add_column("plugin (weight)", justify="left")
+        for n in shown:
+            table.add_column(n.node + (" *" if n.node == a.node else ""), justify="right")
+        for i, (plugin, weight) in enumerate(a.score_plugins):
+            cells = []
+            for n in shown:
+                score = n.scores[i]
+                cell = str(score.normalized)
+                if score.raw != score.normalized:
+                    cell += f" ({score.raw})"
+                cells.append(cell)
+            table.add_row(f"{plugin} (x{weight})", *cells)
+        if any(n.extender_score for n in scored):
+            table.add_row("extenders", *(str(n.extender_score) for n in shown))
+        table.add_row("total", *(str(n.total) for n in shown), end_section=True, style="bold")
+        console.print(table)
+        legend = "  cells: normalized score (raw Score when NormalizeScore changed it); total = sum of score x weight"
+        if a.node:
+            legend += "; * chosen"
+        _say(console, legend)
+        if len(scored) > len(shown):
+            _say(
+                console, f"  ... and {len(scored) - len(shown)} more feasible nodes (all of them in -o json)"
+            )
+    elif feasible and a.route is not explain.Route.NOMINATED:
+        _say(console, f"  passed Filter: {_some([n.node for n in feasible])}")
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for n in rejected:
+        groups.setdefault((n.plugin, n.reasons), []).append(n.node)
+    for (plugin, reasons), names in groups.items():
+        who = f"{plugin}: " if plugin else ""
+        _say(console, f"  filtered out by {who}{', '.join(reasons)}: {_some(names)}")
+    if a.post_filter_message or a.nominated_node or a.victims:
+        line = "  PostFilter: " + (a.post_filter_message or "made room")
+        if a.nominated_node:
+            line += f"; nominated node {a.nominated_node}"
+        if a.victims:
+            line += f"; evicted {', '.join(a.victims)}"
+        _say(console, line)
+    if not a.consistent:
+        _say(console, f"  warning: {a.problem}")
+
+
+def _some(names: Sequence[str]) -> str:
+    """The first few names, then how many more."""
+    listed = ", ".join(names[:EXPLAIN_REJECTED_NAMES])
+    if len(names) > EXPLAIN_REJECTED_NAMES:
+        listed += f" (+{len(names) - EXPLAIN_REJECTED_NAMES} more)"
+    return listed
+
+
+def _say(console: Console, text: str) -> None:
+    console.print(text, markup=False, highlight=False)
+
+
 def _chart(result: SimulationResult) -> str:
     counts = result.counts()
     profiles = list(result.profiles) or ["(none)"]
@@ -118,6 +221,61 @@ def _chart(result: SimulationResult) -> str:
         )
         parts.append(f'<text x="{lx + 18}" y="{ly}" font-size="12">{html.escape(prof)}</text>')
     parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _explanations_html(explanations: Sequence[explain.Explanation]) -> str:
+    """The same facts as :func:`print_explanations`, every feasible node included."""
+    esc = html.escape
+    parts = [f"<h2>Explained pods ({len(explanations)})</h2>"]
+    for ex in explanations:
+        for a in ex.attempts:
+            parts.append(
+                f"<h3><code>{esc(ex.pod)}</code> ({esc(a.scheduler_name)}), attempt {a.number}: "
+                f"{esc(_headline(a))}</h3>"
+            )
+            feasible = sum(1 for n in a.nodes if n.passed)
+            parts.append(
+                f"<p>{esc(a.decision)}. {len(a.nodes)} of {a.nodes_in_cluster} nodes examined, {feasible} feasible"
+                + (f", {a.excluded} excluded by PreFilter" if a.excluded else "")
+                + (f", {a.not_examined} not examined" if a.not_examined else "")
+                + ".</p>"
+            )
+            if a.message and a.result != "error":
+                parts.append(f"<p>{esc(a.message)}</p>")
+            scored = [n for n in a.nodes if n.passed and n.total is not None]
+            if scored:
+                head = "".join(f"<th>{esc(n.node)}{' *' if n.node == a.node else ''}</th>" for n in scored)
+                rows = []
+                for i, (plugin, weight) in enumerate(a.score_plugins):
+                    cells = "".join(
+                        f'<td title="raw {esc(str(n.scores[i].raw))}">{esc(str(n.scores[i].normalized))}</td>'
+                        for n in scored
+                    )
+                    rows.append(f"<tr><td>{esc(plugin)} (x{weight})</td>{cells}</tr>")
+                if any(n.extender_score for n in scored):
+                    cells = "".join(f"<td>{n.extender_score}</td>" for n in scored)
+                    rows.append(f"<tr><td>extenders</td>{cells}</tr>")
+                totals = "".join(f"<td>{n.total}</td>" for n in scored)
+                rows.append(f'<tr class="sum"><td>total</td>{totals}</tr>')
+                parts.append(
+                    f"<table><thead><tr><th>plugin (weight)</th>{head}</tr></thead>"
+                    f"<tbody>{''.join(rows)}</tbody></table>"
+                )
+            rejected = [n for n in a.nodes if not n.passed]
+            if rejected:
+                items = "".join(
+                    f"<li><code>{esc(n.node)}</code>: {esc(n.plugin)}: {esc(', '.join(n.reasons))}</li>"
+                    for n in rejected
+                )
+                parts.append(f"<p>Filtered out:</p><ul>{items}</ul>")
+            if a.post_filter_message or a.nominated_node or a.victims:
+                detail = a.post_filter_message or "made room"
+                if a.nominated_node:
+                    detail += f"; nominated node {a.nominated_node}"
+                if a.victims:
+                    detail += f"; evicted {', '.join(a.victims)}"
+                parts.append(f"<p>PostFilter: {esc(detail)}</p>")
     return "\n".join(parts)
 
 
@@ -176,6 +334,7 @@ code {{ background: #f3f3f3; padding: 0 3px; }}
 <ul>{ignored or "<li>none</li>"}</ul>
 <h2>Warnings</h2>
 <ul>{warnings or "<li>none</li>"}</ul>
+{_explanations_html(result.explanations) if result.explanations is not None else ""}
 </body>
 </html>
 """

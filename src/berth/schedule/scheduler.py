@@ -35,7 +35,7 @@ import numpy as np
 
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
-from berth.schedule import extender, percentage, vector
+from berth.schedule import explain, extender, percentage, vector
 from berth.schedule.cache import Cache, ObjectCache, Snapshot
 from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import (
@@ -444,6 +444,9 @@ class Scheduler:
             None  # set by run_until_idle: give up on pods that keep erroring
         )
         self._lock = threading.RLock()
+        # Pods followed for ``simulate --explain`` (None: nobody asked) and the current cycle's trace of one.
+        self.explainer: explain.Recorder | None = None
+        self._trace: explain.Trace | None = None
 
     # --- plumbing for the frameworks --------------------------------------------------------------------------
 
@@ -611,6 +614,12 @@ class Scheduler:
     def _report(self, outcome: CycleOutcome) -> None:
         if outcome.result is not Result.WAITING:
             self.attempts[(outcome.scheduler_name, outcome.result)] += 1
+        if self.explainer is not None:
+            trace, self._trace = self._trace, None
+            if trace is not None and trace.pod == outcome.pod:
+                self.explainer.finish(trace, outcome, self.preempted)
+            elif self.explainer.wants(outcome.pod):
+                self.explainer.settle(outcome)  # a pod held at Permit finished its binding cycle
         if self.on_outcome is not None:
             self.on_outcome(outcome)
 
@@ -651,6 +660,8 @@ class Scheduler:
     @_locked
     def _cycle(self, qp: QueuedPodInfo) -> CycleOutcome:
         pod = qp.pod_info
+        if self.explainer is not None:
+            self._trace = self.explainer.start(pod.key, pod.scheduler_name, len(self.preempted))
         fw = self.frameworks.get(pod.scheduler_name)
         if fw is None:
             # Upstream logs `profile not found for scheduler name "<name>"` and drops the pod.
@@ -728,13 +739,21 @@ class Scheduler:
         diagnosis = Diagnosis()
         all_nodes = self._snapshot.node_infos()
         num_all = len(all_nodes)
+        trace = self._trace  # None unless simulate --explain follows this pod
+        if trace is not None:
+            trace.diagnosis = diagnosis
+            trace.node_names = tuple(n.name for n in all_nodes)
         if num_all == 0:
             return "", Status(Code.ERROR, (NO_NODES_AVAILABLE,)), diagnosis
 
         result, status, narrowing = fw.run_pre_filter(state, pod, all_nodes)
+        if trace is not None:
+            trace.skipped_filter = tuple(sorted(state.skip_filter))
         if not status.is_success:
             if not status.is_rejected:
                 return "", status, diagnosis
+            if trace is not None:
+                trace.route = explain.Route.PRE_FILTER
             diagnosis.absent_status = status
             diagnosis.pre_filter_msg = status.message()
             if status.plugin:
@@ -756,6 +775,8 @@ class Scheduler:
                     except extender.ExtenderError:
                         passed = []  # upstream logs it and looks at every node
                     if passed:
+                        if trace is not None:
+                            trace.route, trace.feasible = explain.Route.NOMINATED, (nominated,)
                         return nominated, None, diagnosis
                 elif st.code is Code.ERROR:
                     return "", st, diagnosis
@@ -764,6 +785,8 @@ class Scheduler:
         if result is not None and result.node_names is not None:
             allowed = result.node_names
             nodes = [n for n in all_nodes if n.name in allowed]
+            if trace is not None:
+                trace.allowed = frozenset(allowed)
             diagnosis.unschedulable_plugins.update(narrowing)
             diagnosis.absent_status = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -779,9 +802,15 @@ class Scheduler:
                 feasible = self._pass_extenders(pod, feasible, diagnosis)
             except extender.ExtenderError as exc:
                 return "", Status(Code.ERROR, (str(exc),)), diagnosis
+        if trace is not None:
+            trace.feasible = tuple(n.name for n in feasible)
         if not feasible:
+            if trace is not None:
+                trace.route = explain.Route.NONE_FEASIBLE
             return "", self._post_filter(fw, state, pod, num_all, diagnosis), diagnosis
         if len(feasible) == 1:
+            if trace is not None:
+                trace.route = explain.Route.ONLY_FEASIBLE
             return feasible[0].name, None, diagnosis
 
         totals: Sequence[int] | np.ndarray[Any, np.dtype[np.int64]]
@@ -796,11 +825,36 @@ class Scheduler:
                 totals, status = fw.run_score(state, pod, feasible)
             if not status.is_success:
                 return "", status, diagnosis
+            plugin_totals = totals
             if self.extenders:
                 totals = self._add_extender_scores(pod, feasible, totals)
+            if trace is not None:
+                self._trace_scores(trace, fw, state, pod, feasible, plugin_totals, totals)
         else:
             totals = [1] * len(feasible)
+            if trace is not None:
+                trace.route, trace.totals = explain.Route.UNSCORED, tuple(totals)
         return self._select_host(feasible, totals), None, diagnosis
+
+    @staticmethod
+    def _trace_scores(
+        trace: explain.Trace,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        feasible: Sequence[NodeInfo],
+        plugin_totals: Sequence[int] | np.ndarray[Any, np.dtype[np.int64]],
+        totals: Sequence[int] | np.ndarray[Any, np.dtype[np.int64]],
+    ) -> None:
+        """Record the scored route for ``simulate --explain``: the totals, and every plugin's own answers."""
+        trace.route = explain.Route.SCORED
+        trace.skipped_score = tuple(sorted(state.skip_score))
+        trace.plugin_totals = tuple(int(t) for t in plugin_totals)
+        trace.totals = tuple(int(t) for t in totals)
+        breakdown, status = fw.score_breakdown(state, pod, feasible)
+        trace.breakdown = tuple(breakdown)
+        if not status.is_success:
+            trace.breakdown_problem = f"asking the Score plugins again failed: {status.message()}"
 
     def _extenders_bind(self, pod: PodInfo, host: str) -> Status | None:
         """Upstream ``extendersBinding``: the first interested binder extender binds (an ignorable one that fails

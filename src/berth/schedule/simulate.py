@@ -37,6 +37,7 @@ from berth.kube.canonical import canonical_json
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
 from berth.kube.selectors import label_selector_matches
+from berth.schedule import explain
 from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import SUCCESS, Status
 from berth.schedule.framework.types import PodInfo
@@ -178,6 +179,8 @@ class SimulationResult:
     nodes: tuple[str, ...]
     profiles: tuple[str, ...]
     preempted: tuple[Preemption, ...] = ()
+    # Set when simulate() was asked to explain pods (--explain): one per followed pod that was attempted.
+    explanations: tuple[explain.Explanation, ...] | None = None
 
     @property
     def scheduled(self) -> int:
@@ -223,6 +226,11 @@ class SimulationResult:
             ],
             "nodes": list(self.nodes),
             "profiles": list(self.profiles),
+            **(
+                {"explanations": [e.to_dict() for e in self.explanations]}
+                if self.explanations is not None
+                else {}
+            ),
         }
 
 
@@ -698,8 +706,13 @@ def simulate(
     seed: int = 1,
     registry: Registry | None = None,
     max_error_attempts: int = 10,
+    explain_patterns: Sequence[str] = (),
 ) -> SimulationResult:
-    """Place the workload on the cluster with one scheduler per configuration (usually one) and report."""
+    """Place the workload on the cluster with one scheduler per configuration (usually one) and report.
+
+    ``explain_patterns``: pods (``ns/name`` or name, shell wildcards) whose every attempt is recorded, node by
+    node and plugin by plugin, in ``SimulationResult.explanations`` (a pattern matching no pod is an InputError).
+    """
     cluster = load_cluster(cluster_path)
     rng = random.Random(seed)
     workload = load_workload(workload_path, rng, cluster.priority_classes)
@@ -721,6 +734,12 @@ def simulate(
         )
     order: list[Placement] = []
     preempted: list[Preemption] = []
+    index = {f"{p.obj['metadata']['namespace']}/{p.obj['metadata']['name']}": i for i, p in enumerate(pods)}
+    recorder = explain.Recorder(explain_patterns) if explain_patterns else None
+    if recorder is not None:
+        recorder.check(list(index))
+        for s in schedulers:
+            s.explainer = recorder
 
     for s in schedulers:
         for obj in (*cluster.objects, *workload.objects):
@@ -743,7 +762,6 @@ def simulate(
         order, preempted
     )  # victims of preemption are no longer where they were placed
 
-    index = {f"{p.obj['metadata']['namespace']}/{p.obj['metadata']['name']}": i for i, p in enumerate(pods)}
     placed = {p.pod for p in order}
     failures: dict[str, Failure] = {}
     for s in schedulers:
@@ -770,6 +788,7 @@ def simulate(
         nodes=tuple(str(n.obj["metadata"]["name"]) for n in cluster.nodes),
         profiles=tuple(names),
         preempted=tuple(preempted),
+        explanations=recorder.explanations(index) if recorder is not None else None,
     )
 
 

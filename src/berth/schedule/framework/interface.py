@@ -45,6 +45,11 @@ class Code(IntEnum):
     SKIP = 5
     PENDING = 6
 
+    @property
+    def upstream_name(self) -> str:
+        """As upstream's ``Code.String()`` spells it: ``UnschedulableAndUnresolvable``."""
+        return "".join(word.capitalize() for word in self.name.split("_"))
+
 
 @dataclass(frozen=True, slots=True)
 class Status:

@@ -44,6 +44,7 @@ import operator
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,18 @@ VerdictFn = Callable[
     "tuple[np.ndarray[Any, np.dtype[np.int8]], Sequence[Status]] | None",
 ]
 IntArray = vector_arrays.IntArray
+
+
+@dataclass(frozen=True, slots=True)
+class PluginScores:
+    """One Score plugin's answers for a list of nodes (same order): ``raw`` from Score, ``normalized`` after
+    NormalizeScore (what the weight multiplies). Empty, with ``skipped``, when PreScore said Skip."""
+
+    plugin: str
+    weight: int
+    raw: tuple[Any, ...]
+    normalized: tuple[Any, ...]
+    skipped: bool = False
 
 
 class FrameworkError(InputError):
@@ -849,6 +862,27 @@ class Framework:
             return np.zeros(len(nodes), np.int64), SUCCESS
         return acc, SUCCESS
 
+    def score_breakdown(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[PluginScores], Status]:
+        """Each Score plugin's raw and normalised scores for ``nodes``, with its weight, in profile order -- what
+        ``simulate --explain`` shows. Called after the cycle's own Score with the same state and nodes (Score is
+        side-effect free), through the plain per-plugin forms, so it is also the oracle for the totals the
+        vectorised path produced. Plugins PreScore skipped are listed with ``skipped`` set and no scores."""
+        out: list[PluginScores] = []
+        for name, plugin, weight, batch in self._score_batch:
+            if name in state.skip_score:
+                out.append(PluginScores(name, weight, (), (), skipped=True))
+                continue
+            raw, failed = self._raw_scores(name, plugin, batch, state, pod, nodes)
+            if failed is not None:
+                return out, failed
+            normalized, failed = self._normalized(name, plugin, state, pod, nodes, list(raw))
+            if failed is not None:
+                return out, failed
+            out.append(PluginScores(name, weight, tuple(raw), tuple(normalized)))
+        return out, SUCCESS
+
     def _plugin_scores(
         self,
         name: str,
@@ -860,6 +894,21 @@ class Framework:
     ) -> tuple[list[Any], Status | None]:
         """One plugin's normalised scores for ``nodes`` (its batch hook or per-node Score, then NormalizeScore);
         or the error status :meth:`run_score` reports."""
+        raw, failed = self._raw_scores(name, plugin, batch, state, pod, nodes)
+        if failed is not None:
+            return [], failed
+        return self._normalized(name, plugin, state, pod, nodes, raw)
+
+    def _raw_scores(
+        self,
+        name: str,
+        plugin: fw.ScorePlugin,
+        batch: Any,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+    ) -> tuple[list[Any], Status | None]:
+        """One plugin's Score answers for ``nodes`` before NormalizeScore (its batch hook or per-node Score)."""
         try:
             if batch is not None:
                 raw, status = batch(state, pod, nodes)
@@ -876,7 +925,7 @@ class Framework:
                             return [], self._score_failed(name, status)
         except Exception as exc:
             return [], _crash(name, "Score", exc)
-        return self._normalized(name, plugin, state, pod, nodes, raw)
+        return raw, None
 
     def _normalized(
         self,
