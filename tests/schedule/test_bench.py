@@ -4,6 +4,7 @@ mode really compares the vectorised path with the reference (a broken kernel is 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -21,14 +22,25 @@ KEYS = {"workload", "nodes", "pods", "seconds", "podsPerSecond", "mismatches", "
     [
         ("scheduling-basic", 40, 60, 20),
         ("topology-spreading", 30, 40, 10),
+        ("preferred-topology-spreading", 30, 40, 10),
+        ("default-topology-spreading", 30, 40, 10),
+        ("node-inclusion-policy", 30, 40, 0),
         ("pod-anti-affinity", 30, 20, 5),
+        ("pod-matching-anti-affinity", 30, 40, 10),
+        ("pod-affinity", 30, 40, 10),
+        ("preferred-pod-affinity", 30, 40, 10),
+        ("preferred-pod-anti-affinity", 30, 40, 10),
+        ("node-affinity", 30, 40, 10),
+        ("mixed-scheduling-base-pod", 30, 40, 4),
+        ("daemonset", 30, 40, 0),
     ],
-    ids=["basic", "spreading", "anti-affinity"],
+    ids=lambda v: str(v),
 )
 def test_workloads_run_verified_with_no_mismatch(workload: str, nodes: int, pods: int, init: int) -> None:
     out = bench.run_benchmark(workload, nodes, pods, verify=True, seed=3, init_pods=init)
     assert set(out) >= KEYS
     assert out["workload"] == workload and out["nodes"] == nodes and out["pods"] == pods
+    assert out["initPods"] == init * len(bench.WORKLOADS[workload].init)
     assert out["scheduled"] == pods
     assert out["mismatches"] == 0
     assert (
@@ -64,7 +76,9 @@ def test_reference_path_can_be_timed() -> None:
 
 
 def test_unknown_workload_is_an_input_error() -> None:
-    with pytest.raises(InputError, match="unknown workload 'nope'; known: pod-anti-affinity, preemption"):
+    with pytest.raises(
+        InputError, match="unknown workload 'nope'; known: daemonset, default-topology-spreading, "
+    ):
         bench.run_benchmark("nope")
 
 
@@ -92,3 +106,59 @@ def test_cli_workload_and_verify_print_the_contract() -> None:
     assert text.exit_code == 0 and text.output.startswith(
         "topology-spreading: 12 nodes, 3 init pods, 9/9 pods"
     )
+
+
+def _placements(workload: str, nodes: int, pods: int, init: int = 0) -> tuple[bench.Workload, list[Any]]:
+    """Run a workload's shapes through a plain Scheduler and return where the measured pods went."""
+    from berth.schedule.scheduler import Scheduler
+
+    w = bench.WORKLOADS[workload]
+    s = Scheduler(bench.default_config(), seed=1)
+    for obj in w.objects:
+        s.add_object(obj)
+    for i in range(nodes):
+        s.add_node(w.node(i))
+    for template in w.init[:1]:
+        for i in range(init):
+            s.add_pod(template("sched-0", i))
+    s.run_until_idle()
+    before = len(s.placements)
+    for i in range(pods):
+        s.add_pod(w.pod(w.namespace, i))
+    s.run_until_idle()
+    return w, s.placements[before:]
+
+
+def test_daemonset_pods_all_go_to_the_named_node() -> None:
+    _, placed = _placements("daemonset", 20, 30)
+    assert len(placed) == 30 and {p.node for p in placed} == {bench.NAMED_NODE}
+
+
+def test_node_inclusion_policy_spreads_over_untainted_nodes_only() -> None:
+    """Ten nodes, two tainted (foo:NoSchedule, not tolerated); maxSkew 1 on the hostname with nodeTaintsPolicy
+    Honor: the 16 pods go two to each of the eight untainted nodes."""
+    w, placed = _placements("node-inclusion-policy", 10, 16)
+    tainted = {f"scheduler-perf-{i}" for i in range(10) if w.node(i)["spec"].get("taints")}
+    assert len(tainted) == 2
+    per_node = Counter(p.node for p in placed)
+    assert not tainted & set(per_node) and sorted(per_node.values()) == [2] * 8
+
+
+def test_default_spreading_applies_through_the_service() -> None:
+    """The measured pods carry no constraint of their own: the Service selecting them gives them the system
+    default zone spreading (ScheduleAnyway), which keeps the three zones level."""
+    _, placed = _placements("default-topology-spreading", 9, 30)
+    zones = Counter(int(p.node.rsplit("-", 1)[1]) % 3 for p in placed)
+    assert max(zones.values()) - min(zones.values()) <= 1
+
+
+def test_threshold_verdicts_only_at_upstreams_sizes() -> None:
+    w = bench.WORKLOADS["pod-affinity"]
+    doc = {
+        "workload": w.name, "upstream": w.upstream, "threshold": 35, "nodes": w.nodes, "pods": w.pods,
+        "initPods": w.init_pods, "scheduled": w.pods, "seconds": 10.0, "podsPerSecond": 500.0,
+        "cpuSeconds": 10.0, "podsPerCpuSecond": 500.0, "mismatches": None, "peakMemoryMiB": 1.0, "loadAverage": 0.1,
+    }  # fmt: skip
+    assert bench.format_result(doc).endswith("threshold 35 pods/s: met")
+    assert bench.format_result({**doc, "podsPerSecond": 20.0}).endswith("threshold 35 pods/s: below")
+    assert "(at its own sizes, not these)" in bench.format_result({**doc, "nodes": 10})

@@ -189,3 +189,36 @@ def test_snapshot_lists_nodes_hosting_pods_with_pod_affinity() -> None:
     cache.update_snapshot(snap)
     assert [n.name for n in snap.have_pods_with_affinity()] == ["n1"]
     assert snap.have_pods_with_required_anti_affinity() == []
+
+
+def test_nodes_named_keeps_snapshot_order_and_drops_unknown_names() -> None:
+    """A PreFilterResult's names, in the snapshot's order whichever way they are found (looked up when few,
+    walked when many)."""
+    cache = Cache()
+    for i in range(40):
+        cache.add_node(node(f"n{i:02}"))
+    snap = cache.update_snapshot(Snapshot())
+    few = snap.nodes_named({"n30", "n03", "missing"})
+    assert [n.name for n in few] == ["n03", "n30"] and few[0] is snap.get("n03")
+    many = {f"n{i:02}" for i in range(0, 40, 2)}
+    assert [n.name for n in snap.nodes_named(many)] == sorted(many)
+
+
+def test_node_info_counts_pods_with_affinity_through_clones() -> None:
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.add_pod(pod_info("a", node_name="n1", affinity=anti))
+    cache.add_pod(pod_info("b", node_name="n1"))
+    info = cache.update_snapshot(Snapshot()).get("n1")
+    assert info is not None and (info.pods_with_affinity, info.pods_with_required_anti_affinity) == (1, 1)
+    clone = info.clone()
+    clone.remove_pod("default/a")
+    assert (clone.pods_with_affinity, clone.pods_with_required_anti_affinity) == (0, 0)
+    assert (info.pods_with_affinity, info.pods_with_required_anti_affinity) == (1, 1)

@@ -50,9 +50,15 @@ from berth.schedule.simulate import perf_node, perf_pod
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 VERIFY_SAMPLES = 200  # reference re-runs per benchmark with verify on (evenly spread over the measured pods)
+NAMED_NODE = "scheduler-perf-node"  # templates/node-with-name.yaml
 
 NodeFn = Callable[[int], Obj]
 PodFn = Callable[[str, int], Obj]
+
+
+def _labelled(pod: Obj, **labels: str) -> Obj:
+    pod["metadata"]["labels"] = dict(labels)
+    return pod
 
 
 def zoned_node(i: int) -> Obj:
@@ -62,35 +68,166 @@ def zoned_node(i: int) -> Obj:
     return node
 
 
+def zone1_node(i: int) -> Obj:
+    """node-default.yaml labelled ``topology.kubernetes.io/zone: zone1`` (the affinity workloads' nodes)."""
+    node = perf_node(i)
+    node["metadata"]["labels"][ZONE] = "zone1"
+    return node
+
+
+def node_or_tainted(i: int) -> Obj:
+    """SchedulingWithNodeInclusionPolicy's nodes: one in five is ``node-with-taint.yaml`` (``foo:NoSchedule``),
+    as upstream's 1,000 tainted of 5,000 (there created after the others; here interleaved)."""
+    node = perf_node(i)
+    if i % 5 == 4:
+        node["spec"]["taints"] = [{"key": "foo", "effect": "NoSchedule"}]
+    return node
+
+
+def named_node_first(i: int) -> Obj:
+    """SchedulingDaemonset's nodes: ``node-with-name.yaml`` (90,000 pods) first, then node-default.yaml ones."""
+    if i:
+        return perf_node(i)
+    node = perf_node(0)
+    node["metadata"] = {"name": NAMED_NODE, "labels": {HOSTNAME: NAMED_NODE}}
+    for key in ("capacity", "allocatable"):
+        node["status"][key]["pods"] = "90000"
+    return node
+
+
 def spreading_pod(namespace: str, i: int) -> Obj:
-    pod = perf_pod(namespace, i)
-    pod["metadata"]["labels"] = {"color": "blue"}
+    """templates/pod-with-topology-spreading.yaml: ``color: blue``, zone constraint maxSkew 5, DoNotSchedule."""
+    return _spread_by_zone(namespace, i, "DoNotSchedule")
+
+
+def preferred_spreading_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-with-preferred-topology-spreading.yaml: the same constraint with ScheduleAnyway."""
+    return _spread_by_zone(namespace, i, "ScheduleAnyway")
+
+
+def _spread_by_zone(namespace: str, i: int, when: str) -> Obj:
+    pod = _labelled(perf_pod(namespace, i), color="blue")
     pod["spec"]["topologySpreadConstraints"] = [
         {
             "maxSkew": 5,
             "topologyKey": ZONE,
-            "whenUnsatisfiable": "DoNotSchedule",
+            "whenUnsatisfiable": when,
             "labelSelector": {"matchLabels": {"color": "blue"}},
         }
     ]
     return pod
 
 
+def inclusion_policy_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-with-node-inclusion-policy.yaml: ``foo: bar``, hostname constraint maxSkew 1, DoNotSchedule,
+    nodeAffinityPolicy and nodeTaintsPolicy Honor."""
+    pod = _labelled(perf_pod(namespace, i), foo="bar")
+    pod["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": HOSTNAME,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "nodeAffinityPolicy": "Honor",
+            "nodeTaintsPolicy": "Honor",
+            "labelSelector": {"matchLabels": {"foo": "bar"}},
+        }
+    ]
+    return pod
+
+
+def _affinity_term(color: str, topology_key: str) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": topology_key,
+        "namespaces": ["sched-1", "sched-0"],
+    }
+
+
 def anti_affinity_pod(namespace: str, i: int) -> Obj:
-    pod = perf_pod(namespace, i)
-    pod["metadata"]["labels"] = {"color": "green"}
+    """templates/pod-with-pod-anti-affinity.yaml: ``color: green``, required anti-affinity to green on hostname."""
+    pod = _labelled(perf_pod(namespace, i), color="green")
     pod["spec"]["affinity"] = {
         "podAntiAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [
-                {
-                    "labelSelector": {"matchLabels": {"color": "green"}},
-                    "topologyKey": HOSTNAME,
-                    "namespaces": ["sched-0", "sched-1"],
-                }
-            ]
+            "requiredDuringSchedulingIgnoredDuringExecution": [_affinity_term("green", HOSTNAME)]
         }
     }
     return pod
+
+
+def green_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-with-pod-anti-affinity-label.yaml: a plain pod labelled ``color: green`` (existing pods'
+    anti-affinity must be checked against it)."""
+    return _labelled(perf_pod(namespace, i), color="green")
+
+
+def affinity_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-with-pod-affinity.yaml: ``color: blue``, required affinity to blue on the zone."""
+    pod = _labelled(perf_pod(namespace, i), color="blue")
+    pod["spec"]["affinity"] = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity_term("blue", ZONE)]}
+    }
+    return pod
+
+
+def preferred_affinity_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-with-preferred-pod-affinity.yaml: ``color: red``, preferred (weight 1) affinity to red on
+    the hostname."""
+    pod = _labelled(perf_pod(namespace, i), color="red")
+    term = {"weight": 1, "podAffinityTerm": _affinity_term("red", HOSTNAME)}
+    pod["spec"]["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return pod
+
+
+def preferred_anti_affinity_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-with-preferred-pod-anti-affinity.yaml: ``color: yellow``, preferred (weight 1)
+    anti-affinity to yellow on the hostname."""
+    pod = _labelled(perf_pod(namespace, i), color="yellow")
+    term = {"weight": 1, "podAffinityTerm": _affinity_term("yellow", HOSTNAME)}
+    pod["spec"]["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return pod
+
+
+def node_affinity_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-with-node-affinity.yaml: required node affinity ``zone In (zone1, zone2)``."""
+    pod = perf_pod(namespace, i)
+    term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone1", "zone2"]}]}
+    pod["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    }
+    return pod
+
+
+def daemonset_pod(namespace: str, i: int) -> Obj:
+    """templates/daemonset-pod.yaml: no requests, required affinity to ``metadata.name`` of the named node (a
+    PreFilterResult of one node, as DaemonSet pods have)."""
+    pod = perf_pod(namespace, i)
+    del pod["spec"]["containers"][0]["resources"], pod["spec"]["containers"][0]["ports"]
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [NAMED_NODE]}]}
+    pod["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    }
+    return pod
+
+
+def service_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-with-label.yaml: ``app: scheduler-perf``, no requests: selected by the Service, so the
+    default (system) topology spreading applies."""
+    pod = _labelled(perf_pod(namespace, i), app="scheduler-perf")
+    del pod["spec"]["containers"][0]["resources"], pod["spec"]["containers"][0]["ports"]
+    return pod
+
+
+def service(namespace: str) -> Obj:
+    """templates/service.yaml: selects ``app: scheduler-perf``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "service-0", "namespace": namespace},
+        "spec": {
+            "selector": {"app": "scheduler-perf"},
+            "ports": [{"protocol": "TCP", "port": 80, "targetPort": 8000}],
+        },
+    }
 
 
 def _priority_pod(namespace: str, i: int, priority: int | None, cpu: str) -> Obj:
@@ -114,27 +251,89 @@ def high_priority_pod(namespace: str, i: int) -> Obj:
 
 @dataclass(frozen=True)
 class Workload:
+    """One scheduler_perf workload: ``nodes`` from ``node``; ``init_pods`` of each template in ``init`` placed
+    first (namespace sched-0, not timed); then ``pods`` of ``pod`` (namespace ``namespace``) timed.
+    ``upstream``/``threshold``: the scheduler_perf test it mirrors and that test's pods/s lower bound (None: it has
+    none)."""
+
     name: str
+    upstream: str
+    threshold: int | None
     nodes: int
     init_pods: int
     pods: int
     node: NodeFn
-    init_pod: PodFn
+    init: tuple[PodFn, ...]
     pod: PodFn
     needs: str = ""  # a plugin that must be active for the workload to mean anything
+    namespace: str = "sched-1"
+    objects: tuple[Obj, ...] = ()  # Services and the like, added before the nodes
 
 
 WORKLOADS: Mapping[str, Workload] = {
     w.name: w
     for w in (
-        Workload("scheduling-basic", 5000, 1000, 10000, perf_node, perf_pod, perf_pod),
-        Workload("topology-spreading", 5000, 1000, 2000, zoned_node, perf_pod, spreading_pod),
-        Workload("pod-anti-affinity", 5000, 1000, 2000, perf_node, anti_affinity_pod, anti_affinity_pod),
         Workload(
-            "preemption", 500, 2000, 500, perf_node, low_priority_pod, high_priority_pod, "DefaultPreemption"
+            "scheduling-basic", "SchedulingBasic/5000Nodes_10000Pods", 680,
+            5000, 1000, 10000, perf_node, (perf_pod,), perf_pod,
+        ),
+        Workload(
+            "topology-spreading", "TopologySpreading/5000Nodes_5000Pods", 460,
+            5000, 5000, 5000, zoned_node, (perf_pod,), spreading_pod,
+        ),
+        Workload(
+            "preferred-topology-spreading", "PreferredTopologySpreading/5000Nodes_5000Pods", 340,
+            5000, 5000, 5000, zoned_node, (perf_pod,), preferred_spreading_pod,
+        ),
+        Workload(
+            "default-topology-spreading", "DefaultTopologySpreading/5000Nodes_50000Pods", 160,
+            5000, 5000, 50000, zoned_node, (perf_pod,), service_pod,
+            namespace="service-ns", objects=(service("service-ns"),),
+        ),
+        Workload(
+            "node-inclusion-policy", "SchedulingWithNodeInclusionPolicy/5000Nodes", 270,
+            5000, 0, 4000, node_or_tainted, (), inclusion_policy_pod,
+        ),
+        Workload(
+            "pod-anti-affinity", "SchedulingPodAntiAffinity/5000Nodes_2000Pods", 60,
+            5000, 1000, 2000, perf_node, (anti_affinity_pod,), anti_affinity_pod,
+        ),
+        Workload(
+            "pod-matching-anti-affinity", "SchedulingPodMatchingAntiAffinity/5000Nodes_5000Pods_QueueingHintsEnabled",
+            543, 5000, 1000, 5000, perf_node, (anti_affinity_pod,), green_pod,
+        ),
+        Workload(
+            "pod-affinity", "SchedulingPodAffinity/5000Nodes_5000Pods", 35,
+            5000, 5000, 5000, zone1_node, (affinity_pod,), affinity_pod,
+        ),
+        Workload(
+            "preferred-pod-affinity", "SchedulingPreferredPodAffinity/5000Nodes_5000Pods", 90,
+            5000, 5000, 5000, perf_node, (preferred_affinity_pod,), preferred_affinity_pod,
+        ),
+        Workload(
+            "preferred-pod-anti-affinity", "SchedulingPreferredPodAntiAffinity/5000Nodes_5000Pods", 90,
+            5000, 5000, 5000, perf_node, (preferred_anti_affinity_pod,), preferred_anti_affinity_pod,
+        ),
+        Workload(
+            "node-affinity", "SchedulingNodeAffinity/5000Nodes_10000Pods", 220,
+            5000, 5000, 10000, zone1_node, (node_affinity_pod,), node_affinity_pod,
+        ),
+        Workload(
+            "mixed-scheduling-base-pod", "MixedSchedulingBasePod/5000Nodes_5000Pods", 140,
+            5000, 2000, 5000, zone1_node,
+            (perf_pod, affinity_pod, anti_affinity_pod, preferred_affinity_pod, preferred_anti_affinity_pod),
+            perf_pod,
+        ),
+        Workload(
+            "daemonset", "SchedulingDaemonset/15000Nodes", 1100,
+            15001, 0, 30000, named_node_first, (), daemonset_pod,
+        ),
+        Workload(
+            "preemption", "PreemptionBasic/1000Nodes (run at half size)", None,
+            500, 2000, 500, perf_node, (low_priority_pod,), high_priority_pod, "DefaultPreemption",
         ),
     )
-}
+}  # fmt: skip
 
 
 def peak_memory_mib() -> float:
@@ -231,7 +430,14 @@ def run_benchmark(
     n_pods = w.pods if pods is None else pods
     n_init = w.init_pods if init_pods is None else init_pods
     reg = registry if registry is not None else default_registry()
-    base: dict[str, Any] = {"workload": w.name, "nodes": n_nodes, "pods": n_pods, "initPods": n_init}
+    base: dict[str, Any] = {
+        "workload": w.name,
+        "upstream": w.upstream,
+        "threshold": w.threshold,
+        "nodes": n_nodes,
+        "pods": n_pods,
+        "initPods": n_init * len(w.init),
+    }
     if w.needs and not preemption_active(reg):
         return {**base, "available": False, "reason": f"{w.needs} is not active in berth yet"}
     cfg = config if config is not None else default_config(reg)
@@ -239,14 +445,21 @@ def run_benchmark(
     s = VerifyingScheduler(cfg, reg, seed=seed, sample_every=0)
     for fw in s.frameworks.values():
         vector.set_enabled(fw, vectorised)
+    for obj in w.objects:
+        s.add_object(obj)
     for i in range(n_nodes):
         s.add_node(w.node(i))
-    for i in range(n_init):
-        s.add_pod(w.init_pod("sched-0", i))
+    for t, template in enumerate(w.init):
+        for i in range(n_init):
+            init = template("sched-0", i)
+            if t:  # several templates in one namespace: keep names and uids apart
+                init["metadata"]["name"] = f"pod-{t}-{i}"
+                init["metadata"]["uid"] = f"sched-0-{t}-{i}"
+            s.add_pod(init)
     s.run_until_idle()
     before, evicted_before = len(s.placements), len(s.preempted)
     for i in range(n_pods):
-        s.add_pod(w.pod("sched-1", i))
+        s.add_pod(w.pod(w.namespace, i))
     s.sample_every = every
     if freeze:
         gc.collect()
@@ -305,5 +518,22 @@ def format_result(result: Mapping[str, Any]) -> str:
         f"{result['workload']}: {result['nodes']} nodes, {result['initPods']} init pods, "
         f"{result['scheduled']}/{result['pods']} pods in {result['seconds']:.2f}s = {result['podsPerSecond']:.0f} "
         f"pods/s ({result['cpuSeconds']:.2f} CPU s = {result['podsPerCpuSecond']:.0f} pods per CPU second){verify}; "
-        f"peak {result['peakMemoryMiB']:.0f} MiB; load average {result['loadAverage']}"
+        f"peak {result['peakMemoryMiB']:.0f} MiB; load average {result['loadAverage']}{_against(result)}"
     )
+
+
+def _against(result: Mapping[str, Any]) -> str:
+    """The upstream threshold the figure is compared with, when the workload has one."""
+    threshold = result.get("threshold")
+    upstream = result.get("upstream", "")
+    if threshold is None:
+        return f"; upstream {upstream} (no threshold)" if upstream else ""
+    w = WORKLOADS.get(str(result["workload"]))
+    if w is not None and (result["nodes"], result["initPods"], result["pods"]) != (
+        w.nodes,
+        w.init_pods * len(w.init),
+        w.pods,
+    ):
+        return f"; upstream {upstream} threshold {threshold} pods/s (at its own sizes, not these)"
+    verdict = "met" if result["podsPerSecond"] >= threshold else "below"
+    return f"; upstream {upstream} threshold {threshold} pods/s: {verdict}"

@@ -227,6 +227,13 @@ class Diagnosis:
     # any other failure (an error, Reserve, Permit, binding) upstream clears it.
     fit_error: bool = False
 
+    def add_rejections(self, rejected: Sequence[tuple[str, Status]]) -> None:
+        """Record (node, status) rejections. Statuses are shared by reason, so the plugins they name are taken once
+        per distinct (plugin, code), not once per node (hundreds of nodes are often turned away per cycle)."""
+        self.node_to_status.update(rejected)
+        for status in {(st.plugin, st.code): st for _, st in rejected}.values():
+            self.add_plugin_status(status)
+
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:
             return
@@ -784,7 +791,7 @@ class Scheduler:
         nodes: Sequence[NodeInfo] = all_nodes
         if result is not None and result.node_names is not None:
             allowed = result.node_names
-            nodes = [n for n in all_nodes if n.name in allowed]
+            nodes = self._snapshot.nodes_named(allowed)
             if trace is not None:
                 trace.allowed = frozenset(allowed)
             diagnosis.unschedulable_plugins.update(narrowing)
@@ -957,9 +964,7 @@ class Scheduler:
             found = fw.find_feasible_rows(state, pod, nodes, arrays, start, to_find)
             if found is not None:
                 passed, rows, rejected = found
-                for node_name, rejection in rejected:
-                    diagnosis.node_to_status[node_name] = rejection
-                    diagnosis.add_plugin_status(rejection)
+                diagnosis.add_rejections(rejected)
                 self._fused_rows = (passed, arrays, rows)
                 return passed, None
         filters = fw.filters_for(state)
@@ -1111,9 +1116,7 @@ class Scheduler:
             else:
                 feasible.extend([passed[j] for j in keep])
                 runs.append(arr[keep])
-        for node_name, rejection in rejected:
-            diagnosis.node_to_status[node_name] = rejection
-            diagnosis.add_plugin_status(rejection)
+        diagnosis.add_rejections(rejected)
         self._fused_rows = (feasible, arrays, runs[0] if len(runs) == 1 else np.concatenate(runs))
         return feasible, None
 

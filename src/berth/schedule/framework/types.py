@@ -169,6 +169,8 @@ class PodInfo:
 
     __slots__ = (
         "affinity",
+        "has_pod_affinity",
+        "has_required_anti_affinity",
         "host_ports",
         "images",
         "key",
@@ -209,6 +211,12 @@ class PodInfo:
         self.tolerations: list[dict[str, Any]] = list(spec.get("tolerations") or [])
         self.node_selector: dict[str, str] = dict(spec.get("nodeSelector") or {})
         self.affinity: dict[str, Any] = dict(spec.get("affinity") or {})
+        # Upstream's PodsWithAffinity / PodsWithRequiredAntiAffinity membership, which NodeInfo counts.
+        self.has_pod_affinity = bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+        anti = self.affinity.get("podAntiAffinity")  # junk is the plugins' to report, not a crash here
+        self.has_required_anti_affinity = isinstance(anti, dict) and bool(
+            anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+        )
         images = [c.get("image") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
         self.images: tuple[str, ...] = tuple(normalized_image_name(str(i)) for i in images if i)
 
@@ -255,6 +263,8 @@ class NodeInfo:
         "node",
         "non_zero_requested",
         "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
         "requested",
         "taints",
         "unschedulable",
@@ -276,6 +286,10 @@ class NodeInfo:
             for k, v in (status.get("allocatable") or {}).items()
         }
         self.pods: list[PodInfo] = []
+        # How many of ``pods`` have pod (anti-)affinity / required anti-affinity (upstream keeps the lists), kept
+        # as pods come and go so the snapshot's shortcut lists never walk a node's pods.
+        self.pods_with_affinity = 0
+        self.pods_with_required_anti_affinity = 0
         self.requested: Resources = {}
         self.non_zero_requested: Resources = {CPU: 0, MEMORY: 0}
         self.used_ports: list[HostPort] = []
@@ -284,6 +298,9 @@ class NodeInfo:
 
     def add_pod(self, pi: PodInfo) -> None:
         self.pods.append(pi)
+        if pi.has_pod_affinity:
+            self.pods_with_affinity += 1
+            self.pods_with_required_anti_affinity += pi.has_required_anti_affinity
         _add_into(self.requested, pi.requests)
         self.non_zero_requested[CPU] += pi.non_zero_requests.get(CPU, 0)
         self.non_zero_requested[MEMORY] += pi.non_zero_requests.get(MEMORY, 0)
@@ -294,6 +311,9 @@ class NodeInfo:
         for i, pi in enumerate(self.pods):
             if pi.key == pod_key:
                 del self.pods[i]
+                if pi.has_pod_affinity:
+                    self.pods_with_affinity -= 1
+                    self.pods_with_required_anti_affinity -= pi.has_required_anti_affinity
                 for k, v in pi.requests.items():
                     self.requested[k] = self.requested.get(k, 0) - v
                 self.non_zero_requested[CPU] -= pi.non_zero_requests.get(CPU, 0)
@@ -313,6 +333,8 @@ class NodeInfo:
         c.unschedulable = self.unschedulable
         c.allocatable = self.allocatable
         c.pods = list(self.pods)
+        c.pods_with_affinity = self.pods_with_affinity
+        c.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity
         c.requested = dict(self.requested)
         c.non_zero_requested = dict(self.non_zero_requested)
         c.used_ports = list(self.used_ports)
