@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -211,11 +211,25 @@ def pod_pattern_matches(pattern: str, key: str) -> bool:
 
 
 class Recorder:
-    """Follows the pods whose ``ns/name`` matches one of ``patterns`` and keeps their attempts."""
+    """Follows the pods whose ``ns/name`` matches one of ``patterns`` and keeps their newest ``keep`` attempts.
 
-    def __init__(self, patterns: Sequence[str], keep: int = KEEP_ATTEMPTS) -> None:
+    ``on_attempt(pod, attempt)`` is called as each attempt ends (live mode logs it there and keeps none: a long
+    run would otherwise hold every followed pod's attempts).
+    """
+
+    WANTED_CACHE = (
+        100_000  # pod keys whose match is remembered (forgotten all at once past this, live pods churn)
+    )
+
+    def __init__(
+        self,
+        patterns: Sequence[str],
+        keep: int = KEEP_ATTEMPTS,
+        on_attempt: Callable[[str, Attempt], None] | None = None,
+    ) -> None:
         self.patterns = tuple(patterns)
         self.keep = keep
+        self.on_attempt = on_attempt
         self._wanted: dict[str, bool] = {}
         self._attempts: dict[str, list[Attempt]] = {}
         self._counts: dict[str, int] = {}
@@ -234,6 +248,8 @@ class Recorder:
     def wants(self, key: str) -> bool:
         hit = self._wanted.get(key)
         if hit is None:
+            if len(self._wanted) >= self.WANTED_CACHE:
+                self._wanted.clear()
             hit = self._wanted[key] = any(pod_pattern_matches(p, key) for p in self.patterns)
         return hit
 
@@ -242,11 +258,17 @@ class Recorder:
 
     def finish(self, trace: Trace, outcome: CycleOutcome, preempted: Sequence[Preemption]) -> None:
         number = self._counts.get(trace.pod, 0) + 1
+        if len(self._counts) >= self.WANTED_CACHE:
+            self._counts.clear()
         self._counts[trace.pod] = number
         victims = tuple(p.victim for p in preempted[trace.victims_from :] if p.preemptor == trace.pod)
-        kept = self._attempts.setdefault(trace.pod, [])
-        kept.append(build_attempt(number, trace, outcome, victims))
-        del kept[: max(0, len(kept) - self.keep)]
+        attempt = build_attempt(number, trace, outcome, victims)
+        if self.on_attempt is not None:
+            self.on_attempt(trace.pod, attempt)
+        if self.keep:
+            kept = self._attempts.setdefault(trace.pod, [])
+            kept.append(attempt)
+            del kept[: max(0, len(kept) - self.keep)]
 
     def settle(self, outcome: CycleOutcome) -> None:
         """A pod held at Permit finished its binding cycle: its last attempt (``waiting``) takes the result."""

@@ -48,6 +48,14 @@ class SchedulerFailed(BerthError):
     "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log every decision (debug level).")
+@click.option(
+    "--explain",
+    "explain_patterns",
+    multiple=True,
+    metavar="POD",
+    help="Log why these pods went where they did (as simulate --explain): ns/name or name, * and ? as "
+    "wildcards; repeatable.",
+)
 def run_command(
     config_path: str,
     kubeconfig: str | None,
@@ -57,6 +65,7 @@ def run_command(
     metrics_address: str,
     plugin_refs: tuple[str, ...],
     verbose: bool,
+    explain_patterns: tuple[str, ...],
 ) -> None:
     """Schedule pods on a cluster with the configuration's profiles (the same framework as ``simulate``).
 
@@ -81,6 +90,7 @@ def run_command(
         leader_elect=leader_elect,
         metrics_port=metrics_port,
         metrics_address=metrics_address,
+        explain=explain_patterns,
     )
     sched = LiveScheduler(cfg, reg, options)
     stop = threading.Event()

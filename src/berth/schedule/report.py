@@ -8,6 +8,7 @@ JavaScript.
 from __future__ import annotations
 
 import html
+import io
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -80,8 +81,20 @@ def print_explanations(explanations: Sequence[explain.Explanation], console: Con
     for ex in explanations:
         for a in ex.attempts:
             console.print()
-            _say(console, f"explain {ex.pod} ({a.scheduler_name}): attempt {a.number} {_headline(a)}")
-            _print_attempt(a, console)
+            print_attempt(ex.pod, a, console)
+
+
+def attempt_text(pod: str, attempt: explain.Attempt, width: int = 120) -> str:
+    """:func:`print_attempt` as a string (live mode logs it)."""
+    buffer = io.StringIO()
+    print_attempt(pod, attempt, Console(file=buffer, width=width, no_color=True, force_terminal=False))
+    return buffer.getvalue().rstrip("\n")
+
+
+def print_attempt(pod: str, a: explain.Attempt, console: Console) -> None:
+    """One attempt: its headline, how the node was chosen, the score table, rejections, PostFilter."""
+    _say(console, f"explain {pod} ({a.scheduler_name}): attempt {a.number} {_headline(a)}")
+    _print_attempt(a, console)
 
 
 def _headline(a: explain.Attempt) -> str:

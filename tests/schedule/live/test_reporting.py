@@ -205,3 +205,30 @@ def test_the_computed_minimal_role_is_enough(env: Env, tmp_path: Path) -> None:
         eventually(lambda: _events(env, "FailedScheduling") and _events(env, "Scheduled"), 30, "events")
         eventually(lambda: sched.status.patches == 1, 30, "status patch")
     assert sched.permissions.missing == []
+
+
+def test_explain_logs_each_attempt_of_the_followed_pods_only(
+    env: Env, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``schedule run --explain``: the followed pod's attempts are logged as simulate prints them (the score
+    table names the node it was bound to); other pods log only their usual line."""
+    caplog.set_level(logging.INFO, logger="berth.schedule.live")
+    with env.scheduler(one_profile(), explain=("watch-*",)) as sched:
+        assert sched.wait_synced(30)
+        env.create(pod("watch-me", scheduler=PROFILE))
+        env.create(pod("other", scheduler=PROFILE))
+        for name in ("watch-me", "other"):
+            eventually(
+                lambda name=name: env.call("GET", f"/api/v1/namespaces/default/pods/{name}")["spec"].get(
+                    "nodeName"
+                ),
+                30,
+                f"{name} bound",
+            )
+    node = env.call("GET", "/api/v1/namespaces/default/pods/watch-me")["spec"]["nodeName"]
+    explained = [r.getMessage() for r in caplog.records if r.getMessage().startswith("explain ")]
+    assert len(explained) == 1
+    text = explained[0]
+    assert text.startswith(f"explain default/watch-me ({PROFILE}): attempt 1 scheduled on {node}")
+    assert "plugin (weight)" in text and f"{node} *" in text and "total" in text
+    assert not any("default/other" in m for m in explained)

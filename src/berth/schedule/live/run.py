@@ -44,7 +44,7 @@ from kubernetes.config.config_exception import ConfigException
 from berth.kube import client as kube_client
 from berth.kube.errors import BerthError, InputError
 from berth.kube.objects import Obj
-from berth.schedule import rbac
+from berth.schedule import explain, rbac
 from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import CycleState
 from berth.schedule.framework.types import PodInfo, QueuedPodInfo
@@ -182,6 +182,7 @@ class LiveOptions:
     events: bool = True
     pipelined_binds: bool = True
     bind_workers: int = 4
+    explain: tuple[str, ...] = ()  # pods (ns/name or name, wildcards) whose attempts are logged in full
 
 
 class LiveScheduler:
@@ -220,6 +221,8 @@ class LiveScheduler:
         self.scheduler = Scheduler(
             config, registry, self.binder, opts.seed, clock=time.monotonic, on_outcome=self._on_outcome
         )
+        if opts.explain:
+            self.scheduler.explainer = explain.Recorder(opts.explain, keep=0, on_attempt=_log_attempt)
         # VolumeBinding's PreBind writes PV claimRefs / selected-node annotations through the API, as upstream.
         self.volume_writer = ApiVolumeWriter(self.writer, self.permissions)
         for framework in self.scheduler.frameworks.values():
@@ -637,6 +640,13 @@ class LiveScheduler:
             return current
         ns, _, name = key.partition("/")
         return {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": ns, "name": name}}
+
+
+def _log_attempt(pod: str, attempt: explain.Attempt) -> None:
+    """``--explain``: each attempt of a followed pod as the simulation prints it, one multi-line record."""
+    from berth.schedule import report  # rich's table renderer: only loaded when someone asked
+
+    log.info("%s", report.attempt_text(pod, attempt))
 
 
 def _pod_key(pod: Obj) -> str:
