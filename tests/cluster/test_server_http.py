@@ -418,3 +418,25 @@ def test_stop_closes_kept_alive_connections(tmp_path: Any) -> None:
         conn.request("GET", "/api/v1/namespaces/default", headers=headers)
         conn.getresponse().read()
     conn.close()
+
+
+def test_a_finished_watch_says_it_closes_the_connection_and_others_keep_it(h: Http) -> None:
+    """A watch stream ends with its connection: the response says ``Connection: close``, so a client that read
+    it to the end (urllib3, the official client) does not pool the connection and meet the close on its next
+    request (RemoteDisconnected). Ordinary responses keep the connection alive."""
+    conn = http.client.HTTPSConnection("127.0.0.1", h.port, context=h.ctx, timeout=10)
+    headers = {"Authorization": f"Bearer {h.token}"}
+    try:
+        conn.request("GET", "/api/v1/namespaces/default/configmaps", headers=headers)
+        plain = conn.getresponse()
+        plain.read()
+        assert plain.status == 200 and not plain.will_close
+        conn.request(
+            "GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1", headers=headers
+        )
+        watch = conn.getresponse()
+        watch.read()
+        assert watch.status == 200 and watch.will_close
+        assert (watch.getheader("Connection") or "").lower() == "close"
+    finally:
+        conn.close()

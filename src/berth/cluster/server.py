@@ -354,6 +354,8 @@ class Handler(BaseHTTPRequestHandler):
     ) -> None:
         # One buffered write of status line, headers and body (send_response/send_header cost ~25 calls).
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
+        if self.close_connection:  # say so: a client must not put a connection we are closing back in its pool
+            extra += "Connection: close\r\n"
         head = (
             f"HTTP/1.1 {code} {_REASONS.get(code, '')}\r\nContent-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\nCache-Control: no-cache, private\r\nDate: {_http_date()}\r\n"
@@ -1118,6 +1120,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Cache-Control", "no-cache, private")
         self.send_header("Transfer-Encoding", "chunked")
+        # The connection ends with the stream. Said in a header, or a client that read the stream to its end puts
+        # the connection back in its pool and its next request meets the close (RemoteDisconnected).
+        self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.flush()
         self.close_connection = True
