@@ -92,7 +92,7 @@ def test_default_config_pipelines_per_extension_point() -> None:
     assert cfg.scheduler_names == ("default-scheduler",)
     p = cfg.profiles[0]
     assert set(p.plugins) == set(POINT_NAMES)
-    assert p.names("preEnqueue") == ("SchedulingGates", "DynamicResources")
+    assert p.names("preEnqueue") == ("SchedulingGates", "DynamicResources", "DefaultPreemption")
     assert p.names("queueSort") == ("PrioritySort",)
     assert list(p.names("filter")) == DEFAULT_FILTER
     assert list(p.names("preScore")) == DEFAULT_PRE_SCORE
@@ -678,7 +678,7 @@ def test_real_registry_default_profile_matches_upstream_expansion() -> None:
         pt: [f"{r.name}:{r.weight}" if pt == "score" else r.name for r in p.plugins[pt]] for pt in POINT_NAMES
     }
     assert got == {
-        "preEnqueue": ["SchedulingGates", "DynamicResources"],
+        "preEnqueue": ["SchedulingGates", "DynamicResources", "DefaultPreemption"],
         "queueSort": ["PrioritySort"],
         "preFilter": [
             "NodeAffinity",

@@ -34,7 +34,7 @@ POINTS: dict[str, tuple[str, ...]] = {
     "PodTopologySpread": ("preFilter", "filter", "preScore", "score"),
     "InterPodAffinity": ("preFilter", "filter", "preScore", "score"),
     "DynamicResources": ("preEnqueue", "preFilter", "filter", "postFilter", "reserve", "preBind"),
-    "DefaultPreemption": ("postFilter",),
+    "DefaultPreemption": ("preEnqueue", "postFilter"),  # PreEnqueue: asynchronous preemption (1.32+)
     "NodeResourcesBalancedAllocation": ("preScore", "score"),
     "ImageLocality": ("score",),
     "DefaultBinder": ("bind",),

@@ -376,3 +376,31 @@ def test_only_registered_resources_are_heard() -> None:
     events = {"p": {"Gang": (ClusterEvent("UnscheduledPod", "Add"),), "Fit": (ClusterEvent("Node", "Add"),)}}
     q = SchedulingQueue(priority_less, plugin_events=events)
     assert q.hears("UnscheduledPod") and q.hears("Node") and not q.hears("Pod")
+
+
+def test_prenqueue_runs_on_the_way_into_backoff_so_early_pops_never_take_a_gated_pod() -> None:
+    """SchedulerPopFromBackoffQ (KEP-5142): Pop may take a backing-off pod when activeQ is empty, so PreEnqueue
+    runs when a pod enters backoffQ. A pod that PreEnqueue now refuses (here: gained a gate while in flight; live,
+    a preemptor whose evictions are still going out) is parked as gated, not popped."""
+    q, _ = make()
+    q.add(pod_info("a"))
+    qp = q.pop()
+    assert qp is not None
+    qp.pod_info = pod_info("a", labels={"gated": "yes"})
+    q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add"))  # in flight: it will go to backoffQ
+    assert fail(q, qp, "NodeResourcesFit") is Where.GATED
+    assert q.pop() is None
+
+
+def test_activate_moves_waiting_pods_to_active_through_prenqueue() -> None:
+    q, _ = make()
+    for name in ("u", "b"):
+        q.add(pod_info(name))
+    u, b = q.pop(), q.pop()
+    assert u is not None and b is not None
+    assert fail(q, u, "NodeResourcesFit") is Where.UNSCHEDULABLE
+    assert fail(q, b) is Where.BACKOFF
+    q.add(pod_info("g", labels={"gated": "yes"}))
+    assert q.activate(["default/u", "default/b", "default/g", "default/unknown"]) == 2
+    assert q.where("default/g") is Where.GATED  # PreEnqueue still refuses it
+    assert sorted(drain(q)) == ["b", "u"]

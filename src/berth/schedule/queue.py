@@ -223,14 +223,8 @@ class SchedulingQueue:
             self._to_active_or_gated(qp)
 
     def _to_active_or_gated(self, qp: QueuedPodInfo) -> bool:
-        if self._pre_enqueue is not None:
-            status = self._pre_enqueue(qp.pod_info)
-            if not status.is_success:
-                qp.gated = True
-                qp.unschedulable_plugins = {status.plugin} if status.plugin else set()
-                self._unschedulable[qp.key] = qp
-                return False
-        qp.gated = False
+        if self._gated_by_pre_enqueue(qp):
+            return False
         item = _ActiveItem(qp, self._less)
         self._active[qp.key] = item
         heapq.heappush(self._active_heap, self._entry(item))
@@ -245,12 +239,31 @@ class SchedulingQueue:
         qp = item.qp
         return (self._sort_key(qp), qp.sequence, item)
 
-    def _to_backoff(self, qp: QueuedPodInfo) -> None:
+    def _gated_by_pre_enqueue(self, qp: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; a rejection parks the pod as gated (its gating plugin is then its only rejector, whose
+        events re-check it). False when it may go on."""
+        if self._pre_enqueue is not None:
+            status = self._pre_enqueue(qp.pod_info)
+            if not status.is_success:
+                qp.gated = True
+                qp.unschedulable_plugins = {status.plugin} if status.plugin else set()
+                self._unschedulable[qp.key] = qp
+                return True
+        qp.gated = False
+        return False
+
+    def _to_backoff(self, qp: QueuedPodInfo) -> bool:
+        """Into backoffQ, after PreEnqueue (``SchedulerPopFromBackoffQ``, KEP-5142: a pod may be popped from
+        backoffQ early, so it must not be gated there -- e.g. a preemptor whose evictions are still going out).
+        False when PreEnqueue gated it instead."""
+        if self._gated_by_pre_enqueue(qp):
+            return False
         self._seq += 1
         expiry = qp.timestamp + self.backoff_duration(qp.attempts)
         self._backoff[qp.key] = (qp, self._seq)
         heapq.heappush(self._backoff_heap, (expiry, self._seq, qp.key))
         self._cond.notify()
+        return True
 
     def _known(self, key: str) -> bool:
         return key in self._active or key in self._backoff or key in self._unschedulable
@@ -360,8 +373,7 @@ class SchedulingQueue:
                 return self.where(qp.key) or Where.ACTIVE
             qp.timestamp = self._clock()
             if not (qp.unschedulable_plugins or qp.pending_plugins):
-                self._to_backoff(qp)
-                return Where.BACKOFF
+                return Where.BACKOFF if self._to_backoff(qp) else Where.GATED
             if any(self._worth_requeuing(qp, event, old, new) for event, old, new in events):
                 return self._requeue(qp)
             self._unschedulable[qp.key] = qp
@@ -464,8 +476,7 @@ class SchedulingQueue:
 
     def _requeue(self, qp: QueuedPodInfo) -> Where:
         if self._is_backing_off(qp) and not (qp.pending_plugins and not qp.unschedulable_plugins):
-            self._to_backoff(qp)
-            return Where.BACKOFF
+            return Where.BACKOFF if self._to_backoff(qp) else Where.GATED
         return Where.ACTIVE if self._to_active_or_gated(qp) else Where.GATED
 
     # --- pod updates ------------------------------------------------------------------------------------------
@@ -513,6 +524,20 @@ class SchedulingQueue:
             return
         self._seq += 1
         self._to_active_or_gated(QueuedPodInfo(pod_info=pod, timestamp=self._clock(), sequence=self._seq))
+
+    def activate(self, keys: Sequence[str]) -> int:
+        """Upstream ``Activate``: move these pods from unschedulable (gated ones through PreEnqueue again) or
+        backoffQ straight to activeQ. Pods not waiting there are left alone. Returns how many moved."""
+        with self._cond:
+            moved = 0
+            for key in keys:
+                qp = self._unschedulable.pop(key, None)
+                if qp is None:
+                    live = self._backoff.pop(key, None)  # its heap entry goes stale (no longer mapped)
+                    qp = live[0] if live is not None else None
+                if qp is not None and self._to_active_or_gated(qp):
+                    moved += 1
+            return moved
 
     def hears(self, resource: str) -> bool:
         """Did any plugin register an event of exactly ``resource`` (e.g. ``UnscheduledPod``)? Lets the scheduler

@@ -407,6 +407,8 @@ class Scheduler:
                 objects=self.objects,
                 rng=self.rng,
                 evict=self._evict if callable(getattr(self.binder, "evict", None)) else None,
+                evict_victims=self._evict_victims if callable(getattr(self.binder, "evict", None)) else None,
+                running_preemption=self.is_pod_running_preemption,
                 nominated=self._nominated_on,
                 waiting_pods=self.waiting_pods,
                 extenders=self.extenders,
@@ -451,6 +453,10 @@ class Scheduler:
             None  # set by run_until_idle: give up on pods that keep erroring
         )
         self._lock = threading.RLock()
+        # Preemptors whose victims' API calls are still going out in the background (binders with evict_async),
+        # by uid: DefaultPreemption's PreEnqueue keeps them out of the queue meanwhile (SchedulerAsyncPreemption).
+        self._preempting: set[str] = set()
+        self._preempting_lock = threading.Lock()
         # Pods followed for ``simulate --explain`` (None: nobody asked) and the current cycle's trace of one.
         self.explainer: explain.Recorder | None = None
         self._trace: explain.Trace | None = None
@@ -480,6 +486,38 @@ class Scheduler:
             if replacement is not None:
                 self.add_pod(replacement)
         return SUCCESS
+
+    def _evict_victims(self, victims: Sequence[PodInfo], preemptor: PodInfo, node_name: str) -> Status:
+        """Preemption's evictions for one candidate. A binder with ``evict_async`` sends them in the background
+        (upstream ``prepareCandidateAsync``, ``SchedulerAsyncPreemption`` on since 1.33): the preemptor is marked
+        as running preemption until its victims' API calls have answered (DefaultPreemption's PreEnqueue keeps it
+        out of the queue meanwhile) and the cycle goes on at once. Otherwise one :meth:`_evict` after another."""
+        evict_async = getattr(self.binder, "evict_async", None)
+        if not victims or not callable(evict_async):
+            for victim in victims:
+                status = self._evict(victim, preemptor, node_name)
+                if not status.is_success:
+                    return status
+            return SUCCESS
+        uid = preemptor.uid
+        with self._preempting_lock:
+            self._preempting.add(uid)
+
+        def release() -> None:
+            with self._preempting_lock:
+                self._preempting.discard(uid)
+
+        for victim in victims:
+            self.preempted.append(Preemption(victim.key, preemptor.key, node_name, len(self.placements)))
+        sent: Status = evict_async(list(victims), preemptor, node_name, release)
+        if not sent.is_success:
+            release()
+        return sent
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """Are the evictions of this pod's preemption still going out (upstream ``IsPodRunningPreemption``)?"""
+        with self._preempting_lock:
+            return uid in self._preempting
 
     def _pre_enqueue(self, pod: PodInfo) -> Status:
         fw = self.frameworks.get(pod.scheduler_name)

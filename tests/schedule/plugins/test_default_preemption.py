@@ -671,3 +671,96 @@ def test_filter_with_nominated_pods_vectorised_equals_per_node(seed: int) -> Non
             got.append(([n.name for n in feasible], dict(diagnosis.node_to_status)))
         vector.set_enabled(fwk, True)
         assert got[0] == got[1]
+
+
+# --- asynchronous preemption (SchedulerAsyncPreemption): the binder sends the evictions in the background -------
+
+
+class _BackgroundBinder:
+    """A simulation binder whose evictions are sent "later": the test decides when they answer."""
+
+    echoes_bindings = True
+
+    def __init__(self) -> None:
+        from berth.schedule.scheduler import SimulationBinder
+
+        self.inner = SimulationBinder()
+        self.sent: list[tuple[list[PodInfo], Any]] = []
+
+    def bind(self, pod: PodInfo, node_name: str) -> fw.Status:
+        return self.inner.bind(pod, node_name)
+
+    def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> fw.Status:
+        raise AssertionError("a binder with evict_async is asked for the whole candidate at once")
+
+    def evict_async(
+        self, victims: list[PodInfo], preemptor: PodInfo, node_name: str, release: Any
+    ) -> fw.Status:
+        self.sent.append((victims, release))
+        return fw.SUCCESS
+
+
+def test_a_preemptor_waits_outside_the_queue_until_its_evictions_answered() -> None:
+    from berth.schedule.config import default_config
+    from berth.schedule.plugins.registry import default_registry
+    from berth.schedule.queue import Where
+    from berth.schedule.scheduler import Result, Scheduler
+
+    reg = default_registry()
+    binder = _BackgroundBinder()
+    s = Scheduler(default_config(reg), reg, binder=binder, seed=1)
+    for i in range(2):
+        s.add_node(_node(i, "1"))
+    s.add_pod(_obj("low", "800m", 1))
+    s.add_pod(_obj("mid", "800m", 50))
+    s.run_until_idle()
+    low_node = {p.pod: p.node for p in s.placements}["default/low"]
+    s.add_pod(_obj("high", "800m", 100))
+    first = s.schedule_one()
+    assert first is not None and (first.result, first.nominated_node) == (Result.UNSCHEDULABLE, low_node)
+    # The evictions went to the binder in one call; nothing is deleted yet, the preemptor runs preemption.
+    ((victims, release),) = binder.sent
+    assert [v.key for v in victims] == ["default/low"]
+    high_uid = s._pending_pods["default/high"].uid
+    assert s.is_pod_running_preemption(high_uid)
+    assert s.frameworks["default-scheduler"].run_pre_enqueue(s._pending_pods["default/high"]) == fw.Status(
+        fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (dp.MSG_PREEMPTION_RUNNING,), dp.NAME
+    )
+    # Room appears elsewhere meanwhile: the pod is looked at again, but PreEnqueue keeps it out of the queue.
+    s.remove_pod("default/mid")
+    assert s.queue.where("default/high") is Where.GATED
+    assert s.schedule_one() is None
+    # The evictions answer, then the victim's deletion arrives: the pod is queued again and binds where it was
+    # nominated.
+    release()
+    assert not s.is_pod_running_preemption(high_uid)
+    s.remove_pod("default/low")
+    assert s.queue.where("default/high") is Where.ACTIVE
+    s.run_until_idle()
+    assert {p.pod: p.node for p in s.standing_placements()}["default/high"] == low_node
+    assert [(p.victim, p.preemptor) for p in s.preempted] == [("default/low", "default/high")]
+
+
+def test_a_background_eviction_that_cannot_be_sent_fails_the_cycle_and_releases_the_pod() -> None:
+    from berth.schedule.config import default_config
+    from berth.schedule.plugins.registry import default_registry
+    from berth.schedule.scheduler import Result, Scheduler
+
+    class Refusing(_BackgroundBinder):
+        def evict_async(
+            self, victims: list[PodInfo], preemptor: PodInfo, node_name: str, release: Any
+        ) -> fw.Status:
+            return fw.error("preemption: the scheduler is stopping")
+
+    reg = default_registry()
+    s = Scheduler(default_config(reg), reg, binder=Refusing(), seed=1)
+    s.add_node(_node(0, "1"))
+    s.add_pod(_obj("low", "800m", 1))
+    s.run_until_idle()
+    s.add_pod(_obj("high", "800m", 100))
+    out = s.schedule_one()
+    # As a synchronous eviction that fails: PostFilter's error is the FitError's preemption part.
+    assert out is not None and out.result is Result.UNSCHEDULABLE
+    assert out.message.endswith("preemption: preempting on node n0: preemption: the scheduler is stopping")
+    assert not out.nominated_node
+    assert not s.is_pod_running_preemption(s._pending_pods["default/high"].uid)

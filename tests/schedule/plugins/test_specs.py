@@ -26,7 +26,7 @@ EXPECTED_POINTS: dict[str, set[str]] = {
     "PodTopologySpread": {"preFilter", "filter", "preScore", "score"},
     "InterPodAffinity": {"preFilter", "filter", "preScore", "score"},
     "DynamicResources": {"preEnqueue", "preFilter", "filter", "postFilter", "reserve", "preBind"},
-    "DefaultPreemption": {"postFilter"},
+    "DefaultPreemption": {"preEnqueue", "postFilter"},
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
     "ImageLocality": {"score"},
     "DefaultBinder": {"bind"},

@@ -79,6 +79,7 @@ ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
 
 Binder = Callable[[PodInfo, str], Status]
 Evict = Callable[[PodInfo, PodInfo, str], Status]
+EvictVictims = Callable[[Sequence[PodInfo], PodInfo, str], Status]
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], Status]
 BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], Sequence[Status]]
 MaskFn = Callable[
@@ -191,6 +192,8 @@ class Framework:
         objects: Any = None,
         rng: random.Random | None = None,
         evict: Evict | None = None,
+        evict_victims: EvictVictims | None = None,
+        running_preemption: Callable[[str], bool] | None = None,
         nominated: Callable[[str], Sequence[PodInfo]] | None = None,
         waiting_pods: WaitingPods | None = None,
         extenders: Sequence[Any] = (),
@@ -209,6 +212,8 @@ class Framework:
         # The scheduler's seeded RNG (preemption's random start) and its eviction service (None: cannot evict).
         self.rng = rng if rng is not None else random.Random()
         self._evict = evict
+        self._evict_victims = evict_victims
+        self._running_preemption = running_preemption
         # The scheduler's nominator: the pods preemption promised room on a node (None: no nominator).
         self._nominated = nominated
         self.percentage_of_nodes_to_score: int | None = profile.percentage_of_nodes_to_score
@@ -375,6 +380,16 @@ class Framework:
     def evict(self) -> Evict | None:
         """``evict(victim, preemptor, node_name) -> Status``: delete a preemption victim (None when unavailable)."""
         return self._evict
+
+    @property
+    def evict_victims(self) -> EvictVictims | None:
+        """``evict_victims(victims, preemptor, node_name) -> Status``: delete one candidate's victims, perhaps in
+        the background (live: upstream's asynchronous preemption); None when the scheduler cannot evict."""
+        return self._evict_victims
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """Upstream ``IsPodRunningPreemption``: are this pod's preemption evictions still going out?"""
+        return self._running_preemption is not None and self._running_preemption(uid)
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo

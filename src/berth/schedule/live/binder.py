@@ -165,6 +165,17 @@ class BindDone:
     status: Status
 
 
+@dataclass(frozen=True)
+class PreemptionDone:
+    """A preemption's evictions sent in the background have all answered (delivered to the scheduling loop).
+    ``status`` is the first failure, if any (upstream then activates the preemptor so it is not left waiting)."""
+
+    preemptor: PodInfo
+    node: str
+    victims: tuple[str, ...]
+    status: Status
+
+
 def binding_needs_no_unreserve(pod: PodInfo, reserve_plugins: list[str]) -> bool:
     """True when a failed binding can be undone without the cycle's state: the profile's Reserve plugins are only
     the in-tree volume/claim ones and this pod has no claims, so their Reserve did nothing to undo."""
@@ -199,7 +210,7 @@ class PipelinedBinder:
         self,
         sync: ApiBinder,
         eligible: Callable[[PodInfo], bool],
-        deliver: Callable[[BindDone], None],
+        deliver: Callable[[BindDone | PreemptionDone], None],
         workers: int = 4,
         max_in_flight: int = 32,
     ) -> None:
@@ -222,8 +233,41 @@ class PipelinedBinder:
         return self.sync.errors
 
     def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
-        """Preemption's API calls go out synchronously (the preemptor is retried only after they answered)."""
+        """One victim, synchronously (callers that cannot wait for :meth:`evict_async`)."""
         return self.sync.evict(victim, preemptor, node_name)
+
+    def evict_async(
+        self, victims: list[PodInfo], preemptor: PodInfo, node_name: str, release: Callable[[], None]
+    ) -> Status:
+        """Upstream ``prepareCandidateAsync``: evict ``victims`` from a worker thread while the scheduling loop
+        goes on, then ``release()`` (the preemptor stops running preemption) and deliver a
+        :class:`PreemptionDone`.
+
+        Upstream releases before the *last* deletion so that its event finds the preemptor un-gated; a deletion
+        event that overtakes the release is then lost for it. Here every deletion comes first -- so the first
+        victim's event cannot start a cycle that preempts again while the others are still going -- and
+        PreemptionDone, delivered after the release, activates the preemptor if its victims' events already came
+        (DefaultPreemption's PreEnqueue re-checks it on those that come later)."""
+        try:
+            self._pool.submit(self._preempt, victims, preemptor, node_name, release)
+        except RuntimeError:  # shutting down
+            return Status(Code.ERROR, ("preemption: the scheduler is stopping",))
+        return SUCCESS
+
+    def _preempt(
+        self, victims: list[PodInfo], preemptor: PodInfo, node_name: str, release: Callable[[], None]
+    ) -> None:
+        status = SUCCESS
+        try:
+            for victim in victims:
+                status = self.sync.evict(victim, preemptor, node_name)
+                if not status.is_success:
+                    break
+        except Exception as exc:
+            status = Status(Code.ERROR, (f"preemption: {type(exc).__name__}: {exc}",))
+        finally:
+            release()
+        self._deliver(PreemptionDone(preemptor, node_name, tuple(v.key for v in victims), status))
 
     def bind(self, pod: PodInfo, node_name: str) -> Status:
         if not self._eligible(pod):

@@ -49,7 +49,13 @@ from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import CycleState
 from berth.schedule.framework.types import PodInfo, QueuedPodInfo
 from berth.schedule.live import api, events, informers
-from berth.schedule.live.binder import ApiBinder, BindDone, PipelinedBinder, binding_needs_no_unreserve
+from berth.schedule.live.binder import (
+    ApiBinder,
+    BindDone,
+    PipelinedBinder,
+    PreemptionDone,
+    binding_needs_no_unreserve,
+)
 from berth.schedule.live.informers import Delta, EventType, Informer, ListWatch, Resource
 from berth.schedule.live.leader import LeaderElector, default_identity
 from berth.schedule.live.metrics import HealthServer, Metrics
@@ -211,7 +217,7 @@ class LiveScheduler:
             client_configuration = configuration(path, opts.context)
         self.permissions = api.PermissionLog(log)
         self.writer = api_client_from(client_configuration, 8)
-        self.inbox: queue.SimpleQueue[Delta | BindDone] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[Delta | BindDone | PreemptionDone] = queue.SimpleQueue()
         self.api_binder = ApiBinder(self.writer, self.permissions)
         self.binder: ApiBinder | PipelinedBinder = self.api_binder
         if opts.pipelined_binds:
@@ -511,6 +517,19 @@ class LiveScheduler:
         sched.queue.add_unschedulable_if_not_present(qp)
         self.status.patch(current, str(FailureReason.SCHEDULER_ERROR), message)
 
+    def _preemption_done(self, done: PreemptionDone) -> None:
+        """A background preemption answered. On failure the preemptor is activated (upstream does, so it is not
+        left waiting for deletions that will not come). On success the victims' deletion events retry it; if they
+        are all gone already (a victim deleted by someone else sends no new event), it is activated here."""
+        key = done.preemptor.key
+        sched = self.scheduler
+        if not done.status.is_success:
+            log.info("preemption for %s on %s failed: %s", key, done.node, done.status.message())
+            sched.queue.activate([key])
+            return
+        if all(sched.cache.get_pod(v) is None for v in done.victims):
+            sched.queue.activate([key])
+
     def _report_late_bindings(self) -> None:
         """Background bindings that answered after the loop stopped: report them (log line, Scheduled event, e2e
         sample) before the recorder closes, or a pod bound at a stop would go unreported."""
@@ -538,9 +557,12 @@ class LiveScheduler:
                 return
             self._apply(delta)
 
-    def _apply(self, delta: Delta | BindDone) -> None:
+    def _apply(self, delta: Delta | BindDone | PreemptionDone) -> None:
         if isinstance(delta, BindDone):
             self._bind_done(delta)
+            return
+        if isinstance(delta, PreemptionDone):
+            self._preemption_done(delta)
             return
         try:
             kind = delta.resource.kind

@@ -61,6 +61,7 @@ REASON_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
 MSG_NO_CANDIDATE = "no candidate node for preemption"
+MSG_PREEMPTION_RUNNING = "waiting for the preemption for this pod to be finished"
 MSG_NO_EVICTION = (
     "DefaultPreemption cannot run: this scheduler's binder cannot evict pods (handle.evict is missing); "
     "give the binder an evict method or disable DefaultPreemption in the profile"
@@ -255,7 +256,7 @@ def pick_one(candidates: Sequence[Candidate]) -> Candidate | None:
     return remaining[0]
 
 
-class DefaultPreemption(fw.PostFilterPlugin):
+class DefaultPreemption(fw.PreEnqueuePlugin, fw.PostFilterPlugin):
     NAME = NAME
     args: DefaultPreemptionArgs
 
@@ -449,17 +450,39 @@ class DefaultPreemption(fw.PostFilterPlugin):
         if best is None:
             return None, fw.unschedulable(MSG_NO_CANDIDATE)
         evict: Any = getattr(self.handle, "evict", None)
+        evict_victims: Any = getattr(self.handle, "evict_victims", None)
         waiting_pod: Any = getattr(self.handle, "get_waiting_pod", None)
+        to_delete: list[PodInfo] = []
         for victim in best.victims:
             # Upstream preemptPod: a victim held at Permit is rejected ("preempted"), not deleted.
             held = waiting_pod(victim.uid) if callable(waiting_pod) else None
             if held is not None:
                 held.reject(self.NAME, "preempted")
                 continue
-            st = evict(victim, pod, best.node)
+            to_delete.append(victim)
+        if callable(evict_victims):  # the scheduler's: perhaps in the background (asynchronous preemption)
+            st = evict_victims(to_delete, pod, best.node)
             if not st.is_success:
-                return None, fw.error(f"preempting {victim.key}: {st.message()}")
+                return None, fw.error(f"preempting on node {best.node}: {st.message()}")
+        else:
+            for victim in to_delete:
+                st = evict(victim, pod, best.node)
+                if not st.is_success:
+                    return None, fw.error(f"preempting {victim.key}: {st.message()}")
         return fw.PostFilterResult(best.node), fw.SUCCESS
+
+    def pre_enqueue(self, pod: PodInfo) -> fw.Status:
+        """Upstream PreEnqueue (``SchedulerAsyncPreemption``): a pod whose evictions are still going out waits
+        outside the queue, so it does not preempt again before they land."""
+        running: Any = getattr(self.handle, "is_pod_running_preemption", None)
+        if callable(running) and running(pod.uid):
+            return fw.unresolvable(MSG_PREEMPTION_RUNNING)
+        return fw.SUCCESS
+
+    def events_to_register(self) -> Sequence[fw.ClusterEventWithHint]:
+        """A pod gated at PreEnqueue is looked at again when an assigned pod is deleted: a victim's deletion
+        event may come after its preemption stopped running (upstream registers AssignedPod/Delete)."""
+        return (fw.ClusterEventWithHint(fw.ClusterEvent("Pod", "Delete")),)
 
     def call_extenders(
         self, pod: PodInfo, candidates: list[Candidate], all_nodes: Sequence[NodeInfo]
