@@ -354,8 +354,8 @@ class Handler(BaseHTTPRequestHandler):
     ) -> None:
         # One buffered write of status line, headers and body (send_response/send_header cost ~25 calls).
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
-        if self.close_connection:  # say so: a client must not put a connection we are closing back in its pool
-            extra += "Connection: close\r\n"
+        if self.close_connection:
+            extra += "Connection: close\r\n"  # a client must not pool a connection we are about to close
         head = (
             f"HTTP/1.1 {code} {_REASONS.get(code, '')}\r\nContent-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\nCache-Control: no-cache, private\r\nDate: {_http_date()}\r\n"
