@@ -3,6 +3,7 @@ mode really compares the vectorised path with the reference (a broken kernel is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from typing import Any
@@ -162,3 +163,47 @@ def test_threshold_verdicts_only_at_upstreams_sizes() -> None:
     assert bench.format_result(doc).endswith("threshold 35 pods/s: met")
     assert bench.format_result({**doc, "podsPerSecond": 20.0}).endswith("threshold 35 pods/s: below")
     assert "(at its own sizes, not these)" in bench.format_result({**doc, "nodes": 10})
+
+
+@pytest.mark.parametrize("workload", ["unschedulable", "preemption-async", "mixed-churn", "while-gated"])
+def test_churn_workloads_run_their_steps_beside_the_measured_pods(
+    workload: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The churn steps run on wall-clock intervals while the measured pods are scheduled; here every interval is
+    made tiny (and the steps capped at five, so high-priority churn cannot crowd 20 nodes out) so steps certainly
+    run, and the measured pods are all placed and verified."""
+    w = bench.WORKLOADS[workload]
+
+    def capped(step: bench.ChurnFn) -> bench.ChurnFn:
+        return lambda s, k, init: step(s, k, init) if k < 5 else None
+
+    fast = tuple(bench.Churn(0.0005, capped(c.step)) for c in w.churn)
+    monkeypatch.setitem(bench.WORKLOADS, workload, dataclasses.replace(w, churn=fast))
+    out = bench.run_benchmark(workload, 20, 200, verify=True, init_pods=20)
+    assert out["scheduled"] == 200 and out["mismatches"] == 0
+    assert out["churnSteps"] > 0
+    assert "churn steps beside them" in bench.format_result(out)
+
+
+def test_churn_steps_do_what_upstreams_ops_do() -> None:
+    from berth.schedule.scheduler import Scheduler
+
+    s = Scheduler(bench.default_config(), seed=1)
+    s.add_node(bench.perf_node(0))
+    # mixed churn: each step replaces the previous node, unschedulable pod and Service
+    for k in range(3):
+        bench._recreate_mixed(s, k, 0)
+    s.run_until_idle()
+    names = sorted(n.name for n in s.cache.update_snapshot(s._current_snapshot()).node_infos())
+    assert names == ["node-churn-2", "scheduler-perf-0"]
+    assert [f.pod for f in s.unschedulable()] == ["churn/pod-2"]  # 9 cpu fits no node
+    # while-gated: deletions walk the scheduled light pods of init templates 1 and 2, then stop
+    for t in (1, 2):
+        for i in range(2):
+            pod = bench.light_pod("sched-0", i)
+            pod["metadata"]["name"] = f"pod-{t}-{i}"
+            pod["spec"]["nodeName"] = "scheduler-perf-0"
+            s.add_pod(pod)
+    for k in range(5):
+        bench._delete_scheduled_light_pod(s, k, 2)
+    assert all(s.cache.get_pod(bench.init_pod_key(t, i)) is None for t in (1, 2) for i in range(2))

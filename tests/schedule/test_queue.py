@@ -404,3 +404,28 @@ def test_activate_moves_waiting_pods_to_active_through_prenqueue() -> None:
     assert q.activate(["default/u", "default/b", "default/g", "default/unknown"]) == 2
     assert q.where("default/g") is Where.GATED  # PreEnqueue still refuses it
     assert sorted(drain(q)) == ["b", "u"]
+
+
+def test_an_event_weighs_only_the_pods_whose_rejectors_registered_it_in_arrival_order() -> None:
+    """The unschedulable pods are indexed by rejecting plugin: an event is weighed against the pods of the plugins
+    that registered it, plus pods no plugin claims, and they move in the order they arrived."""
+    q, _ = make()
+    for name in ("fit-1", "taint", "none", "fit-2"):
+        q.add(pod_info(name))
+    popped = {qp.pod_info.name: qp for qp in (q.pop() for _ in range(4)) if qp is not None}
+    fail(q, popped["fit-1"], "NodeResourcesFit")
+    fail(q, popped["taint"], "TaintToleration")
+    fail(q, popped["fit-2"], "NodeResourcesFit")
+    popped["none"].unschedulable_plugins = {"SomethingElse"}  # no events registered for it in this queue
+    q.add_unschedulable_if_not_present(popped["none"])
+    pending = q._unschedulable
+    assert pending.candidates([("default-scheduler", "NodeResourcesFit")]) == [
+        "default/fit-1",
+        "default/fit-2",
+    ]
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", "Add")) == 2
+    assert q.where("default/taint") is Where.UNSCHEDULABLE and q.where("default/none") is Where.UNSCHEDULABLE
+    # a pod leaving (deleted) leaves the index too
+    assert q.delete("default/taint")
+    assert pending.candidates([("default-scheduler", "TaintToleration")]) == []
+    assert q.move_all_to_active_or_backoff(ClusterEvent("Node", "UpdateNodeTaint")) == 0

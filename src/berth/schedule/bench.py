@@ -44,7 +44,8 @@ from berth.schedule.framework.interface import CycleState, Status
 from berth.schedule.framework.runtime import Framework
 from berth.schedule.framework.types import PodInfo
 from berth.schedule.plugins.registry import Registry, default_registry
-from berth.schedule.scheduler import Diagnosis, Scheduler
+from berth.schedule.queue import VirtualClock
+from berth.schedule.scheduler import CycleOutcome, Diagnosis, Scheduler
 from berth.schedule.simulate import perf_node, perf_pod
 
 ZONE = "topology.kubernetes.io/zone"
@@ -249,6 +250,98 @@ def high_priority_pod(namespace: str, i: int) -> Obj:
     return _priority_pod(namespace, i, 10, "3")
 
 
+def high_priority_large_cpu_pod(namespace: str, i: int) -> Obj:
+    """templates/pod-high-priority-large-cpu.yaml: priority 10, requests 9 cpu (no limits) -- more than any node
+    has, so it never fits and preemption cannot help."""
+    pod = _priority_pod(namespace, i, 10, "9")
+    del pod["spec"]["containers"][0]["resources"]["limits"]
+    return pod
+
+
+def light_pod(namespace: str, i: int) -> Obj:
+    """templates/light-pod.yaml: one pause container, no requests, terminationGracePeriodSeconds 0."""
+    pod = perf_pod(namespace, i)
+    del pod["spec"]["containers"][0]["resources"], pod["spec"]["containers"][0]["ports"]
+    pod["spec"]["terminationGracePeriodSeconds"] = 0
+    return pod
+
+
+def gated_pod(namespace: str, i: int) -> Obj:
+    """templates/gated-pod.yaml: a pause pod with the scheduling gate ``test.k8s.io/hold`` (never scheduled)."""
+    pod = light_pod(namespace, i)
+    del pod["spec"]["terminationGracePeriodSeconds"]
+    pod["spec"]["schedulingGates"] = [{"name": "test.k8s.io/hold"}]
+    return pod
+
+
+def churn_node(i: int) -> Obj:
+    """templates/churn/node-default.yaml: a Ready node that takes no pods (``pods: 0``)."""
+    node = perf_node(i)
+    name = f"node-churn-{i}"
+    node["metadata"] = {"name": name, "labels": {HOSTNAME: name}}
+    node["status"]["capacity"] = {"pods": "0"}
+    node["status"]["allocatable"] = {"pods": "0"}
+    return node
+
+
+def churn_service(i: int) -> Obj:
+    """templates/churn/service-default.yaml: a Service selecting ``app: foo`` (no pod has it)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": f"service-churn-{i}", "namespace": "churn"},
+        "spec": {
+            "selector": {"app": "foo"},
+            "ports": [{"protocol": "TCP", "port": 8080, "targetPort": 8080}],
+        },
+    }
+
+
+def init_pod_key(template: int, i: int) -> str:
+    """The key :func:`run_benchmark` gives the ``i``-th init pod of the ``template``-th init template."""
+    return f"sched-0/pod-{i}" if template == 0 else f"sched-0/pod-{template}-{i}"
+
+
+ChurnFn = Callable[[Scheduler, int, int], None]  # (scheduler, step k from 0, init pods per template)
+
+
+@dataclass(frozen=True)
+class Churn:
+    """scheduler_perf's ``churn`` / ``deletePods`` ops: ``step`` runs every ``interval`` seconds of wall time
+    while the measured pods are scheduled (as upstream, where they run beside the scheduler)."""
+
+    interval: float
+    step: ChurnFn
+
+
+def _create_churn_pod(template: PodFn) -> ChurnFn:
+    """Churn ``mode: create``: a new pod of ``template`` every interval, for as long as the measurement runs."""
+
+    def step(s: Scheduler, k: int, _init: int) -> None:
+        s.add_pod(template("churn", k))
+
+    return step
+
+
+def _recreate_mixed(s: Scheduler, k: int, _init: int) -> None:
+    """SchedulingWithMixedChurn's ``mode: recreate, number: 1``: each interval the node, the unschedulable pod and
+    the Service of the previous step go and new ones come."""
+    if k:
+        s.remove_node(f"node-churn-{k - 1}")
+        s.remove_pod(f"churn/pod-{k - 1}")
+        s.remove_object(churn_service(k - 1))
+    s.add_node(churn_node(k))
+    s.add_pod(high_priority_large_cpu_pod("churn", k))
+    s.add_object(churn_service(k))
+
+
+def _delete_scheduled_light_pod(s: Scheduler, k: int, init: int) -> None:
+    """SchedulingWhileGated's ``deletePods`` (50/s): the scheduled light pods (init templates 1 and 2) go one by
+    one, each an AssignedPodDelete event the queue weighs against the gated pods."""
+    if k < 2 * init:
+        s.remove_pod(init_pod_key(1 + k // init, k % init))
+
+
 @dataclass(frozen=True)
 class Workload:
     """One scheduler_perf workload: ``nodes`` from ``node``; ``init_pods`` of each template in ``init`` placed
@@ -268,6 +361,7 @@ class Workload:
     needs: str = ""  # a plugin that must be active for the workload to mean anything
     namespace: str = "sched-1"
     objects: tuple[Obj, ...] = ()  # Services and the like, added before the nodes
+    churn: tuple[Churn, ...] = ()  # what runs beside the measured pods (wall-clock intervals)
 
 
 WORKLOADS: Mapping[str, Workload] = {
@@ -327,6 +421,30 @@ WORKLOADS: Mapping[str, Workload] = {
         Workload(
             "daemonset", "SchedulingDaemonset/15000Nodes", 1100,
             15001, 0, 30000, named_node_first, (), daemonset_pod,
+        ),
+        Workload(
+            "unschedulable", "Unschedulable/5kNodes/100Init/10kPods", 590,
+            5000, 100, 10000, perf_node, (perf_pod,), perf_pod,
+            churn=(Churn(0.2, _create_churn_pod(high_priority_large_cpu_pod)),),
+        ),
+        Workload(
+            "unschedulable-20k-init", "Unschedulable/5kNodes/20kInit/10kPods", 600,
+            5000, 20000, 10000, perf_node, (perf_pod,), perf_pod,
+            churn=(Churn(0.2, _create_churn_pod(high_priority_large_cpu_pod)),),
+        ),
+        Workload(
+            "preemption-async", "PreemptionAsync/5000Nodes", 570,
+            5000, 20000, 5000, perf_node, (low_priority_pod,), perf_pod, "DefaultPreemption",
+            churn=(Churn(0.2, _create_churn_pod(high_priority_pod)),),
+        ),
+        Workload(
+            "mixed-churn", "SchedulingWithMixedChurn/5000Nodes_10000Pods", 710,
+            5000, 0, 10000, perf_node, (), perf_pod, churn=(Churn(1.0, _recreate_mixed),),
+        ),
+        Workload(
+            "while-gated", "SchedulingWhileGated/1Node_10000GatedPods", 910,
+            1, 10000, 20000, named_node_first, (gated_pod, light_pod, light_pod), light_pod,
+            churn=(Churn(0.02, _delete_scheduled_light_pod),),
         ),
         Workload(
             "preemption", "PreemptionBasic/1000Nodes (run at half size)", None,
@@ -460,19 +578,24 @@ def run_benchmark(
     before, evicted_before = len(s.placements), len(s.preempted)
     for i in range(n_pods):
         s.add_pod(w.pod(w.namespace, i))
+    measured = f"{w.namespace}/"
     s.sample_every = every
     if freeze:
         gc.collect()
         gc.freeze()  # the cluster and the queued pods are long-lived: keep the cyclic GC from re-walking them
     try:
         started, cpu_started = time.perf_counter(), time.process_time()
-        s.run_until_idle()
+        if w.churn:
+            churned = _run_with_churn(s, w.churn, n_init, measured, n_pods)
+        else:
+            s.run_until_idle()
+            churned = 0
         seconds = time.perf_counter() - started - s.reference_seconds
     finally:
         if freeze:
             gc.unfreeze()
     cpu = time.process_time() - cpu_started - s.reference_cpu_seconds
-    scheduled = len(s.placements) - before
+    scheduled = len({p.pod for p in s.placements[before:] if p.pod.startswith(measured)})
     load = _load_average()
     out = {
         **base,
@@ -483,6 +606,7 @@ def run_benchmark(
         "cpuSeconds": round(cpu, 3),
         "podsPerCpuSecond": round(scheduled / cpu, 1) if cpu > 0 else 0.0,
         "preempted": len(s.preempted) - evicted_before,
+        "churnSteps": churned,
         "mismatches": len(s.mismatches) if verify else None,
         "verified": s.checked,
         "peakMemoryMiB": round(peak_memory_mib(), 1),
@@ -493,6 +617,54 @@ def run_benchmark(
     if s.mismatches:
         out["mismatchExamples"] = s.mismatches[:5]
     return out
+
+
+STALL_SECONDS = 10.0  # a churn run stops when no measured pod has been placed for this long (wall time)
+
+
+def _run_with_churn(s: Scheduler, churn: tuple[Churn, ...], init: int, measured: str, want: int) -> int:
+    """Schedule until ``want`` pods of the ``measured`` namespace prefix were placed, running each churn step when
+    its wall-clock interval comes (upstream's churn ops run beside the scheduler). Idle moments advance the
+    virtual backoff clock or sleep until the next step. Returns the churn steps run."""
+    placed: set[str] = set()
+    previous = s.on_outcome
+
+    def count(outcome: CycleOutcome) -> None:
+        if outcome.node and outcome.pod.startswith(measured):
+            placed.add(outcome.pod)
+        if previous is not None:
+            previous(outcome)
+
+    s.on_outcome = count
+    start = last_progress = time.perf_counter()
+    due = [start + c.interval for c in churn]
+    steps = [0] * len(churn)
+    clock = s.clock
+    try:
+        while len(placed) < want:
+            now = time.perf_counter()
+            for i, c in enumerate(churn):
+                # One step per tick; ticks missed while a cycle ran are dropped, as a Go ticker drops them.
+                if now >= due[i]:
+                    c.step(s, steps[i], init)
+                    steps[i] += 1
+                    due[i] = max(due[i] + c.interval, now)
+            before = len(placed)
+            if s.schedule_one() is not None:
+                if len(placed) != before:
+                    last_progress = now
+                continue
+            if now - last_progress > STALL_SECONDS:
+                break  # measured pods left that nothing will place: report how many were
+            expiry = s.next_wakeup()
+            if expiry is not None and isinstance(clock, VirtualClock):
+                clock.advance_to(expiry)
+                s.queue.tick()
+                continue
+            time.sleep(max(0.0, min(due) - time.perf_counter()))
+    finally:
+        s.on_outcome = previous
+    return sum(steps)
 
 
 def _load_average() -> float | None:
@@ -514,6 +686,8 @@ def format_result(result: Mapping[str, Any]) -> str:
     )
     if result.get("preempted"):
         verify += f", {result['preempted']} pods preempted"
+    if result.get("churnSteps"):
+        verify += f", {result['churnSteps']} churn steps beside them"
     return (
         f"{result['workload']}: {result['nodes']} nodes, {result['initPods']} init pods, "
         f"{result['scheduled']}/{result['pods']} pods in {result['seconds']:.2f}s = {result['podsPerSecond']:.0f} "
