@@ -21,6 +21,7 @@ Commands:
   rbac       Print the minimal ClusterRole the configured profiles need,...
   run        Schedule pods on a cluster with the configuration's profiles...
   simulate   Place a workload on a cluster described in files, and show...
+  snapshot   Write a cluster's current state as `simulate` input: try a...
 """
 
 # Loaded only when a command runs: numpy and the framework (scheduler, simulate, vector columns), the configuration
@@ -71,7 +72,7 @@ def test_group_help_lists_the_same_commands_and_summaries() -> None:
         pytest.param(("schedule", "--help"), id="group"),
         *(
             pytest.param(("schedule", sub, "--help"), id=sub)
-            for sub in ("simulate", "config", "rbac", "manifests", "run")
+            for sub in ("simulate", "config", "rbac", "manifests", "run", "snapshot")
         ),
     ],
 )

@@ -29,6 +29,7 @@ from berth.lazycli import LazyCommands
             "rbac": "berth.schedule.deploy_cli:rbac_command",
             "manifests": "berth.schedule.deploy_cli:manifests_command",
             "run": "berth.schedule.live_cli:run_command",
+            "snapshot": "berth.schedule.live_cli:snapshot_command",
         }
     ),
 )

@@ -111,3 +111,41 @@ def run_command(
             signal.signal(sig, handler)
     if sched.failure is not None and not stop.is_set():
         raise SchedulerFailed(str(sched.failure))
+
+
+@click.command("snapshot")
+@click.option(
+    "--kubeconfig",
+    metavar="FILE",
+    help="Default: $KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config, then the in-cluster ServiceAccount.",
+)
+@click.option("--context", metavar="NAME", help="Kubeconfig context (default: its current-context).")
+@click.option(
+    "--out",
+    "cluster_path",
+    required=True,
+    metavar="CLUSTER.yaml",
+    help="The cluster file: nodes, running pods, PriorityClasses and the objects plugins read.",
+)
+@click.option(
+    "--pending",
+    "pending_path",
+    metavar="WORKLOAD.yaml",
+    help="Also write the Pending pods as a workload file.",
+)
+def snapshot_command(
+    kubeconfig: str | None, context: str | None, cluster_path: str, pending_path: str | None
+) -> None:
+    """Write a cluster's current state as `simulate` input: try a configuration on today's cluster.
+
+    Then: berth schedule simulate --config NEW.yaml --cluster CLUSTER.yaml --workload WORKLOAD.yaml
+    """
+    from berth.schedule.live import snapshot
+
+    snap = snapshot.snapshot(kubeconfig, context, with_pending=pending_path is not None)
+    snapshot.write(snap, cluster_path, pending_path)
+    for warning in snap.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(
+        f"wrote {cluster_path}" + (f" and {pending_path}" if pending_path else "") + f": {snap.summary()}"
+    )
