@@ -16,6 +16,7 @@ from berth.cli import berth
 # The listing as it was when every command module was imported eagerly (80 columns).
 LISTING = """\
 Commands:
+  compare    Place one workload with each configuration, alone and from the...
   config     Print the defaulted configuration, or every problem in it...
   manifests  Print ServiceAccount, ClusterRole(+Binding), ConfigMap and...
   rbac       Print the minimal ClusterRole the configured profiles need,...
@@ -72,7 +73,7 @@ def test_group_help_lists_the_same_commands_and_summaries() -> None:
         pytest.param(("schedule", "--help"), id="group"),
         *(
             pytest.param(("schedule", sub, "--help"), id=sub)
-            for sub in ("simulate", "config", "rbac", "manifests", "run", "snapshot")
+            for sub in ("simulate", "compare", "config", "rbac", "manifests", "run", "snapshot")
         ),
     ],
 )

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import html
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from berth.schedule import explain
+from berth.schedule import compare, explain
 from berth.schedule.simulate import SimulationResult
 
 # Colour-blind-safe palette (Okabe-Ito), cycled per profile.
@@ -182,6 +183,53 @@ def _some(names: Sequence[str]) -> str:
 
 def _say(console: Console, text: str) -> None:
     console.print(text, markup=False, highlight=False)
+
+
+COMPARE_MOVED_LINES = 20  # pods listed under the comparison table (all of them in -o json)
+
+
+def print_comparison(comparison: compare.Comparison, console: Console | None = None) -> None:
+    """Configurations as columns, outcome figures as rows, then the pods that did not land alike."""
+    console = console or Console()
+    outcomes = comparison.outcomes
+    figures = [o.figures() for o in outcomes]
+    table = Table(title="Same cluster, same workload, one run per configuration")
+    table.add_column("", justify="left")
+    for o in outcomes:
+        table.add_column(o.label, justify="right")
+
+    def row(label: str, cell: Callable[[dict[str, Any]], str], end: bool = False) -> None:
+        table.add_row(label, *(cell(f) for f in figures), end_section=end)
+
+    row("placed", lambda f: f"{f['placed']}/{f['pods']}")
+    row("unschedulable", lambda f: str(f["unschedulable"]))
+    row("pods preempted", lambda f: str(f["preempted"]), end=True)
+    row("nodes in use", lambda f: str(f["nodesInUse"]))
+    row("empty nodes", lambda f: str(f["emptyNodes"]))
+    row("nodes given pods by the run", lambda f: str(f["nodesGivenPods"]), end=True)
+    row("cpu requested, whole cluster", lambda f: f"{f['cpuRequested']:.1f} %")
+    row("cpu, busiest node", lambda f: f"{f['cpuOnBusiestNode']:.1f} %")
+    row(
+        "cpu, nodes in use (mean ± sd)",
+        lambda f: f"{f['cpuOnUsedNodesMean']:.1f} ± {f['cpuOnUsedNodesStdev']:.1f} %",
+        end=True,
+    )
+    row("memory requested, whole cluster", lambda f: f"{f['memoryRequested']:.1f} %")
+    row("memory, busiest node", lambda f: f"{f['memoryOnBusiestNode']:.1f} %")
+    row("memory, nodes in use (mean)", lambda f: f"{f['memoryOnUsedNodesMean']:.1f} %")
+    console.print(table)
+    moved = comparison.moved()
+    baseline = outcomes[0].label
+    _say(
+        console,
+        f"{len(moved)} pods not placed alike ({' / '.join(o.label for o in outcomes)}; '-': not placed)",
+    )
+    for pod, where in moved[:COMPARE_MOVED_LINES]:
+        _say(console, f"  {pod}: {' / '.join(where)}")
+    if len(moved) > COMPARE_MOVED_LINES:
+        _say(console, f"  ... and {len(moved) - COMPARE_MOVED_LINES} more (all of them in -o json)")
+    if not moved:
+        _say(console, f"  every pod went where {baseline} put it")
 
 
 def _chart(result: SimulationResult) -> str:

@@ -169,6 +169,20 @@ class WorkloadInput:
 
 
 @dataclass(frozen=True)
+class NodeUsage:
+    """One node after the run: what it offers and what its pods (bound before, placed by the run) request --
+    millicores for cpu, bytes for memory."""
+
+    node: str
+    pods: int
+    allowed_pods: int
+    cpu: int
+    cpu_allocatable: int
+    memory: int
+    memory_allocatable: int
+
+
+@dataclass(frozen=True)
 class SimulationResult:
     placements: tuple[Placement, ...]
     unschedulable: tuple[Failure, ...]
@@ -181,6 +195,7 @@ class SimulationResult:
     preempted: tuple[Preemption, ...] = ()
     # Set when simulate() was asked to explain pods (--explain): one per followed pod that was attempted.
     explanations: tuple[explain.Explanation, ...] | None = None
+    usage: tuple[NodeUsage, ...] = ()  # per node at the end, in node-file order
 
     @property
     def scheduled(self) -> int:
@@ -789,7 +804,30 @@ def simulate(
         profiles=tuple(names),
         preempted=tuple(preempted),
         explanations=recorder.explanations(index) if recorder is not None else None,
+        usage=_usage(schedulers[0], [str(n.obj["metadata"]["name"]) for n in cluster.nodes]),
     )
+
+
+def _usage(s: Scheduler, names: Sequence[str]) -> tuple[NodeUsage, ...]:
+    """Each node's requests and capacity as the scheduler's cache holds them once the run is over."""
+    out: list[NodeUsage] = []
+    for name in names:
+        info = s.cache.node_info(name)
+        if info is None:
+            continue
+        alloc, req = info.allocatable, info.requested
+        out.append(
+            NodeUsage(
+                name,
+                len(info.pods),
+                int(alloc.get("pods", 0)),
+                int(req.get("cpu", 0)),
+                int(alloc.get("cpu", 0)),
+                int(req.get("memory", 0)),
+                int(alloc.get("memory", 0)),
+            )
+        )
+    return tuple(out)
 
 
 def _feed(add: Callable[[Obj, str], None], item: Sourced) -> None:
