@@ -1053,6 +1053,12 @@ class Scheduler:
 
     # --- nominated pods (upstream's nominator, the part Filter needs) ---------------------------------------------
 
+    @_locked
+    def clear_nomination(self, key: str) -> None:
+        """Forget the node preemption nominated for ``key`` (live mode: its binding failed in the background, and
+        upstream then overrides the nomination with none)."""
+        self._unnominate(key)
+
     def _nominate(self, pod: PodInfo, node_name: str) -> None:
         self._unnominate(pod.key)
         # Kept bound to the node: Filter counts it there (run_filter_with_nominated_pods), without a copy per run.

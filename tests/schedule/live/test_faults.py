@@ -12,6 +12,7 @@ import pytest
 
 from berth.kube import client as kube_client
 from berth.schedule import config as config_mod
+from berth.schedule.framework.interface import Code, Status
 from berth.schedule.framework.types import PodInfo
 from berth.schedule.live import api
 from berth.schedule.live.informers import ListWatch, Resource, WatchStream
@@ -181,3 +182,37 @@ def test_bind_conflict_forgets_and_requeues(env: Env, pipelined: bool) -> None:
         others = [sched.scheduler.cache.node_info(f"node-{i}") for i in (1, 2, 3)]
         assert all(n is not None and not n.pods for n in others)
     assert env.bindings_when(lambda b: "default/contested" in b) == {"default/contested": 1}
+
+
+def test_a_background_bind_that_fails_drops_the_pods_nomination(env: Env) -> None:
+    """Upstream handleBindingCycleError overrides the nomination with none: a nominated pod whose binding fails
+    loses ``status.nominatedNodeName`` (on the API and in the scheduler's nominator) and is placed afresh."""
+    env.create(pod("nominee", scheduler=PROFILE, cpu="1"))
+    api.call(
+        env.client,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/nominee/status",
+        body={"status": {"nominatedNodeName": "node-2"}},
+        content_type=api.STRATEGIC_MERGE_PATCH,
+    )
+    with env.scheduler(one_profile()) as sched:
+        real_bind = sched.api_binder.bind
+        failures: list[str] = []
+
+        def fail_once(info: PodInfo, node_name: str) -> Any:
+            if info.name == "nominee" and not failures:
+                failures.append(node_name)
+                return Status(Code.ERROR, ("binding failed: injected",))
+            return real_bind(info, node_name)
+
+        sched.api_binder.bind = fail_once  # type: ignore[method-assign]
+        assert sched.wait_synced(30)
+        bound = eventually(
+            lambda: env.call("GET", "/api/v1/namespaces/default/pods/nominee")["spec"].get("nodeName"),
+            30,
+            "nominee bound after the failure",
+        )
+        assert failures == ["node-2"]  # its nominated node was tried first
+        assert not sched.scheduler._nominated_on("node-2")
+    final = env.call("GET", "/api/v1/namespaces/default/pods/nominee")
+    assert bound and "nominatedNodeName" not in (final.get("status") or {})

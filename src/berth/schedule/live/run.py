@@ -511,11 +511,22 @@ class LiveScheduler:
             return  # deleted, or bound after all (the informer has or will have it): nothing to retry
         attempts = self._bind_failures.get(key, 0) + 1
         self._bind_failures[key] = attempts
-        sched.update_pod(None, current)  # pending again (the scheduler's own bookkeeping) ...
+        # Upstream handleBindingCycleError overrides the nomination with none: the pod looks afresh next time.
+        had_nomination = bool((current.get("status") or {}).get("nominatedNodeName"))
+        pending = current
+        if had_nomination:
+            pending = {
+                **current,
+                "status": {k: v for k, v in current["status"].items() if k != "nominatedNodeName"},
+            }
+            sched.clear_nomination(key)
+        sched.update_pod(None, pending)  # pending again (the scheduler's own bookkeeping) ...
         sched.queue.delete(key)  # ... but after a backoff, like any failed cycle
-        qp = QueuedPodInfo(pod_info=PodInfo(current), timestamp=time.monotonic(), attempts=attempts)
+        qp = QueuedPodInfo(pod_info=PodInfo(pending), timestamp=time.monotonic(), attempts=attempts)
         sched.queue.add_unschedulable_if_not_present(qp)
-        self.status.patch(current, str(FailureReason.SCHEDULER_ERROR), message)
+        self.status.patch(
+            current, str(FailureReason.SCHEDULER_ERROR), message, clear_nomination=had_nomination
+        )
 
     def _preemption_done(self, done: PreemptionDone) -> None:
         """A background preemption answered. On failure the preemptor is activated (upstream does, so it is not
