@@ -15,10 +15,40 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from berth.lazycli import LazyCommands
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _input_files(f: F) -> F:
+    """--cluster and --workload: what simulate and compare place, and where."""
+    f = click.option(
+        "--workload",
+        "workload_path",
+        required=True,
+        metavar="WORKLOAD.yaml",
+        help="Pods, Deployments, ReplicaSets, StatefulSets, Jobs.",
+    )(f)
+    return click.option(
+        "--cluster",
+        "cluster_path",
+        required=True,
+        metavar="NODES.yaml",
+        help="Nodes (+ bound Pods, PriorityClasses).",
+    )(f)
+
+
+_output_option = click.option(
+    "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True
+)
+_plugin_option = click.option(
+    "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
+)
 
 
 @click.group(
@@ -46,30 +76,13 @@ def group() -> None:
     metavar="CONFIG",
     help="KubeSchedulerConfiguration file. Repeat to simulate separate scheduler binaries (one per file).",
 )
-@click.option(
-    "--cluster",
-    "cluster_path",
-    required=True,
-    metavar="NODES.yaml",
-    help="Nodes (+ bound Pods, PriorityClasses).",
-)
-@click.option(
-    "--workload",
-    "workload_path",
-    required=True,
-    metavar="WORKLOAD.yaml",
-    help="Pods, Deployments, ReplicaSets, StatefulSets, Jobs.",
-)
+@_input_files
 @click.option(
     "--seed", type=int, default=1, show_default=True, help="Seeds pod name suffixes and tie-breaking."
 )
-@click.option(
-    "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True
-)
+@_output_option
 @click.option("--report", "report_path", metavar="FILE.html", help="Also write a self-contained HTML report.")
-@click.option(
-    "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
-)
+@_plugin_option
 @click.option(
     "--explain",
     "explain_patterns",
@@ -129,19 +142,10 @@ def simulate_command(
     metavar="CONFIG",
     help="A KubeSchedulerConfiguration to compare; give two or more (the first is the baseline).",
 )
-@click.option(
-    "--cluster", "cluster_path", required=True, metavar="NODES.yaml", help="Nodes (+ bound Pods ...)."
-)
-@click.option(
-    "--workload", "workload_path", required=True, metavar="WORKLOAD.yaml", help="Pods and controllers."
-)
+@_input_files
 @click.option("--seed", type=int, default=1, show_default=True, help="The same seed for every run.")
-@click.option(
-    "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True
-)
-@click.option(
-    "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
-)
+@_output_option
+@_plugin_option
 def compare_command(
     config_paths: tuple[str, ...],
     cluster_path: str,

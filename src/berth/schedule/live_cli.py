@@ -11,7 +11,9 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
+from typing import Any, TypeVar
 
 import click
 
@@ -22,16 +24,27 @@ class SchedulerFailed(BerthError):
     """The scheduler stopped on its own (lost its lease, crashed): exit code 1."""
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _connection_options(f: F) -> F:
+    """--kubeconfig and --context, resolved as ``berth.schedule.live.run.resolve_kubeconfig`` does."""
+    f = click.option("--context", metavar="NAME", help="Kubeconfig context (default: its current-context).")(
+        f
+    )
+    return click.option(
+        "--kubeconfig",
+        metavar="FILE",
+        help="Default: $KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config, then the in-cluster "
+        "ServiceAccount.",
+    )(f)
+
+
 @click.command("run")
 @click.option(
     "--config", "config_path", required=True, metavar="CONFIG", help="KubeSchedulerConfiguration file."
 )
-@click.option(
-    "--kubeconfig",
-    metavar="FILE",
-    help="Default: $KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config, then the in-cluster ServiceAccount.",
-)
-@click.option("--context", metavar="NAME", help="Kubeconfig context (default: its current-context).")
+@_connection_options
 @click.option(
     "--leader-elect",
     is_flag=True,
@@ -114,12 +127,7 @@ def run_command(
 
 
 @click.command("snapshot")
-@click.option(
-    "--kubeconfig",
-    metavar="FILE",
-    help="Default: $KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config, then the in-cluster ServiceAccount.",
-)
-@click.option("--context", metavar="NAME", help="Kubeconfig context (default: its current-context).")
+@_connection_options
 @click.option(
     "--out",
     "cluster_path",
