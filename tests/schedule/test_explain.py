@@ -298,3 +298,21 @@ def test_cli_prints_the_breakdown_and_json_carries_it(
 def _no_leftover_gang() -> Iterator[None]:
     yield
     sys.modules.pop("berth_gang", None)
+
+
+def test_the_table_always_shows_the_chosen_node(capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty nodes tie and the draw picks the last: it takes the last column, marked with ``*``."""
+    from rich.console import Console
+
+    from berth.schedule import report
+
+    score = (explain.PluginScore("NodeResourcesFit", 1, 90, 90),)
+    nodes = tuple(explain.NodeResult(f"n{i:02}", True, scores=score, total=90) for i in range(20))
+    attempt = explain.Attempt(
+        number=1, scheduler_name="default-scheduler", result="scheduled", node="n19", message="",
+        decision="highest total score 90, shared by 20 nodes (tie broken at random)", route=explain.Route.SCORED,
+        nodes_in_cluster=20, nodes=nodes, not_examined=0, ties=20,
+    )  # fmt: skip
+    report.print_attempt("default/web", attempt, Console(width=200))
+    header = next(line for line in capsys.readouterr().out.splitlines() if "plugin (weight)" in line)
+    assert "n19 *" in header and "n06" in header and "n07" not in header

@@ -129,6 +129,9 @@ def _print_attempt(a: explain.Attempt, console: Console) -> None:
     scored = [n for n in feasible if n.total is not None]
     if scored:
         shown = scored[:EXPLAIN_COLUMNS]
+        # A tie among more nodes than are shown: the chosen one is always among them.
+        if a.node and all(n.node != a.node for n in shown):
+            shown[-1] = next(n for n in scored if n.node == a.node)
         table = Table(show_edge=True)
         table.add_column("plugin (weight)", justify="left")
         for n in shown:
