@@ -60,6 +60,7 @@ _plugin_option = click.option(
             "manifests": "berth.schedule.deploy_cli:manifests_command",
             "run": "berth.schedule.live_cli:run_command",
             "snapshot": "berth.schedule.live_cli:snapshot_command",
+            "shadow": "berth.schedule.live_cli:shadow_command",
         }
     ),
 )

@@ -148,6 +148,19 @@ class Attempt:
     problem: str = ""
 
     @property
+    def best_nodes(self) -> tuple[str, ...]:
+        """The nodes this attempt would have taken as readily as the one it chose: the highest total's ties, every
+        feasible node when nothing scores, the one node taken unscored; empty when none was chosen."""
+        if not self.node:
+            return ()
+        if self.route is Route.SCORED:
+            best = max((n.total or 0) for n in self.nodes if n.passed)
+            return tuple(n.node for n in self.nodes if n.passed and n.total == best)
+        if self.route is Route.UNSCORED:
+            return tuple(n.node for n in self.nodes if n.passed)
+        return (self.node,)
+
+    @property
     def score_plugins(self) -> tuple[tuple[str, int], ...]:
         """(plugin, weight) of the scores shown, in profile order."""
         for n in self.nodes:

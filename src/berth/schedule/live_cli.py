@@ -7,10 +7,12 @@ Attached to the ``berth schedule`` group by name (``schedule/cli.py``); the work
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
@@ -89,12 +91,7 @@ def run_command(
     from berth.schedule.deploy_cli import build_registry
     from berth.schedule.live.run import LiveOptions, LiveScheduler
 
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
-    logging.getLogger("urllib3").setLevel(logging.ERROR)
+    _setup_logging(verbose)
     reg = build_registry(plugin_refs)
     cfg = config_mod.load(config_path, reg)
     options = LiveOptions(
@@ -106,6 +103,23 @@ def run_command(
         explain=explain_patterns,
     )
     sched = LiveScheduler(cfg, reg, options)
+    stopped = _run_until_stopped(sched)
+    if sched.failure is not None and not stopped:
+        raise SchedulerFailed(str(sched.failure))
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
+
+
+def _run_until_stopped(sched: Any, seconds: float | None = None) -> bool:
+    """Start ``sched`` (a LiveScheduler) and run it until SIGTERM/SIGINT, ``seconds`` or its own stop; then stop it
+    gracefully. True when a signal or the time limit ended it."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -114,16 +128,74 @@ def run_command(
         sched.stop_event.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    deadline = None if seconds is None else time.monotonic() + seconds
     try:
         sched.start()
         while not sched.wait(0.5):
-            pass
+            if deadline is not None and time.monotonic() >= deadline:
+                stop.set()
+                break
     finally:
         sched.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if sched.failure is not None and not stop.is_set():
+    return stop.is_set()
+
+
+@click.command("shadow")
+@click.option(
+    "--config", "config_path", required=True, metavar="CONFIG", help="The KubeSchedulerConfiguration to try."
+)
+@_connection_options
+@click.option(
+    "--for",
+    "seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Stop after this long (default: at SIGTERM or Ctrl-C).",
+)
+@click.option(
+    "--explain",
+    "explain_patterns",
+    multiple=True,
+    metavar="POD",
+    help="Also log the full explanation for these pods (ns/name or name, wildcards).",
+)
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
+)
+def shadow_command(
+    config_path: str,
+    kubeconfig: str | None,
+    context: str | None,
+    seconds: float | None,
+    explain_patterns: tuple[str, ...],
+    output: str,
+    plugin_refs: tuple[str, ...],
+) -> None:
+    """Follow a cluster read-only and judge, for every pod another scheduler binds, where this configuration
+    would have put it.
+
+    Nothing is written to the cluster. Each decision is logged (agree, tie, disagree, filtered, unschedulable);
+    the summary is printed at the end.
+    """
+    from berth.schedule import config as config_mod
+    from berth.schedule.deploy_cli import build_registry
+    from berth.schedule.live.run import LiveOptions, LiveScheduler
+
+    _setup_logging(False)
+    reg = build_registry(plugin_refs)
+    cfg = config_mod.load(config_path, reg)
+    options = LiveOptions(
+        kubeconfig=kubeconfig, context=context, shadow=True, events=False, explain=explain_patterns
+    )
+    sched = LiveScheduler(cfg, reg, options)
+    _run_until_stopped(sched, seconds)
+    if sched.failure is not None:
         raise SchedulerFailed(str(sched.failure))
+    assert sched.shadow is not None
+    click.echo(json.dumps(sched.shadow.to_dict()) if output == "json" else sched.shadow.summary())
 
 
 @click.command("snapshot")

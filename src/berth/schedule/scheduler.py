@@ -1054,6 +1054,36 @@ class Scheduler:
     # --- nominated pods (upstream's nominator, the part Filter needs) ---------------------------------------------
 
     @_locked
+    def what_if(self, pod: Obj) -> explain.Attempt | None:
+        """Where this scheduler would put the pending ``pod`` now, and why -- without doing anything: nothing is
+        assumed, reserved or bound, PostFilter (preemption) does not run, the rotating start index and the
+        random state are put back. None when no profile serves the pod. ``berth schedule shadow`` asks it of every
+        pod another scheduler binds."""
+        info = PodInfo(pod)
+        fw = self.frameworks.get(info.scheduler_name)
+        if fw is None:
+            return None
+        self.cache.update_snapshot(self._snapshot)
+        start, rng_state, post_filter = self.next_start_node_index, self.rng.getstate(), fw.post_filter
+        trace = explain.Trace(info.key, info.scheduler_name, len(self.preempted))
+        saved, self._trace = self._trace, trace
+        fw.post_filter = []
+        try:
+            host, failure, _diagnosis = self._schedule_pod(fw, CycleState(), info)
+        finally:
+            fw.post_filter = post_filter
+            self._trace = saved
+            self.next_start_node_index = start
+            self.rng.setstate(rng_state)
+            self._fused_rows = None
+        if failure is None:
+            outcome = CycleOutcome(info.key, info.scheduler_name, Result.SCHEDULED, node=host)
+        else:
+            result = Result.ERROR if failure.code is Code.ERROR else Result.UNSCHEDULABLE
+            outcome = CycleOutcome(info.key, info.scheduler_name, result, message=failure.message())
+        return explain.build_attempt(1, trace, outcome)
+
+    @_locked
     def clear_nomination(self, key: str) -> None:
         """Forget the node preemption nominated for ``key`` (live mode: its binding failed in the background, and
         upstream then overrides the nomination with none)."""

@@ -59,6 +59,7 @@ from berth.schedule.live.binder import (
 from berth.schedule.live.informers import Delta, EventType, Informer, ListWatch, Resource
 from berth.schedule.live.leader import LeaderElector, default_identity
 from berth.schedule.live.metrics import HealthServer, Metrics
+from berth.schedule.live.shadow import ShadowLog
 from berth.schedule.live.volumes import ApiVolumeWriter
 from berth.schedule.scheduler import ASSIGNED_POD_DELETE, CycleOutcome, FailureReason, Result, Scheduler
 
@@ -189,6 +190,8 @@ class LiveOptions:
     pipelined_binds: bool = True
     bind_workers: int = 4
     explain: tuple[str, ...] = ()  # pods (ns/name or name, wildcards) whose attempts are logged in full
+    # berth schedule shadow: schedule nothing, judge what other schedulers bind (berth.schedule.live.shadow)
+    shadow: bool = False
 
 
 class LiveScheduler:
@@ -227,7 +230,8 @@ class LiveScheduler:
         self.scheduler = Scheduler(
             config, registry, self.binder, opts.seed, clock=time.monotonic, on_outcome=self._on_outcome
         )
-        if opts.explain:
+        self.shadow = ShadowLog(opts.explain) if opts.shadow else None
+        if opts.explain and self.shadow is None:
             self.scheduler.explainer = explain.Recorder(opts.explain, keep=0, on_attempt=_log_attempt)
         # VolumeBinding's PreBind writes PV claimRefs / selected-node annotations through the API, as upstream.
         self.volume_writer = ApiVolumeWriter(self.writer, self.permissions)
@@ -458,6 +462,9 @@ class LiveScheduler:
             if not self.leading.is_set():
                 self._wait_inbox(0.1)
                 continue
+            if self.shadow is not None:  # read-only: informers in, verdicts out, nothing scheduled
+                self._wait_inbox(0.5)
+                continue
             self._cycle_started = time.monotonic()
             outcome = sched.schedule_one()
             now = time.monotonic()
@@ -615,6 +622,13 @@ class LiveScheduler:
         if delta.type is EventType.ADDED or delta.old is None:
             sched.add_pod(new)
         else:
+            if (
+                self.shadow is not None
+                and bound
+                and self.synced.is_set()
+                and not (delta.old.get("spec") or {}).get("nodeName")
+            ):
+                self.shadow.observe(sched, delta.old, new)  # on the cluster as it stood before this binding
             sched.update_pod(delta.old, new)
 
     # --- after each cycle --------------------------------------------------------------------------------------
