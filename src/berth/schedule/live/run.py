@@ -296,7 +296,8 @@ class LiveScheduler:
         for warning in self.scheduler.warnings:
             log.warning("%s", warning)
         log.info(
-            "berth scheduler starting: profiles %s; following %s",
+            "berth scheduler starting%s: profiles %s; following %s",
+            " in shadow mode (read-only: schedules nothing, judges what others bind)" if self.shadow else "",
             ", ".join(self.scheduler.scheduler_names),
             ", ".join(sorted(self.informers)),
         )
