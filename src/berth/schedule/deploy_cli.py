@@ -65,7 +65,12 @@ def _notes(notes: tuple[str, ...]) -> None:
     help="yaml/json: the ClusterRole; values: the `rbac:` values block of charts/berth-scheduler.",
 )
 @click.option("--name", default=DEFAULT_NAME, show_default=True, help="The ClusterRole's name.")
-def rbac_command(config_path: str, plugin_refs: tuple[str, ...], output: str, name: str) -> None:
+@click.option(
+    "--shadow", is_flag=True, help="Only what `berth schedule shadow` needs: list and watch, nothing written."
+)
+def rbac_command(
+    config_path: str, plugin_refs: tuple[str, ...], output: str, name: str, shadow: bool
+) -> None:
     """Print the minimal ClusterRole the configured profiles need, each rule annotated with who needs it.
 
     Computed from the scheduler core (pod/node informers, pods/status patches, events.k8s.io Events), leader
@@ -79,6 +84,8 @@ def rbac_command(config_path: str, plugin_refs: tuple[str, ...], output: str, na
     reg = build_registry(plugin_refs)
     cfg = config_mod.load(config_path, reg)
     result = rbac.compute(cfg, reg)
+    if shadow:
+        result = result.read_only()
     role = result.cluster_role(name)
     if output == "json":
         click.echo(rbac.to_json(role), nl=False)

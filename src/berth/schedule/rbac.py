@@ -174,6 +174,16 @@ class RoleResult:
     rules: tuple[Rule, ...]
     notes: tuple[str, ...]
 
+    def read_only(self) -> RoleResult:
+        """What ``berth schedule shadow`` needs: the informers' ``list, watch`` and nothing else -- no
+        subresource, no named object (a Lease), no write verb."""
+        rules = tuple(
+            Rule(r.group, r.resource, tuple(v for v in r.verbs if v in READ), (), r.why)
+            for r in self.rules
+            if not r.resource_names and "/" not in r.resource and set(READ) <= set(r.verbs)
+        )
+        return RoleResult(rules, self.notes)
+
     def why_text(self) -> str:
         """The ``berth.dev/why`` annotation: one line per rule, in rule order."""
         return "\n".join(rule.describe() for rule in self.rules)

@@ -112,3 +112,25 @@ def test_cli_prints_the_summary(env: Env, tmp_path: Path, capsys: pytest.Capture
     assert main(args) == 0  # runs for two seconds, then prints the verdicts
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(doc["counts"]) == {"agree", "tie", "disagree", "filtered", "unschedulable"}
+
+
+def test_the_read_only_role_is_enough_for_a_shadow(env: Env, tmp_path: Path) -> None:
+    """`berth schedule rbac --shadow` grants list and watch only -- and a shadow on that role syncs and judges."""
+    from dataclasses import replace
+
+    from berth.schedule import rbac
+
+    from .conftest import FAST
+    from .test_reporting import _service_account_kubeconfig
+
+    cfg = one_profile()
+    role = rbac.compute(cfg, registry_mod.default_registry()).read_only().cluster_role("shadow")
+    assert all(rule["verbs"] == ["list", "watch"] for rule in role["rules"])
+    assert not any("/" in res for rule in role["rules"] for res in rule["resources"])
+    path = _service_account_kubeconfig(env, tmp_path, role["rules"], "shadow")
+    opts = replace(FAST, kubeconfig=str(path), shadow=True, events=False)
+    with LiveScheduler(cfg, registry_mod.default_registry(), opts) as shadow:
+        assert shadow.wait_synced(30)
+        assert not shadow.permissions.missing
+        _place(env, ["a", "b"], [shadow])
+    assert shadow.shadow is not None and sum(shadow.shadow.counts.values()) == 2
