@@ -64,3 +64,30 @@ def test_cli_table_json_and_bad_input(capsys: pytest.CaptureFixture[str]) -> Non
     assert all(len(m["nodes"]) == 2 for m in doc["moved"])
     assert main([*args, "--config", LEAST]) == 2
     assert "give at least two --config files to compare" in capsys.readouterr().err
+
+
+def test_explain_shows_each_configurations_reasons(capsys: pytest.CaptureFixture[str]) -> None:
+    args = [
+        "schedule",
+        "compare",
+        "--cluster",
+        CLUSTER,
+        "--workload",
+        WORKLOAD,
+        "--config",
+        LEAST,
+        "--config",
+        MOST,
+    ]
+    assert main([*args, "--explain", "report-*"]) == 0
+    out = capsys.readouterr().out
+    assert "why, with least-allocated" in out and "why, with most-allocated" in out
+    assert out.count("explain shop/report-") == 8  # four Job pods, once per configuration
+    assert main([*args, "--explain", "report-*", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {label: len(v) for label, v in doc["explanations"].items()} == {
+        "least-allocated": 4,
+        "most-allocated": 4,
+    }
+    without = run(LEAST, MOST).to_dict()
+    assert "explanations" not in without

@@ -147,6 +147,13 @@ def simulate_command(
 @click.option("--seed", type=int, default=1, show_default=True, help="The same seed for every run.")
 @_output_option
 @_plugin_option
+@click.option(
+    "--explain",
+    "explain_patterns",
+    multiple=True,
+    metavar="POD",
+    help="Also show, for each configuration, why these pods went where they did (as simulate --explain).",
+)
 def compare_command(
     config_paths: tuple[str, ...],
     cluster_path: str,
@@ -154,6 +161,7 @@ def compare_command(
     seed: int,
     output: str,
     plugin_refs: tuple[str, ...],
+    explain_patterns: tuple[str, ...],
 ) -> None:
     """Place one workload with each configuration, alone and from the same start, and compare the outcomes.
 
@@ -171,10 +179,18 @@ def compare_command(
         raise InputError("give at least two --config files to compare", "--config")
     reg = deploy_cli.build_registry(plugin_refs)
     configs = [(path, config_mod.load(path, reg)) for path in config_paths]
-    comparison = compare.compare(configs, cluster_path, workload_path, seed=seed, registry=reg)
+    comparison = compare.compare(
+        configs, cluster_path, workload_path, seed=seed, registry=reg, explain_patterns=explain_patterns
+    )
     if output == "json":
         click.echo(json.dumps(comparison.to_dict(), indent=2))
     elif output == "yaml":
         click.echo(yamlio.dump(comparison.to_dict()), nl=False)
     else:
-        report.print_comparison(comparison, Console(file=sys.stdout, width=120))
+        console = Console(file=sys.stdout, width=120)
+        report.print_comparison(comparison, console)
+        for outcome in comparison.outcomes:
+            if outcome.result.explanations:
+                console.print()
+                console.rule(f"why, with {outcome.label}", align="left")
+                report.print_explanations(outcome.result.explanations, console)

@@ -96,6 +96,15 @@ class Comparison:
             ],
             "moved": [{"pod": pod, "nodes": list(where)} for pod, where in self.moved()],
             "usage": {o.label: [_usage_dict(u) for u in o.result.usage] for o in self.outcomes},
+            **(
+                {
+                    "explanations": {
+                        o.label: [e.to_dict() for e in o.result.explanations or ()] for o in self.outcomes
+                    }
+                }
+                if any(o.result.explanations is not None for o in self.outcomes)
+                else {}
+            ),
         }
 
 
@@ -120,11 +129,24 @@ def compare(
     workload_path: str,
     seed: int = 1,
     registry: Registry | None = None,
+    explain_patterns: Sequence[str] = (),
 ) -> Comparison:
-    """Run the workload on the cluster once per ``(path, configuration)``, each alone from the same start."""
+    """Run the workload on the cluster once per ``(path, configuration)``, each alone from the same start;
+    ``explain_patterns`` follows those pods in every run (``SimulationResult.explanations``)."""
     labels = labels_for([path for path, _ in configs])
     outcomes = tuple(
-        Outcome(label, path, simulate([cfg], cluster_path, workload_path, seed=seed, registry=registry))
+        Outcome(
+            label,
+            path,
+            simulate(
+                [cfg],
+                cluster_path,
+                workload_path,
+                seed=seed,
+                registry=registry,
+                explain_patterns=explain_patterns,
+            ),
+        )
         for label, (path, cfg) in zip(labels, configs, strict=True)
     )
     return Comparison(outcomes)
