@@ -230,9 +230,8 @@ class Recorder:
     run would otherwise hold every followed pod's attempts).
     """
 
-    WANTED_CACHE = (
-        100_000  # pod keys whose match is remembered (forgotten all at once past this, live pods churn)
-    )
+    # Pod keys whose match (and attempt count) is remembered; forgotten all at once past this, as live pods churn.
+    WANTED_CACHE = 100_000
 
     def __init__(
         self,
