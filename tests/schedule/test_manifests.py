@@ -329,3 +329,17 @@ def test_example_config_uses_berths_own_lease_and_the_chart_agrees(tmp_path: Pat
     } in role["rules"]
     chart_config = yamlio.load_one(yamlio.load_one(CHART_VALUES.read_text(encoding="utf-8"))["config"])
     assert chart_config["leaderElection"] == yamlio.load_one(text)["leaderElection"]
+
+
+def test_shadow_runs_berth_schedule_shadow_on_a_read_only_role(tmp_path: Path) -> None:
+    text = TWO_PROFILES.replace("  resourceName: berth-scheduler\n", "  leaderElect: true\n")
+    rendered = render(text, tmp_path, shadow=True, name="berth-shadow")
+    (deploy,) = by_kind(rendered, "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[:2] == ["schedule", "shadow"] and "--leader-elect" not in args and "--metrics-port" in args
+    (role,) = by_kind(rendered, "ClusterRole")
+    assert role["rules"] and all(r["verbs"] == ["list", "watch"] for r in role["rules"])
+    assert not any(r["resources"] in (["leases"], ["events"], ["pods/binding"]) for r in role["rules"])
+    assert not any("lease" in n for n in rendered.notes)  # a shadow takes no lease
+    full = render(text, tmp_path)
+    assert any("kube-scheduler holds" in n for n in full.notes)

@@ -112,6 +112,11 @@ def rbac_command(
 @click.option("--name", default=DEFAULT_NAME, show_default=True, help="Base name of the objects.")
 @click.option("--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help=_PLUGIN_HELP)
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option(
+    "--shadow",
+    is_flag=True,
+    help="Run `berth schedule shadow` instead: read-only role, nothing scheduled, verdicts on /metrics.",
+)
 def manifests_command(
     config_path: str,
     image: str,
@@ -120,6 +125,7 @@ def manifests_command(
     name: str,
     plugin_refs: tuple[str, ...],
     output: str,
+    shadow: bool,
 ) -> None:
     """Print ServiceAccount, ClusterRole(+Binding), ConfigMap and Deployment(s) that run the configuration.
 
@@ -138,6 +144,7 @@ def manifests_command(
         shape=Shape(shape),
         name=name,
         plugins=plugin_refs,
+        shadow=shadow,
     )
     rendered = manifests.render(text, cfg, reg, options, source=config_path)
     if output == "json":

@@ -163,6 +163,13 @@ def _run_until_stopped(sched: Any, seconds: float | None = None) -> bool:
 )
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
+    "--metrics-port",
+    type=click.IntRange(min=0, max=65535),
+    metavar="PORT",
+    help="Serve /metrics (berth_shadow_decisions_total by verdict), /healthz and /readyz on this port.",
+)
+@click.option("--metrics-address", default="0.0.0.0", show_default=True, help="Address for --metrics-port.")
+@click.option(
     "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
 )
 def shadow_command(
@@ -172,6 +179,8 @@ def shadow_command(
     seconds: float | None,
     explain_patterns: tuple[str, ...],
     output: str,
+    metrics_port: int | None,
+    metrics_address: str,
     plugin_refs: tuple[str, ...],
 ) -> None:
     """Follow a cluster read-only and judge, for every pod another scheduler binds, where this configuration
@@ -188,7 +197,13 @@ def shadow_command(
     reg = build_registry(plugin_refs)
     cfg = config_mod.load(config_path, reg)
     options = LiveOptions(
-        kubeconfig=kubeconfig, context=context, shadow=True, events=False, explain=explain_patterns
+        kubeconfig=kubeconfig,
+        context=context,
+        shadow=True,
+        events=False,
+        explain=explain_patterns,
+        metrics_port=metrics_port,
+        metrics_address=metrics_address,
     )
     sched = LiveScheduler(cfg, reg, options)
     _run_until_stopped(sched, seconds)

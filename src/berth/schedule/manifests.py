@@ -51,6 +51,7 @@ class DeployOptions:
     shape: Shape = Shape.PROFILES
     name: str = DEFAULT_NAME
     plugins: tuple[str, ...] = ()  # --plugin MODULE:CLASS refs, passed on to `berth schedule run`
+    shadow: bool = False  # run `berth schedule shadow` (read-only role, no lease) instead of `run`
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def units(
     _check_name(options.name, "--name", "an object name")
     _check_name(options.namespace, "--namespace", "a namespace")
     if options.shape is Shape.PROFILES:
-        return [Unit(options.name, config_text, cfg, rbac.compute(cfg, registry))]
+        return [Unit(options.name, config_text, cfg, _role(cfg, registry, options))]
     raw = yamlio.load_one(config_text, source)
     if not isinstance(raw, dict):  # config_mod.parse accepted it, so this is a mapping; guard for mypy
         raise InputError("expected a KubeSchedulerConfiguration mapping", source)
@@ -132,8 +133,16 @@ def units(
         one = dataclasses.replace(cfg, profiles=(profile,), leader_election=leader)
         # The reduced document must itself be a valid configuration (it is what the pod will load).
         config_mod.parse(doc, f"{source} (profile {profile.scheduler_name})", registry)
-        out.append(Unit(name, text, one, rbac.compute(one, registry)))
+        out.append(Unit(name, text, one, _role(one, registry, options)))
     return out
+
+
+def _role(
+    cfg: config_mod.SchedulerConfiguration, registry: Registry, options: DeployOptions
+) -> rbac.RoleResult:
+    """What the scheduler needs; a shadow only reads (``RoleResult.read_only``)."""
+    role = rbac.compute(cfg, registry)
+    return role.read_only() if options.shadow else role
 
 
 def service_account(unit: Unit, options: DeployOptions) -> dict[str, Any]:
@@ -169,8 +178,9 @@ def config_map(unit: Unit, options: DeployOptions) -> dict[str, Any]:
 
 def run_args(unit: Unit, options: DeployOptions) -> list[str]:
     """The ``berth`` arguments of the container (the image's entrypoint is ``berth``)."""
-    args = ["schedule", "run", "--config", f"{CONFIG_DIR}/{CONFIG_KEY}"]
-    if unit.config.leader_election.leader_elect:
+    command = "shadow" if options.shadow else "run"
+    args = ["schedule", command, "--config", f"{CONFIG_DIR}/{CONFIG_KEY}"]
+    if unit.config.leader_election.leader_elect and not options.shadow:
         args.append("--leader-elect")
     args += ["--metrics-port", str(METRICS_PORT)]
     for ref in options.plugins:
@@ -239,7 +249,7 @@ def lease_notes(cfg: config_mod.SchedulerConfiguration, options: DeployOptions) 
     """Remarks about the lease: kube-scheduler's own name (berth would wait forever), and a lease namespace other
     than the scheduler's (it must exist, or acquiring the lease fails with 404 and nothing is scheduled)."""
     leader = cfg.leader_election
-    if not leader.leader_elect:
+    if not leader.leader_elect or options.shadow:  # a shadow takes no lease
         return []
     notes: list[str] = []
     if options.shape is Shape.PROFILES and leader.resource_name == "kube-scheduler":

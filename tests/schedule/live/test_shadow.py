@@ -134,3 +134,18 @@ def test_the_read_only_role_is_enough_for_a_shadow(env: Env, tmp_path: Path) -> 
         assert not shadow.permissions.missing
         _place(env, ["a", "b"], [shadow])
     assert shadow.shadow is not None and sum(shadow.shadow.counts.values()) == 2
+
+
+def test_verdicts_are_counted_on_metrics(env: Env) -> None:
+    import urllib.request
+
+    shadow = env.scheduler(one_profile(), shadow=True, events=False, metrics_port=0)
+    with shadow:
+        assert shadow.wait_synced(30) and shadow.health is not None
+        _place(env, ["m1", "m2"], [shadow])
+        url = f"http://127.0.0.1:{shadow.health.port}"
+        body = urllib.request.urlopen(f"{url}/metrics", timeout=10).read().decode()
+        ready = urllib.request.urlopen(f"{url}/readyz", timeout=10).status
+    counted = [line for line in body.splitlines() if line.startswith("berth_shadow_decisions_total{")]
+    assert sum(float(line.rsplit(" ", 1)[1]) for line in counted) == 2
+    assert all(f'profile="{PROFILE}"' in line for line in counted) and ready == 200

@@ -120,6 +120,12 @@ class Metrics:
             buckets=SLI_BUCKETS,
             registry=self.registry,
         )
+        self.shadow = Counter(
+            "berth_shadow_decisions",
+            "berth schedule shadow: pods another scheduler bound, by what this configuration would have done.",
+            ["verdict", "profile"],
+            registry=self.registry,
+        )
         self.leader = Gauge(
             "berth_scheduler_leader",
             "1 while this scheduler may schedule (holds the lease).",

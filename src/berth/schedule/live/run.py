@@ -261,6 +261,9 @@ class LiveScheduler:
         self.api_binder.recorder = self.recorder  # Preempted events on preemption victims
         self.status = events.StatusWriter(self.writer, self.permissions)
         self.metrics = Metrics(self._queue_counts, self._relists)
+        if self.shadow is not None:
+            counter = self.metrics.shadow
+            self.shadow.on_decision = lambda d: counter.labels(d.verdict, d.profile).inc()
         self.health: HealthServer | None = None
         self.elector: LeaderElector | None = None
         if opts.leader_elect:

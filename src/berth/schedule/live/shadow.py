@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,7 @@ class ShadowLog:
     explain_patterns: tuple[str, ...] = ()
     counts: Counter[str] = field(default_factory=Counter)
     differences: list[Decision] = field(default_factory=list)
+    on_decision: Callable[[Decision], None] | None = None  # live mode counts it in /metrics
 
     def observe(self, scheduler: Scheduler, pending: Obj, bound: Obj) -> Decision | None:
         """``pending`` was just bound as ``bound`` by another scheduler: what would ``scheduler`` have done?"""
@@ -62,6 +64,8 @@ class ShadowLog:
             return None
         decision = judge(key, theirs, attempt)
         self.counts[decision.verdict] += 1
+        if self.on_decision is not None:
+            self.on_decision(decision)
         if decision.verdict not in ("agree", "tie"):
             self.differences.append(decision)
             del self.differences[: max(0, len(self.differences) - KEEP_DIFFERENCES)]
