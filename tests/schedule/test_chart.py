@@ -214,3 +214,39 @@ def test_dockerfile_copies_only_what_exists_and_is_not_ignored() -> None:
     for needed in ("src", "pyproject.toml", "README.md"):
         assert needed not in ignored
     assert ".venv" in ignored and ".git" in ignored
+
+
+def test_shadow_value_renders_what_manifests_shadow_emits(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(CUSTOM)
+    reg = default_registry()
+    role = rbac.compute(config_mod.load(config, reg), reg).read_only()
+    rbac_values = tmp_path / "rbac-values.yaml"
+    rbac_values.write_text(yamlio.dump(dict(manifests.helm_values(role))))
+    rendered = template(
+        "--namespace", "default", "--set", "namespace=sched", "--set", "image=registry.example/berth:2",
+        "--set", "shadow=true", "--set-file", f"config={config}", "-f", str(rbac_values),
+    )  # fmt: skip
+    ours = berth_render(CUSTOM, tmp_path, image="registry.example/berth:2", namespace="sched", shadow=True)
+    assert canonical_set(rendered) == canonical_set(ours)
+    (deploy,) = [o for o in rendered if o["kind"] == "Deployment"]
+    assert deploy["spec"]["template"]["spec"]["containers"][0]["args"][:2] == ["schedule", "shadow"]
+
+
+def test_shadow_of_a_leader_electing_config_takes_no_lease_in_either(tmp_path: Path) -> None:
+    v = values()
+    reg = default_registry()
+    path = tmp_path / "values-config.yaml"
+    path.write_text(v["config"])
+    cfg = config_mod.load(path, reg)
+    assert cfg.leader_election.leader_elect  # the chart's default configuration elects a leader
+    rbac_values = tmp_path / "rbac-values.yaml"
+    rbac_values.write_text(yamlio.dump(dict(manifests.helm_values(rbac.compute(cfg, reg).read_only()))))
+    rendered = template("--namespace", "berth-system", "--set", "shadow=true", "-f", str(rbac_values))
+    ours = berth_render(
+        v["config"], tmp_path, image=v["image"], namespace="berth-system", name=v["name"], shadow=True
+    )
+    assert canonical_set(rendered) == canonical_set(ours)
+    (deploy,) = [o for o in rendered if o["kind"] == "Deployment"]
+    assert "--leader-elect" not in deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert deploy["spec"]["strategy"] == {"type": "Recreate"}

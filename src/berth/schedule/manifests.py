@@ -190,7 +190,7 @@ def run_args(unit: Unit, options: DeployOptions) -> list[str]:
 
 def deployment(unit: Unit, options: DeployOptions) -> dict[str, Any]:
     spec: dict[str, Any] = {"replicas": 1}
-    if not unit.config.leader_election.leader_elect:
+    if not unit.config.leader_election.leader_elect or options.shadow:
         # Without a lease, a rolling update would briefly run two schedulers binding the same pods.
         spec["strategy"] = {"type": "Recreate"}
     spec["selector"] = {"matchLabels": selector(unit.name)}
