@@ -87,14 +87,10 @@ def run_command(
     Binds through pods/binding, records Scheduled/FailedScheduling Events and the PodScheduled condition, and stops
     gracefully on SIGTERM or Ctrl-C. Missing RBAC permissions are logged once each.
     """
-    from berth.schedule import config as config_mod
-    from berth.schedule.deploy_cli import build_registry
-    from berth.schedule.live.run import LiveOptions, LiveScheduler
-
-    _setup_logging(verbose)
-    reg = build_registry(plugin_refs)
-    cfg = config_mod.load(config_path, reg)
-    options = LiveOptions(
+    sched = _live_scheduler(
+        config_path,
+        plugin_refs,
+        verbose,
         kubeconfig=kubeconfig,
         context=context,
         leader_elect=leader_elect,
@@ -102,10 +98,21 @@ def run_command(
         metrics_address=metrics_address,
         explain=explain_patterns,
     )
-    sched = LiveScheduler(cfg, reg, options)
     stopped = _run_until_stopped(sched)
     if sched.failure is not None and not stopped:
         raise SchedulerFailed(str(sched.failure))
+
+
+def _live_scheduler(config_path: str, plugin_refs: tuple[str, ...], verbose: bool, **options: Any) -> Any:
+    """Logging set up, the configuration loaded with the plugins, and a LiveScheduler built with ``options``
+    (:class:`berth.schedule.live.run.LiveOptions` fields) -- not started."""
+    from berth.schedule import config as config_mod
+    from berth.schedule.deploy_cli import build_registry
+    from berth.schedule.live.run import LiveOptions, LiveScheduler
+
+    _setup_logging(verbose)
+    reg = build_registry(plugin_refs)
+    return LiveScheduler(config_mod.load(config_path, reg), reg, LiveOptions(**options))
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -189,14 +196,10 @@ def shadow_command(
     Nothing is written to the cluster. Each decision is logged (agree, tie, disagree, filtered, unschedulable);
     the summary is printed at the end.
     """
-    from berth.schedule import config as config_mod
-    from berth.schedule.deploy_cli import build_registry
-    from berth.schedule.live.run import LiveOptions, LiveScheduler
-
-    _setup_logging(False)
-    reg = build_registry(plugin_refs)
-    cfg = config_mod.load(config_path, reg)
-    options = LiveOptions(
+    sched = _live_scheduler(
+        config_path,
+        plugin_refs,
+        False,
         kubeconfig=kubeconfig,
         context=context,
         shadow=True,
@@ -205,7 +208,6 @@ def shadow_command(
         metrics_port=metrics_port,
         metrics_address=metrics_address,
     )
-    sched = LiveScheduler(cfg, reg, options)
     _run_until_stopped(sched, seconds)
     if sched.failure is not None:
         raise SchedulerFailed(str(sched.failure))
