@@ -49,6 +49,8 @@ def test_verdicts() -> None:
     assert (
         disagree.verdict == "disagree" and disagree.detail.startswith("total ") and " on b" in disagree.detail
     )
+    # a has all 4 cpu free, b only 2: LeastAllocated's gap is the main reason for a
+    assert "; most of it: NodeResourcesFit +" in disagree.detail
     filtered = shadow.judge("default/web", "c", attempt)
     assert (filtered.verdict, filtered.detail) == (
         "filtered",

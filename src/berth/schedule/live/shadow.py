@@ -120,11 +120,24 @@ def judge(key: str, theirs: str, attempt: explain.Attempt) -> Decision:
     chosen = next((n for n in attempt.nodes if n.node == attempt.node), None)
     if result is not None and result.total is not None and chosen is not None and chosen.total is not None:
         detail = f"total {chosen.total} on {attempt.node} against {result.total} on {theirs}"
+        drivers = _drivers(chosen, result)
+        if drivers:
+            detail += f"; most of it: {drivers}"
     elif result is None:
         detail = f"{theirs} was not examined (percentageOfNodesToScore)"
     else:
         detail = attempt.decision
     return Decision(key, profile, theirs, attempt.node, "disagree", detail)
+
+
+def _drivers(ours: explain.NodeResult, theirs: explain.NodeResult, most: int = 2) -> str:
+    """The Score plugins whose weighted scores favour our node most: ``NodeResourcesFit +74, Concentrate +50``."""
+    theirs_by = {sc.plugin: sc.weighted for sc in theirs.scores}
+    gaps = sorted(
+        ((sc.weighted - theirs_by.get(sc.plugin, 0), sc.plugin) for sc in ours.scores),
+        key=lambda gap: -gap[0],
+    )
+    return ", ".join(f"{plugin} +{gap}" for gap, plugin in gaps[:most] if gap > 0)
 
 
 def _unbound(pod: Obj) -> Obj:
