@@ -46,7 +46,7 @@ def _input_files(f: F) -> F:
 _output_option = click.option(
     "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True
 )
-_plugin_option = click.option(
+plugin_option = click.option(
     "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
 )
 
@@ -83,7 +83,7 @@ def group() -> None:
 )
 @_output_option
 @click.option("--report", "report_path", metavar="FILE.html", help="Also write a self-contained HTML report.")
-@_plugin_option
+@plugin_option
 @click.option(
     "--explain",
     "explain_patterns",
@@ -146,7 +146,7 @@ def simulate_command(
 @_input_files
 @click.option("--seed", type=int, default=1, show_default=True, help="The same seed for every run.")
 @_output_option
-@_plugin_option
+@plugin_option
 @click.option(
     "--explain",
     "explain_patterns",

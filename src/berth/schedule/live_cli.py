@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import click
 
 from berth.kube.errors import BerthError
+from berth.schedule.cli import plugin_option
 
 
 class SchedulerFailed(BerthError):
@@ -42,6 +43,23 @@ def _connection_options(f: F) -> F:
     )(f)
 
 
+def _metrics_options(what: str) -> Callable[[F], F]:
+    """--metrics-port and --metrics-address; ``what`` says what /metrics carries beyond the usual."""
+
+    def decorate(f: F) -> F:
+        f = click.option(
+            "--metrics-address", default="0.0.0.0", show_default=True, help="Address for --metrics-port."
+        )(f)
+        return click.option(
+            "--metrics-port",
+            type=click.IntRange(min=0, max=65535),
+            metavar="PORT",
+            help=f"Serve /metrics{what}, /healthz and /readyz on this port (0: any free port).",
+        )(f)
+
+    return decorate
+
+
 @click.command("run")
 @click.option(
     "--config", "config_path", required=True, metavar="CONFIG", help="KubeSchedulerConfiguration file."
@@ -52,16 +70,8 @@ def _connection_options(f: F) -> F:
     is_flag=True,
     help="Hold the Lease named by the configuration's leaderElection before scheduling (for several replicas).",
 )
-@click.option(
-    "--metrics-port",
-    type=click.IntRange(min=0, max=65535),
-    metavar="PORT",
-    help="Serve /metrics, /healthz and /readyz on this port (0: any free port).",
-)
-@click.option("--metrics-address", default="0.0.0.0", show_default=True, help="Address for --metrics-port.")
-@click.option(
-    "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
-)
+@_metrics_options("")
+@plugin_option
 @click.option("-v", "--verbose", is_flag=True, help="Log every decision (debug level).")
 @click.option(
     "--explain",
@@ -169,16 +179,8 @@ def _run_until_stopped(sched: Any, seconds: float | None = None) -> bool:
     help="Also log the full explanation for these pods (ns/name or name, wildcards).",
 )
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--metrics-port",
-    type=click.IntRange(min=0, max=65535),
-    metavar="PORT",
-    help="Serve /metrics (berth_shadow_decisions_total by verdict), /healthz and /readyz on this port.",
-)
-@click.option("--metrics-address", default="0.0.0.0", show_default=True, help="Address for --metrics-port.")
-@click.option(
-    "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
-)
+@_metrics_options(" (berth_shadow_decisions_total by verdict)")
+@plugin_option
 def shadow_command(
     config_path: str,
     kubeconfig: str | None,
