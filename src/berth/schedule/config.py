@@ -36,6 +36,7 @@ from typing import Any
 from berth.kube import yamlio, yamlkeys
 from berth.kube.errors import InputError, MultiInputError
 from berth.schedule import defaults
+from berth.schedule.framework import durations
 from berth.schedule.framework.interface import POINT_NAMES, PluginSpec
 from berth.schedule.plugins import helper
 from berth.schedule.plugins.registry import Registry, default_registry
@@ -520,7 +521,7 @@ class _Fields:
         v = self.take(key)
         if v is None:
             return None
-        parsed = helper.parse_duration(v) if isinstance(v, str) else None
+        parsed = durations.parse_duration(v) if isinstance(v, str) else None
         if parsed is None:
             self.problems.append(
                 self._bad(self.at(key), v, 'must be a duration string such as "15s" or "1m30s"')
@@ -972,7 +973,7 @@ class _Builder:
                     p.append(
                         helper.invalid(
                             f"leaderElection.{key}",
-                            helper.format_duration(value),
+                            durations.format_duration(value),
                             "must be greater than zero",
                         )
                     )
@@ -980,7 +981,7 @@ class _Builder:
                 p.append(
                     helper.invalid(
                         "leaderElection.leaseDuration",
-                        helper.format_duration(renew),
+                        durations.format_duration(renew),
                         "must be greater than `RenewDeadline`",
                     )
                 )
@@ -1236,7 +1237,10 @@ def _extender_dict(e: Extender) -> dict[str, Any]:
         ("weight", e.weight),
         ("enableHTTPS", e.enable_https),
         ("tlsConfig", dict(e.tls_config) if e.tls_config is not None else None),
-        ("httpTimeout", helper.format_duration(e.http_timeout_seconds) if e.http_timeout_seconds else None),
+        (
+            "httpTimeout",
+            durations.format_duration(e.http_timeout_seconds) if e.http_timeout_seconds else None,
+        ),
         ("nodeCacheCapable", e.node_cache_capable),
         (
             "managedResources",
@@ -1273,12 +1277,12 @@ def _document(cfg: SchedulerConfiguration, built: Iterable[_Built], show_content
         doc["extenders"] = [_extender_dict(e) for e in cfg.extenders]
     doc["leaderElection"] = {
         "leaderElect": le.leader_elect,
-        "leaseDuration": helper.format_duration(le.lease_duration_seconds),
-        "renewDeadline": helper.format_duration(le.renew_deadline_seconds),
+        "leaseDuration": durations.format_duration(le.lease_duration_seconds),
+        "renewDeadline": durations.format_duration(le.renew_deadline_seconds),
         "resourceLock": le.resource_lock,
         "resourceName": le.resource_name,
         "resourceNamespace": le.resource_namespace,
-        "retryPeriod": helper.format_duration(le.retry_period_seconds),
+        "retryPeriod": durations.format_duration(le.retry_period_seconds),
     }
     doc["parallelism"] = cfg.parallelism
     doc["percentageOfNodesToScore"] = cfg.percentage_of_nodes_to_score

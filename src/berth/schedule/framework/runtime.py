@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from berth.kube.errors import InputError
+from berth.schedule.framework import hooks
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.interface import (
     EXTENDER_NAME,
@@ -66,20 +67,22 @@ from berth.schedule.framework.interface import (
     PreFilterResult,
     Status,
 )
+from berth.schedule.framework.listers import ObjectCache, ObjectLister, VolumeWriter
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from berth.schedule.framework.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
 from berth.schedule.vector import arrays as vector_arrays
 
 if TYPE_CHECKING:
     from berth.schedule.config import Profile
+    from berth.schedule.extender import HTTPExtender
     from berth.schedule.plugins.registry import Registry
 
 # Upstream (framework.go, pre-hints behaviour): a plugin that registers no events is requeued on any of these.
 ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
 
 Binder = Callable[[PodInfo, str], Status]
-Evict = Callable[[PodInfo, PodInfo, str], Status]
-EvictVictims = Callable[[Sequence[PodInfo], PodInfo, str], Status]
+Evict = fw.Evict
+EvictVictims = fw.EvictVictims
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], Status]
 BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], Sequence[Status]]
 MaskFn = Callable[
@@ -128,12 +131,6 @@ def _int_array(raw: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int64]] | None
     return arr.astype(np.int64, copy=False)
 
 
-def _hook(plugin: Any, name: str) -> Any:
-    """A plugin's optional speed hook, or None."""
-    fn = getattr(plugin, name, None)
-    return fn if callable(fn) else None
-
-
 def _invalid_score(name: str, bad: Any) -> Status:
     return Status(
         Code.ERROR,
@@ -170,16 +167,18 @@ def _crash(plugin: str, point: str, exc: BaseException) -> Status:
 class Framework:
     """The plugins of one profile, per extension point, and the code that runs them.
 
-    Also the plugins' :class:`~berth.schedule.framework.interface.Handle`: ``profile_name``, ``snapshot()`` (the
-    current cycle's snapshot), ``bind()`` (the scheduler's binder) and ``objects`` (the scheduler's
-    :class:`~berth.schedule.cache.ObjectCache` of Services, ReplicaSets, PVCs ... or None).
+    Also the plugins' :class:`~berth.schedule.framework.interface.PreemptionHandle` (so their
+    :class:`~berth.schedule.framework.interface.Handle`): ``profile_name``, ``snapshot()`` (the current cycle's
+    snapshot), ``bind()`` (the scheduler's binder), ``objects`` (the scheduler's
+    :class:`~berth.schedule.framework.listers.ObjectCache` of Services, ReplicaSets, PVCs ...), ``rng``, the
+    waiting pods, the extenders and the Filter runs preemption needs.
 
     Args:
         profile: a resolved profile (``berth.schedule.config.Profile``): per point the ordered enabled plugins.
         registry: where plugin names resolve to specs.
         snapshot: returns the snapshot of the running cycle.
         binder: what ``handle.bind`` calls (simulation records; live posts ``pods/binding``).
-        objects: what ``handle.objects`` returns (non-pod cluster objects plugins read).
+        objects: what ``handle.objects`` returns (non-pod cluster objects plugins read; empty when None).
     """
 
     def __init__(
@@ -189,26 +188,26 @@ class Framework:
         *,
         snapshot: Callable[[], fw.Snapshot] | None = None,
         binder: Binder | None = None,
-        objects: Any = None,
+        objects: ObjectLister | None = None,
         rng: random.Random | None = None,
         evict: Evict | None = None,
         evict_victims: EvictVictims | None = None,
         running_preemption: Callable[[str], bool] | None = None,
         nominated: Callable[[str], Sequence[PodInfo]] | None = None,
         waiting_pods: WaitingPods | None = None,
-        extenders: Sequence[Any] = (),
+        extenders: Sequence[HTTPExtender] = (),
     ) -> None:
         self._profile_name: str = profile.scheduler_name
         # Pods held at Permit, shared by the scheduler's profiles (a framework alone keeps its own, on wall time).
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(time.monotonic)
         # The scheduler's HTTP extenders (berth.schedule.extender.HTTPExtender): DefaultPreemption asks them.
-        self._extenders: tuple[Any, ...] = tuple(extenders)
+        self._extenders: tuple[HTTPExtender, ...] = tuple(extenders)
         # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
         vector_arrays.set_enabled(self, True)
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
-        self.objects = objects
+        self.objects: ObjectLister = objects if objects is not None else ObjectCache()
         # Live only: VolumeBinding's PreBind writes PV/claim bindings through it (set by berth.schedule.live.run).
-        self.volume_writer: Any = None
+        self.volume_writer: VolumeWriter | None = None
         # The scheduler's seeded RNG (preemption's random start) and its eviction service (None: cannot evict).
         self.rng = rng if rng is not None else random.Random()
         self._evict = evict
@@ -312,23 +311,36 @@ class Framework:
         self.bind_plugins = [(n, p) for n, p, _ in lists["bind"] if isinstance(p, fw.BindPlugin)]
         self.post_bind = [(n, p) for n, p, _ in lists["postBind"] if isinstance(p, fw.PostBindPlugin)]
         self._score_batch: list[tuple[str, fw.ScorePlugin, int, Any]] = [
-            (n, p, w, getattr(p, "score_nodes", None)) for n, p, w in self.score
+            (n, p, w, p.score_nodes if isinstance(p, hooks.BatchScore) else None) for n, p, w in self.score
         ]
         self._filter_fns: list[tuple[str, FilterFn]] = [(n, p.filter) for n, p in self.filter]
         # Optional batch forms (berth-only speed hooks; must agree with the per-node methods).
         self.batch_filters: dict[str, BatchFilterFn] = {
-            n: f for n, p in self.filter if callable(f := getattr(p, "filter_nodes", None))
+            n: p.filter_nodes for n, p in self.filter if isinstance(p, hooks.BatchFilter)
         }
         # Fused forms (berth-only, vectorised path; see the module docstring): per Filter plugin its
         # ``filter_mask``, per Score plugin its ``score_array`` and ``normalize_array`` (None where absent).
         self._filter_entries: list[
             tuple[str, FilterFn, MaskFn | None, BatchFilterFn | None, VerdictFn | None]
         ] = [
-            (n, p.filter, _hook(p, "filter_mask"), self.batch_filters.get(n), _hook(p, "filter_verdicts"))
+            (
+                n,
+                p.filter,
+                p.filter_mask if isinstance(p, hooks.FilterMask) else None,
+                self.batch_filters.get(n),
+                p.filter_verdicts if isinstance(p, hooks.FilterVerdicts) else None,
+            )
             for n, p in self.filter
         ]
         self._score_arrays: list[tuple[str, fw.ScorePlugin, int, Any, Any, Any]] = [
-            (n, p, w, b, _hook(p, "score_array"), _hook(p, "normalize_array"))
+            (
+                n,
+                p,
+                w,
+                b,
+                p.score_array if isinstance(p, hooks.ScoreArray) else None,
+                p.normalize_array if isinstance(p, hooks.NormalizeArray) else None,
+            )
             for n, p, w, b in self._score_batch
         ]
         self._score_pool: list[NodeScore] = []
@@ -336,7 +348,7 @@ class Framework:
         # Optional list form of NormalizeScore (berth-only): ``normalize_scores(state, pod, raw) -> (list[int],
         # Status)``, equal to normalize_score on NodeScores, called instead of building NodeScore objects.
         self._normalize_lists: dict[str, Any] = {
-            n: f for n, p, _ in self.score if callable(f := getattr(p, "normalize_scores", None))
+            n: p.normalize_scores for n, p, _ in self.score if isinstance(p, hooks.NormalizeList)
         }
         self._normalizes: dict[str, bool] = {
             n: type(p).normalize_score is not fw.ScorePlugin.normalize_score for n, p, _ in self.score
@@ -358,7 +370,7 @@ class Framework:
             return Status(Code.ERROR, ("no binder configured",))
         return self._binder(pod, node_name)
 
-    def extenders(self) -> tuple[Any, ...]:
+    def extenders(self) -> tuple[HTTPExtender, ...]:
         """The scheduler's HTTP extenders, in configuration order (upstream ``Handle.Extenders``)."""
         return self._extenders
 
@@ -446,7 +458,8 @@ class Framework:
     def queue_sort_key(self) -> Callable[[QueuedPodInfo], tuple[Any, ...]] | None:
         """The queueSort plugin's optional ``sort_key(qp)`` (berth-only speed hook: a key with exactly ``less``'s
         order), or None."""
-        return _hook(self.queue_sort[0][1], "sort_key") if self.queue_sort else None
+        plugin = self.queue_sort[0][1] if self.queue_sort else None
+        return plugin.sort_key if isinstance(plugin, hooks.SortKey) else None
 
     def events_to_register(self) -> dict[str, tuple[fw.ClusterEventWithHint, ...]]:
         """Plugin name -> the cluster events (with their queueing hints) that may make pods it rejected schedulable
@@ -454,8 +467,7 @@ class Framework:
         every = tuple(fw.ClusterEventWithHint(e) for e in ALL_EVENTS)
         out: dict[str, tuple[fw.ClusterEventWithHint, ...]] = {}
         for name, plugin in self.plugins.items():
-            register = getattr(plugin, "events_to_register", None)
-            events = tuple(register()) if callable(register) else ()
+            events = tuple(plugin.events_to_register()) if isinstance(plugin, hooks.EnqueueExtensions) else ()
             out[name] = (
                 tuple(
                     e if isinstance(e, fw.ClusterEventWithHint) else fw.ClusterEventWithHint(e)

@@ -24,10 +24,9 @@ kube-scheduler does it, and berth must decide exactly as it does. The model:
   constraints are the system defaults; weight ``ln(domains among candidates + 2)`` (hostname: candidate count);
   raw = ``round(sum(count * weight + maxSkew - 1))``; NormalizeScore ``100 * (max + min - raw) / max``.
 
-Non-pod objects (Services, ReplicationControllers, ReplicaSets, StatefulSets) come from the framework handle's
-optional object lister -- ``handle.objects`` (``list(kind)``/``get(kind, namespace, name)``, the convention of
-:mod:`berth.schedule.plugins.volumes`) or ``handle.list_objects(kind, namespace)``; a handle with neither (or a
-lister that fails) yields no default selector, so system-default spreading does not apply -- never an exception.
+Non-pod objects (Services, ReplicationControllers, ReplicaSets, StatefulSets) come from ``handle.objects``
+(:mod:`berth.schedule.framework.listers`); a lister without them (or one that fails) yields no default selector, so
+system-default spreading does not apply -- never an exception.
 
 Bad input never raises: a constraint with an invalid label selector gives upstream's Error status
 (``obtaining pod's hard topology spread constraints: ...``), and a topology key no node has makes every node
@@ -55,8 +54,10 @@ import numpy.typing as npt
 from berth.kube import selectors, taints
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.listers import get_object, list_objects
 from berth.schedule.framework.types import NodeInfo, PodInfo
-from berth.schedule.plugins import helper, node_affinity, volumes
+from berth.schedule.plugins import helper, node_affinity
+from berth.schedule.plugins.helper import label_selector_as_selector, selector_matches
 from berth.schedule.vector import topology
 
 NAME = "PodTopologySpread"
@@ -72,7 +73,6 @@ HONOR = "Honor"
 IGNORE = "Ignore"
 MAX_INT32 = 2**31 - 1
 _DO_NOT_SCHEDULE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
-_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _COUNT_TABLES_LIMIT = 64  # bounds memory: at most this many selectors x nodes remembered
 _PARSED_LIMIT = 4096  # parsed constraint lists remembered (by their text)
 _MISSING_LABEL = fw.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
@@ -214,76 +214,6 @@ class PodTopologySpreadArgs:
         return self.default_constraints
 
 
-# --- label selectors (metav1.LabelSelectorAsSelector) -------------------------------------------------------------
-
-
-def _go_quote(value: str) -> str:
-    return json.dumps(value)
-
-
-def _requirement_error(key: str, values: Sequence[str], op: str) -> str | None:
-    """The first problem ``labels.NewRequirement`` reports for one requirement, in its wording (paths relative)."""
-    key_problems = helper.qualified_name_problems(key, "key")
-    if key_problems:
-        return key_problems[0]
-    shown = "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
-    if op in ("In", "NotIn") and not values:
-        return f"values: Invalid value: {shown}: for 'in', 'notin' operators, values set can't be empty"
-    if op in ("Exists", "DoesNotExist") and values:
-        return f"values: Invalid value: {shown}: values set must be empty for exists and does not exist"
-    for i, v in enumerate(values):
-        value_problems = helper.label_value_problems(v, f"values[{i}]")
-        if value_problems:
-            return value_problems[0]
-    return None
-
-
-def label_selector_as_selector(raw: Any) -> tuple[selectors.Selector | None, str | None]:
-    """``metav1.LabelSelectorAsSelector``: (selector, error).
-
-    ``None`` (a nil selector) gives ``(None, None)``: it matches nothing. ``{}`` gives the empty selector, which
-    matches everything. A malformed selector gives ``(None, message)`` with upstream's message; callers turn it
-    into the status upstream returns, never an exception.
-    """
-    if raw is None:
-        return None, None
-    if not isinstance(raw, Mapping):
-        return None, f"invalid label selector: {helper.go_value(raw)}"
-    match_labels = raw.get("matchLabels") or {}
-    expressions = raw.get("matchExpressions") or []
-    if not isinstance(match_labels, Mapping) or not isinstance(expressions, list):
-        return None, "invalid label selector: matchLabels must be a map and matchExpressions a list"
-    if not match_labels and not expressions:
-        return selectors.EVERYTHING, None
-    reqs: list[selectors.Requirement] = []
-    for k, v in match_labels.items():
-        err = _requirement_error(str(k), [str(v)], "In")
-        if err:
-            return None, err
-        reqs.append(selectors.Requirement(str(k), "In", (str(v),)))
-    for expr in expressions:
-        if not isinstance(expr, Mapping):
-            return None, f"invalid label selector requirement: {helper.go_value(expr)}"
-        op = str(expr.get("operator") or "")
-        if op not in _SELECTOR_OPERATORS:
-            return None, f"{_go_quote(op)} is not a valid label selector operator"
-        key = str(expr.get("key") or "")
-        raw_values = expr.get("values") or ()
-        if not isinstance(raw_values, (list, tuple)):
-            return None, f"values: Invalid value: {helper.go_value(raw_values)}: must be a list"
-        values = tuple(str(v) for v in raw_values)
-        err = _requirement_error(key, values, op)
-        if err:
-            return None, err
-        reqs.append(selectors.Requirement(key, op, values))
-    return selectors.Selector(tuple(reqs)), None
-
-
-def selector_matches(sel: selectors.Selector | None, labels: Mapping[str, str]) -> bool:
-    """Nil matches nothing, empty matches everything."""
-    return sel is not None and sel.matches(labels)
-
-
 def _pod_counter(sel: selectors.Selector, namespace: str) -> Callable[[NodeInfo], int]:
     """A node's matching-pod count for ``(sel, namespace)`` (a per-node column of the node index)."""
 
@@ -306,32 +236,6 @@ def count_matching_pods(pods: Sequence[PodInfo], sel: selectors.Selector | None,
         if sel.matches(p.labels):
             n += 1
     return n
-
-
-# --- non-pod objects through the handle ---------------------------------------------------------------------------
-
-
-def list_objects(handle: Any, kind: str, namespace: str | None) -> Sequence[Mapping[str, Any]]:
-    """Objects of ``kind`` (in ``namespace``; None = all) from the handle's optional object lister
-    (:func:`berth.schedule.plugins.volumes.lister_of`: ``handle.objects`` or ``handle.list_objects``). Nothing
-    when the handle has none or it fails -- upstream also ignores lister errors when building default selectors.
-    """
-    try:
-        objs = [o for o in volumes.lister_of(handle).list(kind) or () if isinstance(o, Mapping)]
-    except Exception:  # a broken lister must not break scheduling
-        return ()
-    if namespace is None:
-        return objs
-    return [o for o in objs if str((o.get("metadata") or {}).get("namespace") or "default") == namespace]
-
-
-def get_object(handle: Any, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-    """One object by key from the handle's optional object lister (None when absent or the lister fails)."""
-    try:
-        obj = volumes.lister_of(handle).get(kind, namespace, name)
-    except Exception:  # a broken lister must not break scheduling
-        return None
-    return obj if isinstance(obj, Mapping) else None
 
 
 _RC_KIND = ("v1", "ReplicationController")
@@ -914,14 +818,8 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
 
     # --- PreScore / Score / NormalizeScore ---------------------------------------------------------------------
 
-    def _all_nodes(self, fallback: Sequence[NodeInfo]) -> Sequence[NodeInfo]:
-        try:
-            return self.handle.snapshot().node_infos()
-        except Exception:  # a handle without a snapshot (unit use): the nodes we were given are all we know
-            return fallback
-
     def pre_score(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> fw.Status:
-        all_nodes = self._all_nodes(nodes)
+        all_nodes = self.handle.snapshot().node_infos()
         if not all_nodes:
             return fw.skip()
         own = _has_own_constraints(pod)
@@ -1211,5 +1109,5 @@ SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=PodTopologySpread,
     args_type=PodTopologySpreadArgs,
-    reads=("pods", "nodes", "services", "replicasets", "statefulsets", "replicationcontrollers"),
+    api_access=("pods", "nodes", "services", "replicasets", "statefulsets", "replicationcontrollers"),
 )
