@@ -7,8 +7,8 @@ place such pods exactly where kube-scheduler would.
 - An *affinity term* is ``(namespaces, namespaceSelector, labelSelector, topologyKey)``; it matches a pod when
   the pod's namespace is listed (no list and no namespaceSelector = the term owner's own namespace) or the
   namespaceSelector matches the labels of the pod's namespace, and the labelSelector matches the pod's labels.
-  Namespace labels come from the handle's optional object lister (``handle.objects`` or
-  ``handle.list_objects``, see :func:`berth.schedule.plugins.pod_topology_spread.list_objects`); every namespace also carries the
+  Namespace labels come from ``handle.objects`` (:mod:`berth.schedule.framework.listers`); every namespace also
+  carries the
   ``kubernetes.io/metadata.name`` label the API server guarantees, so simulations without Namespace objects
   still resolve ``namespaceSelector`` by name. ``matchLabelKeys``/``mismatchLabelKeys`` are merged into the
   selector as the API server does at pod creation (``key In/NotIn (pod's value)``; idempotent on live pods).
