@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from berth.install import helm, plan, setup, split
+from berth.install import helm, plan, split, workdir
 from berth.kube.hooks import HookEvent
 
 from .conftest import EDGE_CHART, Run
@@ -271,11 +271,11 @@ def test_plan_cli_text_and_json(run: Run, edge_workdir: Path) -> None:
 
 
 def test_plan_from_disk_equals_plan_from_fresh_render(edge_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_workdir)
+    wd = workdir.load_workdir(edge_workdir)
     rendered = helm.render(helm.RenderRequest(EDGE_CHART, "edge", "edge"))
     fresh = split.from_render(rendered.text)
     for action in (Action.INSTALL, Action.UNINSTALL, Action.TEST):
-        a = setup.build_plan(wd, action, "W")
+        a = workdir.build_plan(wd, action, "W")
         b = plan.build(fresh, action, wd.package.release, wd.namespace, "W")
         assert a.to_json() == b.to_json(), action
     assert [e.value for e in wd.split.events()] == [e.value for e in HookEvent]
@@ -283,9 +283,9 @@ def test_plan_from_disk_equals_plan_from_fresh_render(edge_workdir: Path) -> Non
 
 
 def test_upgrade_plan_uses_the_is_upgrade_render(edge_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_workdir)
+    wd = workdir.load_workdir(edge_workdir)
     assert wd.upgrade is not None  # app-settings renders isInstall differently; default-thing is install-only
-    p = setup.build_plan(wd, Action.UPGRADE, "W")
+    p = workdir.build_plan(wd, Action.UPGRADE, "W")
     files = {o.label: o.file for o in applied(p)}
     assert files["ConfigMap edge/app-settings"] == "upgrade/manifests/configmap-edge-app-settings.yaml"
     assert "Thing edge/default-thing" not in files
@@ -350,10 +350,10 @@ def test_prune_matches_group_kind_namespace_and_name() -> None:
 
 
 def test_upgrade_plan_prunes_what_the_previous_revision_had(edge_history_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_history_workdir)
+    wd = workdir.load_workdir(edge_history_workdir)
     prev = wd.previous()
     assert prev is not None and prev.number == 1 and prev.meta["chart"]["version"] == "0.3.0"
-    p = setup.build_plan(wd, Action.UPGRADE, "W", wait=True)
+    p = workdir.build_plan(wd, Action.UPGRADE, "W", wait=True)
     got = phases(p)
     # Helm's Update applies, then deletes what the old manifest had, then waits; post-upgrade after that.
     assert got[got.index("prune") - 1] == "apply" and got[got.index("prune") + 1] == "readiness"
@@ -370,8 +370,8 @@ def test_upgrade_plan_prunes_what_the_previous_revision_had(edge_history_workdir
 
 
 def test_rollback_plan_uses_the_target_revisions_objects_and_hooks(edge_history_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_history_workdir)
-    p = setup.build_plan(wd, Action.ROLLBACK, "W")
+    wd = workdir.load_workdir(edge_history_workdir)
+    p = workdir.build_plan(wd, Action.ROLLBACK, "W")
     files = [o.file for s in p.steps if s.phase != "prune" for o in s.objects]
     assert files and all(f.startswith("revisions/1/") for f in files)
     assert "Service edge/app" in labels(applied(p))  # dropped by 0.4.0, back with revision 1
@@ -402,9 +402,9 @@ def test_rollback_without_a_recorded_revision_is_refused(run: Run, edge_workdir:
 
 
 def test_install_plan_of_a_first_setup_has_no_prune(edge_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_workdir)
+    wd = workdir.load_workdir(edge_workdir)
     assert wd.previous() is None
-    assert "prune" not in phases(setup.build_plan(wd, Action.UPGRADE, "W"))
+    assert "prune" not in phases(workdir.build_plan(wd, Action.UPGRADE, "W"))
 
 
 def test_rollback_to_a_named_revision(run: Run, edge_history_workdir: Path) -> None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from berth.install import kubeops, layout, receipt, revisions, setup
+from berth.install import kubeops, layout, receipt, revisions, setup, workdir
 from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
 from berth.kube import objects, yamlio
@@ -717,9 +717,9 @@ def execute(
     return Outcome(rec.path, ran, len(steps), tuple(lines))
 
 
-def load_plan(options: ApplyOptions, action: plan_mod.Action) -> tuple[setup.Workdir, Plan]:
-    wd = setup.load_workdir(options.work_dir)
-    p = setup.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
+def load_plan(options: ApplyOptions, action: plan_mod.Action) -> tuple[workdir.Workdir, Plan]:
+    wd = workdir.load_workdir(options.work_dir)
+    p = workdir.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
     return wd, p
 
 
@@ -781,7 +781,7 @@ def installed(kube: kubeops.KubeOps, work: Path, plan: Plan) -> Installed | None
     return Installed(path.stem, spec, same, revision, _recorded_objects_present(kube, spec))
 
 
-def reapply_plan(wd: setup.Workdir, options: ApplyOptions, variant: str) -> Plan:
+def reapply_plan(wd: workdir.Workdir, options: ApplyOptions, variant: str) -> Plan:
     """``apply`` on an installed release: the objects as the release runs them, without any hook -- the install
     plan without its hook steps, or after an upgrade the upgrade plan's objects (its ``--is-upgrade`` render)
     without its hooks and prune. The hook steps left out are listed as not run, with the command that runs them."""
@@ -790,7 +790,7 @@ def reapply_plan(wd: setup.Workdir, options: ApplyOptions, variant: str) -> Plan
         if variant == "upgrade" and wd.upgrade is not None
         else plan_mod.Action.INSTALL
     )
-    full = setup.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
+    full = workdir.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
     install_events = {
         plan_mod.PRE_EVENT[plan_mod.Action.INSTALL].value,
         plan_mod.POST_EVENT[plan_mod.Action.INSTALL].value,

@@ -129,12 +129,12 @@ def setup_cmd(
 
 
 def _plan(work_dir: Path, action: str, wait: bool, timeout: int, revision: int | None) -> object:
-    from berth.install import plan, setup
+    from berth.install import plan, workdir
 
     if revision is not None and action != "rollback":
         raise InputError("only a rollback goes to a revision; add --action rollback", "--revision")
-    wd = setup.load_workdir(work_dir)
-    return setup.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout, revision)
+    wd = workdir.load_workdir(work_dir)
+    return workdir.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout, revision)
 
 
 def revision_option(fn: Callable[..., Any]) -> Callable[..., Any]:

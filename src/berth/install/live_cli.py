@@ -122,9 +122,9 @@ def _print(outcome: Any) -> None:
 
 def _print_notes(opts: ApplyOptions, action: str) -> None:
     """The chart's NOTES.txt after a successful install or upgrade, as Helm prints it (not after a dry run)."""
-    from berth.install import setup
+    from berth.install import workdir
 
-    text = "" if opts.dry_run else setup.release_notes(opts.work_dir / "out", action)
+    text = "" if opts.dry_run else workdir.release_notes(opts.work_dir / "out", action)
     if text:
         click.echo(f"NOTES:\n{text}")
 
