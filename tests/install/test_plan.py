@@ -52,11 +52,11 @@ def applied(p: plan.Plan) -> list[plan.PlanObject]:
     ids=lambda v: v if isinstance(v, str) else None,
 )
 def test_step_order_per_action(edge_split: split.Split, action: plan.Action, expected: list[str]) -> None:
-    assert phases(plan.build(edge_split, action, "edge", "edge")) == expected
+    assert phases(plan.build(action, plan.PlanInputs(edge_split, "edge", "edge"))) == expected
 
 
 def test_pre_install_order_ties_weight_name_kind_and_crd_hook(edge_split: split.Split) -> None:
-    s = step(plan.build(edge_split, Action.INSTALL, "edge", "edge"), "pre-install")
+    s = step(plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge")), "pre-install")
     assert labels(s.objects) == [
         "CustomResourceDefinition gadgets.edge.example.com",  # weight -5
         "ServiceAccount edge/shared-hook-sa",  # weight -1
@@ -84,19 +84,19 @@ def test_pre_install_order_ties_weight_name_kind_and_crd_hook(edge_split: split.
 
 
 def test_failure_deletes_failed_if_hook_failed_then_succeeded_forward(edge_split: split.Split) -> None:
-    s = step(plan.build(edge_split, Action.INSTALL, "edge", "edge"), "pre-install")
+    s = step(plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge")), "pre-install")
     job_index = labels(s.objects).index("Job edge/migrate")
     assert labels(s.delete_after_failure(job_index)) == [
         "ServiceAccount edge/shared-hook-sa",
         "ConfigMap edge/migrate",
     ]
-    drain = step(plan.build(edge_split, Action.UNINSTALL, "edge", "edge"), "pre-delete")
+    drain = step(plan.build(Action.UNINSTALL, plan.PlanInputs(edge_split, "edge", "edge")), "pre-delete")
     assert labels(drain.delete_after_failure(0)) == ["Job edge/drain"]  # hook-failed only
     assert drain.delete_after_success == ()
 
 
 def test_no_policy_object_stays_and_shared_hook_recreated_per_event(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.INSTALL, "edge", "edge")
+    p = plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge"))
     post = step(p, "post-install")
     assert labels(post.objects) == [
         "ServiceAccount edge/shared-hook-sa",
@@ -113,7 +113,7 @@ def test_no_policy_object_stays_and_shared_hook_recreated_per_event(edge_split: 
 
 
 def test_install_apply_order_and_namespace_always_planned(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.INSTALL, "edge", "edge")
+    p = plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge"))
     assert labels(step(p, "namespace").objects) == ["Namespace edge"]
     assert labels(step(p, "crds").objects) == [
         "CustomResourceDefinition things.edge.example.com",
@@ -137,7 +137,7 @@ def test_install_apply_order_and_namespace_always_planned(edge_split: split.Spli
 
 
 def test_uninstall_order_keep_and_crds(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.UNINSTALL, "edge", "edge")
+    p = plan.build(Action.UNINSTALL, plan.PlanInputs(edge_split, "edge", "edge"))
     deleted = labels(step(p, "delete").objects)
     assert deleted[0] == "ValidatingWebhookConfiguration edge-validator"  # webhooks first
     assert deleted.index("Service edge/app") < deleted.index("Deployment edge/app")
@@ -154,7 +154,7 @@ def test_uninstall_order_keep_and_crds(edge_split: split.Split) -> None:
 
 def test_upgrade_skips_crds_folder_and_install_only_objects(edge_split: split.Split) -> None:
     install_only = frozenset(o.ref for o in edge_split.ordinary if o.name == "default-thing")
-    p = plan.build(edge_split, Action.UPGRADE, "edge", "edge", install_only=install_only)
+    p = plan.build(Action.UPGRADE, plan.PlanInputs(edge_split, "edge", "edge", install_only=install_only))
     assert labels(step(p, "crds").objects) == ["CustomResourceDefinition widgets.edge.example.com"]
     assert "Thing edge/default-thing" not in labels(applied(p))
     assert labels(step(p, "pre-upgrade").objects)[-1] == "Job edge/upgrade-check"
@@ -164,17 +164,17 @@ def test_upgrade_skips_crds_folder_and_install_only_objects(edge_split: split.Sp
         "upgrade (before-hook-creation); objects owned by it (ownerReferences) are garbage-collected with it",
     )
     assert "warning: post-upgrade: ConfigMap edge/operator-config" in plan.render_text(p)
-    assert plan.build(edge_split, Action.INSTALL, "edge", "edge").warnings == ()
+    assert plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge")).warnings == ()
 
 
 def test_test_action_runs_test_and_alias_hooks(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.TEST, "edge", "edge")
+    p = plan.build(Action.TEST, plan.PlanInputs(edge_split, "edge", "edge"))
     assert labels(p.steps[0].objects) == ["Pod edge/alias-test", "Pod edge/smoke-test"]
     assert all(o.wait == plan.Wait.POD_SUCCEEDED for o in p.steps[0].objects)
 
 
 def test_wait_adds_readiness_step(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.INSTALL, "edge", "edge", wait=True)
+    p = plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge", wait=True))
     assert phases(p) == [
         "namespace",
         "crds",
@@ -191,7 +191,7 @@ def test_wait_adds_readiness_step(edge_split: split.Split) -> None:
 
 
 def test_json_contract(edge_split: split.Split) -> None:
-    data = plan.build(edge_split, Action.INSTALL, "edge", "edge", work_dir="W").to_json()
+    data = plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge", work_dir="W")).to_json()
     assert set(data) == {"action", "steps", "notRun"}
     assert data["action"] == "install"
     pre = next(s for s in data["steps"] if s["phase"] == "pre-install")
@@ -233,7 +233,7 @@ def test_kai_v0_14_1_pre_hooks_in_helm_order() -> None:
             hook("Job", "post-delete-cleanup", "post-delete", None, "hook-succeeded", api="batch/v1"),
         ]
     )
-    p = plan.build(split.from_render(text), Action.INSTALL, "kai-scheduler", "kai-scheduler")
+    p = plan.build(Action.INSTALL, plan.PlanInputs(split.from_render(text), "kai-scheduler", "kai-scheduler"))
     s = step(p, "pre-install")
     assert [(o.kind, o.name, o.weight) for o in s.objects] == [
         ("ServiceAccount", "kai-scheduler-crd-manager", -1),
@@ -254,7 +254,7 @@ def test_kai_v0_14_1_pre_hooks_in_helm_order() -> None:
 
 def test_release_namespace_planned_even_when_chart_renders_namespaces() -> None:
     result = split.from_render(doc("Namespace", "other", None) + doc("ConfigMap", "c"))
-    p = plan.build(result, Action.INSTALL, "rel", "target")
+    p = plan.build(Action.INSTALL, plan.PlanInputs(result, "rel", "target"))
     assert labels(step(p, "namespace").objects) == ["Namespace target"]
 
 
@@ -276,7 +276,7 @@ def test_plan_from_disk_equals_plan_from_fresh_render(edge_workdir: Path) -> Non
     fresh = split.from_render(rendered.text)
     for action in (Action.INSTALL, Action.UNINSTALL, Action.TEST):
         a = workdir.build_plan(wd, action, "W")
-        b = plan.build(fresh, action, wd.package.release, wd.namespace, "W")
+        b = plan.build(action, plan.PlanInputs(fresh, wd.package.release, wd.namespace, "W"))
         assert a.to_json() == b.to_json(), action
     assert [e.value for e in wd.split.events()] == [e.value for e in HookEvent]
     assert {r.name for r in wd.install_only} == {"default-thing"}

@@ -114,7 +114,9 @@ def run(chart: str | None, n_objects: int = 500, repeat: int = 5) -> dict[str, A
         def berth_pipeline() -> tuple[split_mod.Split, list[plan_mod.Plan]]:
             rendered = helm.render(req)
             result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
-            plans = [plan_mod.build(result, a, "bench", "bench") for a in plan_mod.Action]
+            plans = [
+                plan_mod.build(a, plan_mod.PlanInputs(result, "bench", "bench")) for a in plan_mod.Action
+            ]
             return result, plans
 
         helm_s, _ = _best(helm_alone, repeat)
@@ -124,7 +126,7 @@ def run(chart: str | None, n_objects: int = 500, repeat: int = 5) -> dict[str, A
         def split_plan() -> None:
             res = split_mod.from_render(render.text)
             for a in plan_mod.Action:
-                plan_mod.build(res, a, "bench", "bench")
+                plan_mod.build(a, plan_mod.PlanInputs(res, "bench", "bench"))
 
         split_s, _ = _best(split_plan, repeat)
     return {

@@ -98,7 +98,7 @@ def build_plan(
     what the previous revision had and this render lacks. Rollback applies the render of ``revision`` (default: the
     previous one) and runs its hooks (as ``helm rollback`` runs the target revision's), pruning what the current
     render added; it raises :class:`InputError` when that revision is not recorded."""
-    release, ns = wd.package.release, wd.namespace
+    base = plan_mod.PlanInputs(wd.split, wd.package.release, wd.namespace, work_dir, wait, hook_timeout)
     if action == plan_mod.Action.ROLLBACK:
         if revision is not None and wd.out_dir is not None:
             target: revisions.Revision | None = revisions.load(wd.out_dir, revision)
@@ -110,29 +110,28 @@ def build_plan(
         # is the revision an install created, before the upgrade being undone.
         current, _ = _replaced(wd.split, wd.upgrade, wd.install_only, "")
         _, kept_refs = _replaced(target.split, target.upgrade, target.install_only, target.prefix)
-        rollback = plan_mod.build(
-            target.split, action, release, ns, work_dir, wait, hook_timeout, target.install_only,
-            target.prefix, current, kept_refs, "the current render",
+        inputs = dataclasses.replace(
+            base, result=target.split, install_only=target.install_only, prefix=target.prefix,
+            replaced=current, remaining=kept_refs, replaced_source="the current render",
         )  # fmt: skip
+        rollback = plan_mod.build(action, inputs)
         return dataclasses.replace(rollback, target=target.label, target_revision=target.number)
-    replaced: plan_mod.Replaced = ()
-    remaining: frozenset[objects.Ref] = frozenset()
-    source = ""
-    if action == plan_mod.Action.UPGRADE:
-        prev = wd.previous()
-        if prev is not None:
-            replaced, _ = _replaced(prev.split, prev.upgrade, prev.install_only, prev.prefix)
-            _, remaining = _replaced(wd.split, wd.upgrade, wd.install_only, "")
-            source = prev.label
-    if action == plan_mod.Action.UPGRADE and wd.upgrade is not None:
-        return plan_mod.build(
-            wd.upgrade, action, release, ns, work_dir, wait, hook_timeout,
-            prefix=f"{UPGRADE_DIR}/", replaced=replaced, remaining=remaining, replaced_source=source,
-        )  # fmt: skip
-    return plan_mod.build(
-        wd.split, action, release, ns, work_dir, wait, hook_timeout, wd.install_only,
-        replaced=replaced, remaining=remaining, replaced_source=source,
-    )  # fmt: skip
+    if action != plan_mod.Action.UPGRADE:
+        return plan_mod.build(action, dataclasses.replace(base, install_only=wd.install_only))
+    inputs = dataclasses.replace(base, install_only=wd.install_only, replaced_source="")
+    prev = wd.previous()
+    if prev is not None:
+        replaced, _ = _replaced(prev.split, prev.upgrade, prev.install_only, prev.prefix)
+        _, remaining = _replaced(wd.split, wd.upgrade, wd.install_only, "")
+        inputs = dataclasses.replace(
+            inputs, replaced=replaced, remaining=remaining, replaced_source=prev.label
+        )
+    if wd.upgrade is not None:
+        # The --is-upgrade render: its install-only objects are already absent from it.
+        inputs = dataclasses.replace(
+            inputs, result=wd.upgrade, install_only=frozenset(), prefix=f"{UPGRADE_DIR}/"
+        )
+    return plan_mod.build(action, inputs)
 
 
 def plan_document(wd: Workdir, work_dir: str) -> dict[str, Any]:
