@@ -260,12 +260,11 @@ group.add_command(live_cli.status_command, "status")
 )
 def bench(chart: str | None, n_objects: int, repeat: int, output: str, live: bool) -> None:
     """Render + split + plan time vs `helm template` alone on the same chart, in the same run."""
-    from berth.install import apply as apply_mod
     from berth.install import bench as bench_mod
 
     if live:
-        figures = apply_mod.bench_apply(min(repeat, 3))
-        lines = apply_mod.bench_text(figures)
+        figures = bench_mod.run_live(min(repeat, 3))
+        lines = bench_mod.live_text(figures)
     else:
         figures = bench_mod.run(chart, n_objects, repeat)
         lines = bench_mod.text(figures)
