@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from berth.install import live_cli
-from berth.kube.errors import InputError, NotImplementedYet
+from berth.kube.errors import InputError
 
 ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
 
@@ -293,7 +293,7 @@ def export_cmd(
     flux_namespace: str,
 ) -> None:
     """Hand the package to GitOps: Argo CD (the plan as hooks and waves) or Flux (Helm runs it); DIR is atomic."""
-    from berth.install import export_argocd, export_argocd_text
+    from berth.install import export_argocd, export_argocd_text, export_flux
 
     if (argocd_dir is None) == (flux_dir is None):
         raise InputError("give exactly one of --argocd DIR and --flux DIR", "berth install export")
@@ -302,7 +302,9 @@ def export_cmd(
             work_dir, argocd_dir, export_argocd.RunOnce(install_only_hooks), timeout
         )
     else:
-        raise NotImplementedYet("berth install export --flux")
+        assert flux_dir is not None
+        opts = export_flux.FluxOptions(flux_source, flux_namespace, wait=wait, timeout=timeout)
+        lines = export_flux.run(work_dir, flux_dir, opts)
     for line in lines:
         click.echo(line)
 
