@@ -129,12 +129,12 @@ def setup_cmd(
 
 
 def _plan(work_dir: Path, action: str, wait: bool, timeout: int, revision: int | None) -> object:
-    from berth.install import plan, setup
+    from berth.install import plan, workdir
 
     if revision is not None and action != "rollback":
         raise InputError("only a rollback goes to a revision; add --action rollback", "--revision")
-    wd = setup.load_workdir(work_dir)
-    return setup.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout, revision)
+    wd = workdir.load_workdir(work_dir)
+    return workdir.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout, revision)
 
 
 def revision_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -352,12 +352,11 @@ group.add_command(live_cli.status_command, "status")
 )
 def bench(chart: str | None, n_objects: int, repeat: int, output: str, live: bool) -> None:
     """Render + split + plan time vs `helm template` alone on the same chart, in the same run."""
-    from berth.install import apply as apply_mod
     from berth.install import bench as bench_mod
 
     if live:
-        figures = apply_mod.bench_apply(min(repeat, 3))
-        lines = apply_mod.bench_text(figures)
+        figures = bench_mod.run_live(min(repeat, 3))
+        lines = bench_mod.live_text(figures)
     else:
         figures = bench_mod.run(chart, n_objects, repeat)
         lines = bench_mod.text(figures)
