@@ -276,7 +276,7 @@ def render_of(hooks: list[Any], ordinary: list[Any]) -> split.Split:
 
 
 def plans_for(render: split.Split) -> export.Plans:
-    return export.plans_of(lambda action: plan.build(render, action, "r", NS), render, 300)
+    return export.plans_of(lambda action: plan.build(action, plan.PlanInputs(render, "r", NS)), render, 300)
 
 
 def reader_for(render: split.Split) -> Any:
