@@ -35,7 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from berth.cluster import admission, auth, discovery
+from berth.cluster import auth, discovery, eviction
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError, Watch
 from berth.cluster.audit import AuditLog
@@ -887,13 +887,13 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a single object")
         if sub == "binding":
-            admission.api_bind(api, namespace, name, obj, ident.name, dry_run)
+            api.bind(namespace, name, obj, ident.name, dry_run)
             self._send_json(
                 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
             )
             return 201
         if sub == "eviction":
-            admission.check_eviction(api, api.do_get(rt, name, namespace))
+            eviction.check_eviction(api, api.do_get(rt, name, namespace))
             if not dry_run:
                 api.do_delete(rt, name, namespace)
             self._send_json(
