@@ -1,6 +1,6 @@
 """Admission fast paths give exactly what the general paths give: decode verdicts, create managedFields, keys.
 
-The general paths (``validation._type_error``, ``patch.record_update`` against an empty old object, the JSON
+The general paths (``decoding._type_error``, ``patch.record_update`` against an empty old object, the JSON
 encoder) are the oracle; objects are drawn from the built-in schemas with random deviations (wrong types, unknown
 fields, floats into integers, bad base64, nulls) so both the passing and the failing branches are compared.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
-from berth.cluster import patch, schema, validation
+from berth.cluster import decoding, names, patch, schema, validation
 
 KINDS = [
     (f"{group}/{version}" if group else version, kind)
@@ -77,9 +77,9 @@ def draw_object(data: st.DataObject, odds: int = 8) -> tuple[dict[str, Any], sch
 @given(data=st.data())
 def test_decode_fast_verdict_is_the_general_verdict(data: st.DataObject) -> None:
     obj, node, kind = draw_object(data)
-    general = validation._type_error(copy.deepcopy(obj), node, (), kind)
+    general = decoding._type_error(copy.deepcopy(obj), node, (), kind)
     event("decodes" if general is None else "decode error")
-    assert validation._decodes(obj, node) == (general is None)
+    assert decoding._decodes(obj, node) == (general is None)
     err = validation.decode_error(obj)
     assert (err is None) == (general is None)
     if err is not None:
@@ -143,17 +143,17 @@ def test_list_item_keys_take_the_direct_form() -> None:
 )
 def test_remembered_syntax_checks_answer_as_the_checks(value: str) -> None:
     for cached, check in [
-        (validation._dns1123_label_problems, validation.is_dns1123_label),
-        (validation._qualified_name_problems, validation.is_qualified_name),
-        (validation._label_value_problems, validation.is_label_value),
-        (validation._config_key_problems, validation.is_config_map_key),
+        (names.dns1123_label_problems, validation.is_dns1123_label),
+        (names._qualified_name_problems, validation.is_qualified_name),
+        (names._label_value_problems, validation.is_label_value),
+        (names.config_key_problems, validation.is_config_map_key),
     ]:
         assert cached(value) == check(value)
         assert cached(value) == check(value)  # the second answer may come from memory
 
 
 def test_remembered_syntax_checks_are_bounded() -> None:
-    cached = validation._KnownGood(validation.is_dns1123_label)
+    cached = names._KnownGood(validation.is_dns1123_label)
     for i in range(cached.LIMIT + 10):
         assert cached(f"ns-{i}") == []
     assert len(cached._ok) == cached.LIMIT
