@@ -79,7 +79,7 @@ def patch_object(
         return patch.merge_patch(base, body)
     if patch_type == "strategic":
         if scale:
-            return patch.merge_patch(base, patch._strip_directives(body))
+            return patch.merge_patch(base, patch.strip_directives(body))
         return patch.strategic_merge_patch(base, body, node_for(api, rt, base))
     if not isinstance(body, dict):
         raise E.bad_request("apply configuration must be a JSON or YAML object")
