@@ -1,8 +1,10 @@
-"""The demo's HTML report: the simulation report page (placement table and chart) plus the demo's own sections.
+"""The demo's HTML report: the placement report (per node: pods by profile, cpu and memory) plus the demo's own
+sections.
 
-Why reuse :mod:`berth.schedule.report`: the live placement is the same nodes x profiles matrix the simulation
-shows, so the page looks the same whether pods were placed in simulation or on the cluster; the demo adds what
-only it knows -- the install, the RBAC phases and the measured comparison of the two deployment shapes.
+Why reuse :mod:`berth.schedule.report_html`: the live placement is the same nodes x profiles matrix the simulation
+shows, with the usage the live scheduler's cache held, so the page looks the same whether pods were placed in
+simulation or on the cluster; the demo adds what only it knows -- the install, the RBAC phases and the measured
+comparison of the two deployment shapes.
 """
 
 from __future__ import annotations
@@ -11,17 +13,25 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from berth.kube import htmlpage as hp
 from berth.kube import yamlio
-from berth.schedule import Placement, SimulationResult, report
+from berth.schedule import Placement, SimulationResult
+from berth.schedule.report_html import Page, render_html
+from berth.schedule.simulate import NodeUsage
 
 if TYPE_CHECKING:
     from berth.demo.main import DemoResult
 
 
 def live_result(
-    placements: list[Placement], nodes: list[str], profiles: list[str], seconds: float
+    placements: list[Placement],
+    nodes: list[str],
+    profiles: list[str],
+    seconds: float,
+    usage: tuple[NodeUsage, ...] = (),
 ) -> SimulationResult:
-    """The live placement in the shape the simulation reports use (so the same table and page show it)."""
+    """The live placement in the shape the simulation reports use (so the same table and page show it); ``usage``:
+    each node's requests and capacity as the live scheduler's cache held them."""
     return SimulationResult(
         placements=tuple(sorted(placements, key=lambda p: p.pod)),
         unschedulable=(),
@@ -31,6 +41,7 @@ def live_result(
         warnings=(),
         nodes=tuple(nodes),
         profiles=tuple(profiles),
+        usage=usage,
     )
 
 
@@ -71,8 +82,16 @@ def sections(result: DemoResult) -> str:
 
 def write(path: Path, result: DemoResult) -> Path:
     """Write the self-contained page to ``path`` (atomically) and return it."""
-    live = live_result(result.placements, result.nodes, result.profiles, result.place_seconds)
-    text = report.render_html(live, title="berth demo: two profiles on the embedded cluster")
-    text = text.replace("</body>", sections(result) + "\n</body>", 1)
-    yamlio.write_atomic(path, text)
+    live = live_result(result.placements, result.nodes, result.profiles, result.place_seconds, result.usage)
+    page = Page(
+        title="berth demo: two profiles on the embedded cluster",
+        kicker="berth demo report",
+        subtitle=hp.esc(
+            f"{live.scheduled} pods of two Deployments placed by one scheduler with {len(live.profiles)} profiles on "
+            f"{len(live.nodes)} nodes of an embedded cluster; then the install, the RBAC steps and the two "
+            "deployment shapes, measured."
+        ),
+        extra=[sections(result)],
+    )
+    yamlio.write_atomic(path, render_html(live, page=page))
     return path
