@@ -21,6 +21,8 @@ from berth.schedule import config as config_mod
 from berth.schedule import rbac
 from berth.schedule.plugins import registry as registry_mod
 
+DEMO_DOC = Path(__file__).resolve().parents[1] / "docs" / "demo.md"
+
 
 def test_demo_end_to_end(tmp_path: Path) -> None:
     out = io.StringIO()
@@ -89,6 +91,18 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
         "when it is down",
         "a third behaviour costs",
     ]
+
+    # docs/demo.md quotes this run's counts: they must still be what the demo finds
+    doc = DEMO_DOC.read_text(encoding="utf-8")
+    assert f"one line per missing permission ({len(result.forbidden)} on this cluster)" in doc
+    assert f"computes ({result.rules_minimal} rules, each with the plugins that need it)" in doc
+    for shape in (c.profiles, c.separate):
+        assert f"| {shape.written.objects} objects; {shape.written.lines} lines of YAML |" in doc
+        assert f"+{shape.third.config_lines} config lines, +{shape.third.objects} objects" in doc
+        assert (
+            f"{shape.processes} process{'es' if shape.processes > 1 else ''}, {shape.traffic.watches} watch"
+            in doc
+        )
 
     # the report, and the cluster stopped (its port closed)
     assert result.report == report.resolve()

@@ -9,7 +9,6 @@ comparison of the two deployment shapes.
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,33 +45,58 @@ def live_result(
 
 
 def sections(result: DemoResult) -> str:
-    esc = html.escape
-    parts = ["<h2>Install</h2><ul>"]
+    """The demo's own sections: the install's lines, the RBAC steps, the two shapes measured."""
+    esc = hp.esc
+    parts = ['<h2>Install</h2><ul class="plain">']
     parts += [f"<li>{esc(line)}</li>" for line in result.install_lines]
     parts.append("</ul>")
+    if result.install_error:
+        parts.append(f'<div class="callout">{esc(result.install_error)}</div>')
     parts.append("<h2>RBAC</h2>")
     parts.append(
-        f"<p>Too-small ClusterRole: {result.rules_too_small} rule; pods bound while it was in force: "
-        f"{result.bound_while_forbidden}. The scheduler reported {len(result.forbidden)} missing permission(s):</p>"
+        hp.cards(
+            [
+                (str(result.rules_too_small), "rule in the too-small ClusterRole", ""),
+                (
+                    str(len(result.forbidden)),
+                    "missing permissions reported",
+                    "bad" if result.forbidden else "",
+                ),
+                (str(result.bound_while_forbidden), "pods bound meanwhile", ""),
+                (str(result.rules_minimal), "rules from berth schedule rbac", "good"),
+            ]
+        )
     )
     parts.append(
-        "<ul>" + "".join(f"<li><code>{esc(line)}</code></li>" for line in result.forbidden) + "</ul>"
+        f"<p>With the too-small role the scheduler reported {len(result.forbidden)} missing permission(s) and bound "
+        f"{result.bound_while_forbidden} pods:</p>"
     )
     parts.append(
-        f"<p>ClusterRole from <code>berth schedule rbac</code>: {result.rules_minimal} rules; the probe pod was "
-        f"bound to <code>{esc(result.probe_node)}</code>.</p>"
+        '<ul class="plain">'
+        + "".join(f"<li><code>{esc(line)}</code></li>" for line in result.forbidden)
+        + "</ul>"
+    )
+    parts.append(
+        f"<p>With the ClusterRole from <code>berth schedule rbac</code> ({result.rules_minimal} rules) the probe pod "
+        f"was bound to <code>{esc(result.probe_node)}</code>.</p>"
     )
     if result.comparison is not None:
         c = result.comparison
         parts.append("<h2>The two deployment shapes, measured</h2>")
-        parts.append(
-            "<table><thead><tr><th></th><th>one scheduler, two profiles</th>"
-            "<th>two schedulers, one profile each</th></tr></thead><tbody>"
+        rows = "".join(
+            f'<tr><td class="name"><b>{esc(what)}</b></td>'
+            + "".join(f'<td class="name" style="text-align:left">{esc(v)}</td>' for v in (one, two))
+            + "</tr>"
+            for what, one, two in c.rows()
         )
-        for what, one, two in c.rows():
-            cells = "".join(f'<td style="text-align:left">{esc(v)}</td>' for v in (one, two))
-            parts.append(f"<tr><td>{esc(what)}</td>{cells}</tr>")
-        parts.append("</tbody></table>")
+        parts.append(
+            hp.scroll(
+                '<table class="full"><colgroup><col style="width:22%"><col><col></colgroup><thead><tr><th></th>'
+                '<th style="text-align:left">one scheduler, two profiles</th>'
+                f'<th style="text-align:left">two schedulers, one profile each</th></tr></thead><tbody>{rows}</tbody>'
+                "</table>"
+            )
+        )
         parts.append(
             f"<p>Traffic measured over {c.window:.1f} s per shape from the cluster's audit log (start, list, "
             "watch, idle); the third profile is <code>academy-binpack</code> (NodeResourcesFit MostAllocated).</p>"
