@@ -46,8 +46,8 @@ from berth.kube.errors import BerthError, InputError
 from berth.kube.objects import Obj
 from berth.schedule import explain, rbac
 from berth.schedule.config import SchedulerConfiguration
-from berth.schedule.framework.interface import CycleState
-from berth.schedule.framework.types import PodInfo, QueuedPodInfo
+from berth.schedule.framework.interface import Code, Status
+from berth.schedule.framework.types import PodInfo
 from berth.schedule.live import api, events, informers
 from berth.schedule.live.binder import (
     ApiBinder,
@@ -61,7 +61,7 @@ from berth.schedule.live.leader import LeaderElector, default_identity
 from berth.schedule.live.metrics import HealthServer, Metrics
 from berth.schedule.live.shadow import ShadowLog
 from berth.schedule.live.volumes import ApiVolumeWriter
-from berth.schedule.scheduler import ASSIGNED_POD_DELETE, CycleOutcome, FailureReason, Result, Scheduler
+from berth.schedule.scheduler import CycleOutcome, FailureReason, Result, Scheduler
 
 log = logging.getLogger("berth.schedule.live")
 
@@ -289,7 +289,6 @@ class LiveScheduler:
         self._attempts: dict[str, int] = {}
         self._cycle_started = 0.0
         self._in_background: set[str] = set()
-        self._bind_failures: dict[str, int] = {}
         self._stopped = False
         self._stop_lock = threading.Lock()
 
@@ -491,52 +490,31 @@ class LiveScheduler:
         return True
 
     def _bind_done(self, done: BindDone) -> None:
-        """The answer of a background binding: report success, or undo the assumption and re-queue (with
-        backoff) exactly as the synchronous binding cycle does on failure."""
+        """The answer of a background binding: report success, or fail the pod through the scheduler's one
+        binding-failed path (Unreserve with the cycle's state, forget, back off, nomination dropped) and report it
+        as a synchronous binding failure is reported."""
         pod = done.pod
         key = pod.key
         self._in_background.discard(key)
         profile = pod.scheduler_name
         current = self.informers[informers.PODS.qualified].get(key)
         if done.status.is_success:
-            self._bind_failures.pop(key, None)
             self._report_bound(key, profile, done.node, current or pod.pod)
             return
-        sched = self.scheduler
         message = f'running Bind plugin "DefaultBinder": {done.status.message()}'
+        status = Status(Code.ERROR, (message,), "DefaultBinder")
+        outcome = self.scheduler.binding_failed(key, status, current)
         self.metrics.attempts.labels(str(Result.ERROR), profile).inc()
-        if sched.cache.is_assumed(key):
-            sched.cache.forget_pod(pod)
-            fw = sched.frameworks.get(profile)
-            if fw is not None:
-                fw.run_unreserve(CycleState(), pod, done.node)
-            sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=pod.pod)
         log.info("could not bind %s to %s (%s): %s", key, done.node, profile, message)
         if self.recorder is not None:
             self.recorder.record(events.failed_event(current or pod.pod, profile, message))
-        if (
-            current is None
-            or (current.get("spec") or {}).get("nodeName")
-            or sched.cache.get_pod(key) is not None
-        ):
+        if outcome is None or current is None or (current.get("spec") or {}).get("nodeName"):
             return  # deleted, or bound after all (the informer has or will have it): nothing to retry
-        attempts = self._bind_failures.get(key, 0) + 1
-        self._bind_failures[key] = attempts
-        # Upstream handleBindingCycleError overrides the nomination with none: the pod looks afresh next time.
-        had_nomination = bool((current.get("status") or {}).get("nominatedNodeName"))
-        pending = current
-        if had_nomination:
-            pending = {
-                **current,
-                "status": {k: v for k, v in current["status"].items() if k != "nominatedNodeName"},
-            }
-            sched.clear_nomination(key)
-        sched.update_pod(None, pending)  # pending again (the scheduler's own bookkeeping) ...
-        sched.queue.delete(key)  # ... but after a backoff, like any failed cycle
-        qp = QueuedPodInfo(pod_info=PodInfo(pending), timestamp=time.monotonic(), attempts=attempts)
-        sched.queue.add_unschedulable_if_not_present(qp)
         self.status.patch(
-            current, str(FailureReason.SCHEDULER_ERROR), message, clear_nomination=had_nomination
+            current,
+            str(outcome.reason or FailureReason.SCHEDULER_ERROR),
+            message,
+            clear_nomination=outcome.clear_nomination,
         )
 
     def _preemption_done(self, done: PreemptionDone) -> None:
@@ -672,9 +650,9 @@ class LiveScheduler:
         current = self.informers[informers.PODS.qualified].get(outcome.pod)
         if current is not None and not (current.get("spec") or {}).get("nodeName"):
             reason = str(outcome.reason or "SchedulerError")
-            nominated = str(getattr(outcome, "nominated_node", "") or "")
-            clear = bool(getattr(outcome, "clear_nomination", False))
-            self.status.patch(current, reason, outcome.message, nominated, clear)
+            self.status.patch(
+                current, reason, outcome.message, outcome.nominated_node, outcome.clear_nomination
+            )
 
     def _report_bound(self, key: str, profile: str, node: str, pod: Obj) -> None:
         attempts = self._attempts.pop(key, 1)

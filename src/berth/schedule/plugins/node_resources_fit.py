@@ -618,5 +618,5 @@ class NodeResourcesFit(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
 
 
 SPEC = fw.PluginSpec(
-    name=NAME, plugin_class=NodeResourcesFit, args_type=NodeResourcesFitArgs, reads=("nodes", "pods")
+    name=NAME, plugin_class=NodeResourcesFit, args_type=NodeResourcesFitArgs, api_access=("nodes", "pods")
 )
