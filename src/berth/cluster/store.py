@@ -152,6 +152,10 @@ class Store:
 
     def _init_schema(self) -> None:
         db = self._db
+        tables = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and not {"log", "meta"} <= tables:
+            # Another program's database: refused before anything (even the WAL switch) writes to it.
+            raise sqlite3.DatabaseError(f"it holds tables {sorted(tables)} but not berth's (log, meta)")
         if self._path != ":memory:":
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
