@@ -143,8 +143,9 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
             ident = auth.authenticate(api, self.headers.get("Authorization"))
             req.user = ident.name
             as_user = self.headers.get("Impersonate-User")
-            if as_user:
-                ident = auth.impersonate(api, ident, as_user, self.headers.get_all("Impersonate-Group") or [])
+            as_groups = self.headers.get_all("Impersonate-Group") or []
+            if as_user or as_groups:
+                ident = auth.impersonate(api, ident, as_user or "", as_groups)
                 req.user = ident.name
             code = self._route(method, path, query, body, ident, req)
         except ApiError as exc:
