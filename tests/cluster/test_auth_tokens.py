@@ -148,6 +148,10 @@ def test_impersonating_groups_without_a_user_is_refused(cluster: Cluster) -> Non
     code, status = _request(cluster, "/api/v1/namespaces", headers)
     assert code == 500 and status["reason"] == "InternalError"
     assert "without impersonating a user" in status["message"]
+    code, status = _request(
+        cluster, "/api/v1/namespaces", {"Authorization": f"Bearer {cluster.token}", "Impersonate-Uid": "1234"}
+    )
+    assert code == 500 and "requested [impersonate-uid] without impersonating a user" in status["message"]
     ok, _ = _request(cluster, "/api/v1/namespaces", {**headers, "Impersonate-User": "jane"})
     assert ok == 200  # with a user, the groups asked for are jane's (system:masters may list namespaces)
 

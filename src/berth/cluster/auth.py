@@ -171,8 +171,9 @@ def impersonate(api: ApiHost, ident: Identity, user: str, groups: list[str]) -> 
     """``kubectl --as USER [--as-group G]``: act as another identity. Only ``system:masters`` may impersonate
     (upstream checks the ``impersonate`` verb; the admin holds it through cluster-admin)."""
     if not user:
-        # upstream's impersonation filter answers this with an internal error, before any authorization
-        raise E.internal(f"requested [groups {groups}] without impersonating a user")
+        raise E.internal(
+            f"requested [{', '.join(f'group {g}' for g in groups)}] without impersonating a user"
+        )
     if not ident.is_admin:
         raise rbac.forbidden_error(ident.name, "impersonate", "users", "", name=user)
     if user.startswith(SA_PREFIX) and not groups:

@@ -111,8 +111,11 @@ class ReadHandlers(HandlerBase):
                 raise E.bad_request(
                     f"a container name must be specified for pod {name}, choose one of: [{' '.join(map(str, containers))}]"
                 )
-        inits = [c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []]
-        if container not in containers and container not in inits:
+        spec = pod.get("spec") or {}
+        others = [
+            c.get("name") for key in ("initContainers", "ephemeralContainers") for c in spec.get(key) or []
+        ]
+        if container not in containers and container not in others:
             raise E.bad_request(f"container {container} is not valid for pod {name}")
         phase = (pod.get("status") or {}).get("phase", "Pending")
         if phase == "Pending":
@@ -155,9 +158,11 @@ def simulated_log(pod: Obj, container: str) -> list[str]:
     if custom is not None:
         return str(custom).splitlines()
     image = ""
-    for c in (pod.get("spec") or {}).get("containers") or []:
-        if c.get("name") == container:
-            image = str(c.get("image") or "")
+    spec = pod.get("spec") or {}
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if c.get("name") == container:
+                image = str(c.get("image") or "")
     node = (pod.get("spec") or {}).get("nodeName", "")
     started = (pod.get("status") or {}).get("startTime", "")
     return [

@@ -85,6 +85,10 @@ class Headers:
     def __getitem__(self, key: str) -> Any:
         return self.get(key)
 
+    def names(self) -> list[str]:
+        """The header names sent, lower-cased."""
+        return list(self._items)
+
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key.lower() in self._items
 

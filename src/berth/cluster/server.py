@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ssl
 import traceback
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 from berth.cluster import auth, discovery
@@ -144,9 +144,16 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
             req.user = ident.name
             as_user = self.headers.get("Impersonate-User")
             as_groups = self.headers.get_all("Impersonate-Group") or []
-            if as_user or as_groups:
-                ident = auth.impersonate(api, ident, as_user or "", as_groups)
+            if as_user:
+                ident = auth.impersonate(api, ident, as_user, as_groups)
                 req.user = ident.name
+            else:
+                names = cast(Headers, self.headers).names()
+                asked = [h for h in names if h.startswith(("impersonate-uid", "impersonate-extra-"))]
+                if as_groups or asked:
+                    # upstream's impersonation filter answers this with an internal error, before authorization
+                    what = ", ".join([*(f"group {g}" for g in as_groups), *asked])
+                    raise E.internal(f"requested [{what}] without impersonating a user")
             code = self._route(method, path, query, body, ident, req)
         except ApiError as exc:
             code = exc.code
