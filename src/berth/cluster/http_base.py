@@ -25,6 +25,7 @@ import yaml
 from berth.cluster import errors as E
 from berth.cluster.api import Api
 from berth.cluster.audit import AuditLog
+from berth.cluster.metrics import ApiMetrics
 from berth.cluster.openapi import OpenApi
 from berth.cluster.resources import ResourceType
 from berth.kube.objects import Obj
@@ -59,6 +60,7 @@ class Request:
     subresource: str = ""
     namespace: str = ""
     name: str = ""
+    named: bool = False  # the URL names one object (metrics' scope "resource"; a create's name comes from its body)
     rtype: ResourceType | None = None
     user: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -134,6 +136,7 @@ class ServerBase(ThreadingHTTPServer):
         self.api = api
         self.audit = audit or AuditLog(None)
         self.openapi = OpenApi(api)
+        self.metrics = ApiMetrics(api.store.counts)
         self.ready = threading.Event()
         self.stopping = threading.Event()
         self.tls = ssl_context is not None

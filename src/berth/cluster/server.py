@@ -17,11 +17,12 @@ objects as ADDED, then a BOOKMARK annotated ``k8s.io/initial-events-end``, then 
 from __future__ import annotations
 
 import ssl
+import time
 import traceback
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from berth.cluster import auth, discovery
+from berth.cluster import auth, discovery, metrics
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError
 from berth.cluster.audit import AuditLog
@@ -134,6 +135,13 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
             else {}
         )
         api = self.server.api
+        started = time.monotonic()
+        meters = self.server.metrics
+        if truthy(query.get("watch")) or "/watch/" in path:
+            gauge = meters.longrunning
+        else:
+            gauge = meters.read_only if method in ("GET", "HEAD") else meters.mutating
+        gauge.inc()
         try:
             body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
             if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
@@ -170,9 +178,24 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
             except OSError:
                 self.close_connection = True
         finally:
+            gauge.dec()
             res = req.resource
             if req.rtype is not None:
                 res = req.rtype.resource
+            if req.verb or req.resource:
+                meters.observe(
+                    req.verb,
+                    method,
+                    req.group,
+                    req.version,
+                    req.resource,
+                    req.subresource,
+                    "resource" if req.named else "namespace" if req.namespace else "cluster",
+                    query.get("dryRun") == "All",
+                    method == "PATCH" and "apply-patch" in (self.headers.get("Content-Type") or ""),
+                    code,
+                    time.monotonic() - started,
+                )
             self.server.audit.record(
                 req.user or "system:anonymous",
                 req.verb or ("get" if method in ("GET", "HEAD") else method.lower()),
@@ -209,6 +232,10 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
                     ]
                 },
             )
+            return 200
+        if seg == ["metrics"]:
+            self._nonresource(ident, path, req)
+            self._send(200, self.server.metrics.render(), metrics.CONTENT_TYPE)
             return 200
         if seg[0] == "version" and len(seg) == 1:
             self._nonresource(ident, path, req)
@@ -328,7 +355,7 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
         sub = rest[2] if len(rest) > 2 else ""
         if len(rest) > 3 and sub != "proxy":  # pods/NAME/proxy/<path> carries a path of its own
             raise E.path_not_found()
-        req.name, req.subresource = name, sub
+        req.name, req.subresource, req.named = name, sub, bool(name)
         if sub and sub not in rt.subresources:
             raise E.path_not_found()
         verb = self._verb(method, name, sub, query)
