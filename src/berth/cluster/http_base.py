@@ -43,6 +43,18 @@ PATCH_CONTENT_TYPES = {
 }
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 TABLE_MARK = "as=Table"
+PARTIAL_MARK = "as=PartialObjectMetadata"
+"""``Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1``: metadata-only views (client-go's
+metadata client and informers, ``kubectl get`` of many kinds at once)."""
+
+
+def partial_object(obj: Obj) -> Obj:
+    """An object's ``meta.k8s.io/v1 PartialObjectMetadata``: its metadata alone."""
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": obj.get("metadata") or {},
+    }
 
 
 def truthy(value: str | None) -> bool:
@@ -60,7 +72,9 @@ class Request:
     subresource: str = ""
     namespace: str = ""
     name: str = ""
-    named: bool = False  # the URL names one object (metrics' scope "resource"; a create's name comes from its body)
+    named: bool = (
+        False  # the URL names one object (metrics' scope "resource"; a create's name comes from its body)
+    )
     rtype: ResourceType | None = None
     user: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
