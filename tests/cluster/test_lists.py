@@ -79,7 +79,8 @@ def test_an_expired_continue_token_is_410_with_a_fresh_token(cluster: Cluster, k
     )
     fresh = status["metadata"]["continue"]
     rest = core.list_namespaced_config_map("default", _continue=fresh)
-    assert _names(rest) == ["c2", "c3", "c8", "c9"]  # the remainder, as it is now (inconsistent, as upstream warns)
+    # the remainder, as it is now (inconsistent, as upstream warns)
+    assert _names(rest) == ["c2", "c3", "c8", "c9"]
 
 
 def test_resource_version_match(cluster: Cluster, k8s: Any) -> None:

@@ -54,6 +54,7 @@ class ReadHandlers(HandlerBase):
                         str(obj["metadata"].get("resourceVersion", "")),
                         "",
                         query,
+                        version=version,
                     ),
                 )
             elif partial:
@@ -79,7 +80,9 @@ class ReadHandlers(HandlerBase):
         if table:
             self._send_json(
                 200,
-                self._table(rt, res.items, res.resource_version, res.continue_token, query, res.remaining),
+                self._table(
+                    rt, res.items, res.resource_version, res.continue_token, query, res.remaining, version
+                ),
             )
             return 200
         meta: dict[str, Any] = {"resourceVersion": res.resource_version}

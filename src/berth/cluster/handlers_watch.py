@@ -6,6 +6,7 @@ import json
 import time
 
 from berth.cluster import errors as E
+from berth.cluster import request_warnings
 from berth.cluster.api import ApiError, Watch
 from berth.cluster.http_base import PARTIAL_MARK, TABLE_MARK, HandlerBase, partial_object, truthy
 from berth.cluster.resources import ResourceType
@@ -83,6 +84,8 @@ class WatchHandlers(HandlerBase):
         # The connection ends with the stream. Said in a header, or a client that read the stream to its end puts
         # the connection back in its pool and its next request meets the close (RemoteDisconnected).
         self.send_header("Connection", "close")
+        for text in request_warnings.current():
+            self.send_header("Warning", request_warnings.header_value(text))
         self.end_headers()
         self.wfile.flush()
         self.close_connection = True
@@ -129,7 +132,12 @@ class WatchHandlers(HandlerBase):
                     continue
                 if table and typ != "BOOKMARK":
                     obj = self._table(
-                        rt, [obj], str((obj.get("metadata") or {}).get("resourceVersion", "")), "", query
+                        rt,
+                        [obj],
+                        str((obj.get("metadata") or {}).get("resourceVersion", "")),
+                        "",
+                        query,
+                        version=version,
                     )
                 send(typ, obj)
                 last_sent = time.monotonic()

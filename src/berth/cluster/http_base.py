@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from berth.cluster import errors as E
+from berth.cluster import request_warnings
 from berth.cluster.api import Api
 from berth.cluster.audit import AuditLog
 from berth.cluster.metrics import ApiMetrics
@@ -309,6 +310,9 @@ class HandlerBase(BaseHTTPRequestHandler):
     ) -> None:
         # One buffered write of status line, headers and body (send_response/send_header cost ~25 calls).
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
+        found = request_warnings.current()
+        if found:
+            extra += "".join(f"Warning: {request_warnings.header_value(w)}\r\n" for w in found)
         if self.close_connection:
             extra += "Connection: close\r\n"  # a client must not pool a connection we are about to close
         head = (
@@ -409,6 +413,7 @@ class HandlerBase(BaseHTTPRequestHandler):
         cont: str,
         query: dict[str, str],
         remaining: int | None = None,
+        version: str | None = None,
     ) -> Obj:
         include = query.get("includeObject") or "Metadata"
         if include not in ("None", "Metadata", "Object"):
@@ -418,7 +423,9 @@ class HandlerBase(BaseHTTPRequestHandler):
             from berth.cluster import crds
 
             crd = crds.crd_of(self.server.api, rt) or {}
-            printer_columns = list(crds.version_of(crd, rt.version).get("additionalPrinterColumns") or [])
+            printer_columns = list(
+                crds.version_of(crd, version or rt.version).get("additionalPrinterColumns") or []
+            )
         from berth.cluster import tables  # loaded on the first human-readable `kubectl get`
 
         table: Obj = tables.to_table(

@@ -22,7 +22,7 @@ import traceback
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from berth.cluster import auth, discovery, metrics
+from berth.cluster import auth, crds, discovery, metrics, request_warnings
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError
 from berth.cluster.audit import AuditLog
@@ -136,6 +136,7 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
         )
         api = self.server.api
         started = time.monotonic()
+        request_warnings.begin()
         meters = self.server.metrics
         if truthy(query.get("watch")) or "/watch/" in path:
             gauge = meters.longrunning
@@ -356,8 +357,12 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
         if len(rest) > 3 and sub != "proxy":  # pods/NAME/proxy/<path> carries a path of its own
             raise E.path_not_found()
         req.name, req.subresource, req.named = name, sub, bool(name)
-        if sub and sub not in rt.subresources:
+        if sub and sub not in rt.subresources_at(version):
             raise E.path_not_found()
+        if rt.custom:
+            deprecated = crds.deprecation_warning(crds.crd_of(api, rt) or {}, version)
+            if deprecated:
+                request_warnings.warn(deprecated)
         verb = self._verb(method, name, sub, query)
         req.verb = verb
         self._field_validation = query.get("fieldValidation", "")

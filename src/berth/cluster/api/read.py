@@ -101,7 +101,12 @@ class Reader(ApiBase):
         """``(resourceVersion, JSON text)`` of an object as stored, when serving it needs no change (the stored
         version, a kind without conversion) -- what :meth:`do_get` returns, without decoding and re-encoding it.
         None when it is missing or must be converted (use :meth:`do_get`)."""
-        if rt.virtual or rt.resource == eventsv1.RESOURCE or (version and version != rt.version):
+        if (
+            rt.virtual
+            or rt.resource == eventsv1.RESOURCE
+            or rt.storage_version
+            or (version and version != rt.version)
+        ):
             return None
         return self.store.get(rt.resource, self._ns_key(rt, namespace), name)
 
