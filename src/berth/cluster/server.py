@@ -33,14 +33,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import yaml
-
 from berth.cluster import admission, auth, discovery
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError, Watch
 from berth.cluster.audit import AuditLog
 from berth.cluster.openapi import OpenApi
 from berth.cluster.resources import NO_CONTAINER_SUBRESOURCES, ResourceType
+from berth.kube import yamlio
+from berth.kube.errors import InputError
 from berth.kube.objects import Obj
 
 MAX_BODY = E.MAX_REQUEST_BODY_BYTES
@@ -729,8 +729,8 @@ class Handler(BaseHTTPRequestHandler):
             return protobuf.decode(body)
         if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
             try:
-                return yaml.safe_load(body.decode("utf-8"))
-            except (yaml.YAMLError, UnicodeDecodeError) as exc:
+                return yamlio.load_one(body.decode("utf-8"), "request body")
+            except (InputError, UnicodeDecodeError) as exc:
                 raise E.bad_request(f"error converting YAML to JSON: {exc}") from exc
         try:
             return json.loads(body)
@@ -746,8 +746,8 @@ class Handler(BaseHTTPRequestHandler):
             if ptype != "apply":
                 raise E.bad_request(f"error decoding patch: {exc}") from exc
         try:
-            return yaml.safe_load(body.decode("utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            return yamlio.load_one(body.decode("utf-8"), "request body")
+        except (InputError, UnicodeDecodeError) as exc:
             raise E.bad_request(f"error decoding YAML: {exc}") from exc
 
     # ---- GET -----------------------------------------------------------------------------------------------
