@@ -596,18 +596,29 @@ def dump_all(objs: Iterable[Any]) -> str:
 
 
 def write_atomic(path: str | os.PathLike[str], text: str | bytes, mode: int = 0o644) -> None:
-    """Write a file so readers see the old content or the new, never a half-written one."""
+    """Write a file so readers see the old content or the new, never a half-written one.
+
+    An ``OSError`` (a full or read-only disk, a parent that is a regular file) names ``path``, not the temporary
+    file beside it, so the CLI's message points at what the user gave.
+    """
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
+    tmp = ""
     try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=str(p.parent))
         with os.fdopen(fd, "wb") as fh:
             fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as exc:
+        if tmp and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and (exc.filename is None or _is_temporary(str(exc.filename), p)):
+            raise OSError(exc.errno, exc.strerror, str(p)) from exc
         raise
+
+
+def _is_temporary(name: str, target: Path) -> bool:
+    return Path(name).parent == target.parent and Path(name).name.startswith(f".{target.name}.")
