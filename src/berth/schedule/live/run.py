@@ -18,9 +18,9 @@ Because one thread applies every change and runs every cycle, a cycle never sees
 order of changes is the API server's order per resource. Scheduling starts once every informer has listed
 (upstream ``WaitForCacheSync``) and this process leads (when ``--leader-elect``).
 
-Where the kubeconfig comes from: ``--kubeconfig``, else ``$KUBECONFIG``, else ``./.berth/cluster/kubeconfig`` (the
-embedded cluster's default data dir) if it exists, else ``~/.kube/config`` if it exists, else the in-cluster
-ServiceAccount.
+Where the kubeconfig comes from: :func:`berth.kube.kubeconfig.locate`, as for every part (``--kubeconfig``, else
+``$KUBECONFIG`` merged, else ``~/.kube/config``, as kubectl; then the embedded cluster's
+``./.berth/cluster/kubeconfig``, then the in-cluster ServiceAccount).
 """
 
 from __future__ import annotations
@@ -38,11 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
-from kubernetes.config.config_exception import ConfigException
 
 from berth.kube import client as kube_client
-from berth.kube.errors import BerthError, InputError
+from berth.kube import kubeconfig as kube_kubeconfig
+from berth.kube.errors import BerthError
 from berth.kube.objects import Obj
 from berth.schedule import explain, rbac
 from berth.schedule.config import SchedulerConfiguration
@@ -65,7 +64,6 @@ from berth.schedule.scheduler import ASSIGNED_POD_DELETE, CycleOutcome, FailureR
 
 log = logging.getLogger("berth.schedule.live")
 
-EMBEDDED_KUBECONFIG = Path(".berth") / "cluster" / "kubeconfig"
 _TERMINAL = ("Succeeded", "Failed")
 
 
@@ -76,40 +74,16 @@ class LeadershipLost(BerthError):
 # --- connecting ---------------------------------------------------------------------------------------------------
 
 
-def resolve_kubeconfig(explicit: str | os.PathLike[str] | None, cwd: Path | None = None) -> str | None:
-    """The kubeconfig to use (see the module docstring); None means the in-cluster ServiceAccount."""
-    if explicit:
-        return str(explicit)
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return env.split(os.pathsep)[0]
-    embedded = (cwd or Path.cwd()) / EMBEDDED_KUBECONFIG
-    if embedded.is_file():
-        return str(embedded)
-    home = Path.home() / ".kube" / "config"
-    if home.is_file():
-        return str(home)
-    return None
+def resolve_kubeconfig(
+    explicit: str | os.PathLike[str] | None, cwd: Path | None = None
+) -> kube_kubeconfig.Location:
+    """Where the cluster comes from: :func:`berth.kube.kubeconfig.locate`, the same rule for every part."""
+    return kube_kubeconfig.locate(explicit, cwd)
 
 
-def configuration(kubeconfig: str | None, context: str | None) -> Any:
-    """A ``kubernetes.client.Configuration`` for the kubeconfig (through berth's client wrapper) or in-cluster."""
-    if kubeconfig is not None:
-        return kube_client.connect(kubeconfig, context).api_client.configuration
-    if context:
-        raise InputError(
-            "--context needs a kubeconfig (none found: pass --kubeconfig or set KUBECONFIG)", "--context"
-        )
-    cfg = k8s_client.Configuration()
-    try:
-        k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-    except ConfigException as exc:
-        raise InputError(
-            "no kubeconfig found ($KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config) and not running in a "
-            f"cluster ({exc}); pass --kubeconfig",
-            "--kubeconfig",
-        ) from exc
-    return cfg
+def configuration(kubeconfig: str | kube_kubeconfig.Location | None, context: str | None) -> Any:
+    """A ``kubernetes.client.Configuration`` for the kubeconfig or in-cluster, through berth's client wrapper."""
+    return kube_client.connect(kubeconfig, context).api_client.configuration
 
 
 def api_client_from(cfg: Any, pool_size: int) -> Any:
@@ -215,9 +189,12 @@ class LiveScheduler:
         self.registry = registry
         self.options = options or LiveOptions()
         opts = self.options
+        self.target = (
+            ""  # which cluster and context, and which kubeconfig chose them: logged before any write
+        )
         if client_configuration is None:
-            path = resolve_kubeconfig(opts.kubeconfig)
-            client_configuration = configuration(path, opts.context)
+            connection = kube_client.connect(resolve_kubeconfig(opts.kubeconfig), opts.context)
+            client_configuration, self.target = connection.api_client.configuration, connection.target_line()
         self.permissions = api.PermissionLog(log)
         self.writer = api_client_from(client_configuration, 8)
         self.inbox: queue.SimpleQueue[Delta | BindDone | PreemptionDone] = queue.SimpleQueue()
@@ -298,6 +275,8 @@ class LiveScheduler:
     def start(self) -> LiveScheduler:
         for warning in self.scheduler.warnings:
             log.warning("%s", warning)
+        if self.target:
+            log.info("%s", self.target)
         log.info(
             "berth scheduler starting%s: profiles %s; following %s",
             " in shadow mode (read-only: schedules nothing, judges what others bind)" if self.shadow else "",
