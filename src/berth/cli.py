@@ -16,12 +16,13 @@ import errno
 import os
 import sys
 import traceback
+from typing import Any
 
 import click
 
 from berth import __version__
 from berth.kube import tools
-from berth.kube.errors import BerthError
+from berth.kube.errors import BerthError, InputError
 from berth.lazycli import LazyCommands
 
 
@@ -42,6 +43,10 @@ from berth.lazycli import LazyCommands
 def berth(verbose: bool) -> None:
     """Get Kubernetes schedulers and Helm-packaged components onto clusters correctly."""
     _Boundary.verbose = verbose
+
+
+COMPLETE_VAR = "_BERTH_COMPLETE"
+"""The variable click's completion scripts set when they call berth back (click's default for ``berth``)."""
 
 
 @berth.group(
@@ -91,6 +96,76 @@ def demo(seed: int) -> None:
     from berth import demo as demo_module
 
     demo_module.run(seed=seed)
+
+
+@berth.command("version")
+@click.option(
+    "-o", "--output", type=click.Choice(["json", "yaml"]), help="Print as json or yaml instead of lines."
+)
+def version(output: str | None) -> None:
+    """Print the versions in use: berth, Python, helm and kubectl (as `helm version` does).
+
+    helm and kubectl are the binaries berth would run (see `berth tools path`); one that is missing says so and
+    the command still succeeds.
+
+    \b
+    Examples:
+      berth version
+      berth version -o json | jq -r .kubectl.version
+    """
+    import json
+    import platform
+
+    info: dict[str, Any] = {
+        "berth": __version__,
+        "python": {"version": platform.python_version(), "executable": sys.executable},
+    }
+    for name in tools.TOOLS:
+        try:
+            found = tools.find(name)
+        except BerthError as exc:
+            info[name] = {"version": None, "error": str(exc)}
+        else:
+            info[name] = {"version": found.version, "path": found.path, "source": found.source}
+    if output == "json":
+        click.echo(json.dumps(info, indent=2))
+        return
+    if output == "yaml":
+        from berth.kube import yamlio
+
+        click.echo(yamlio.dump(info), nl=False)
+        return
+    click.echo(f"berth: {info['berth']}")
+    click.echo(f"python: {info['python']['version']} ({info['python']['executable']})")
+    for name in tools.TOOLS:
+        entry = info[name]
+        if entry["version"] is None:
+            click.echo(f"{name}: not found ({entry['error']})")
+        else:
+            click.echo(f"{name}: {entry['version']} ({entry['source']}: {entry['path']})")
+
+
+@berth.command("completion")
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the script that completes berth's commands and options in SHELL.
+
+    It comes from click's own completion machinery: the script calls berth back (with _BERTH_COMPLETE set) to
+    list what fits, so it always matches the installed version.
+
+    \b
+    Examples:
+      source <(berth completion bash)                              # this bash session
+      berth completion bash > ~/.local/share/bash-completion/completions/berth
+      berth completion zsh > "${fpath[1]}/_berth"                  # then: autoload -U compinit && compinit
+      berth completion fish > ~/.config/fish/completions/berth.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    completer = get_completion_class(shell)
+    if completer is None:  # pragma: no cover - the choice only names shells click supports
+        raise InputError(f"no completion for {shell}", "SHELL")
+    click.echo(completer(berth, {}, "berth", COMPLETE_VAR).source())
 
 
 # ---- the error boundary -----------------------------------------------------------------------------------------
