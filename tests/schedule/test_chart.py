@@ -194,7 +194,7 @@ def final_stage(steps: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def test_dockerfile_runs_berth_as_non_root() -> None:
     steps = instructions((ROOT / "Dockerfile").read_text())
     stage = final_stage(steps)
-    assert stage[0][1].split()[0] == "python:3.11-slim"
+    assert stage[0][1].split()[0].split("@")[0] == "python:3.11-slim"  # pinned by digest after the @
     users = [arg for word, arg in stage if word == "USER"]
     assert users, "the final stage must switch to a non-root USER"
     user = users[-1].split(":")[0]
