@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from berth.install import plan, setup
+from berth.install import plan, workdir
 from berth.kube import tools
 
 from .conftest import REPO, Run
@@ -78,9 +78,9 @@ def test_real_helm_lifecycle_follows_the_plan(run: Run, tmp_path: Path, cluster:
         ).code
         == 0
     )
-    wd = setup.load_workdir(work)
+    wd = workdir.load_workdir(work)
     plans = {
-        a: setup.build_plan(wd, a, str(work))
+        a: workdir.build_plan(wd, a, str(work))
         for a in (plan.Action.INSTALL, plan.Action.UPGRADE, plan.Action.UNINSTALL)
     }
     names = {o.name for p in plans.values() for s in p.steps if s.phase != "namespace" for o in s.objects}
@@ -133,7 +133,7 @@ def test_generated_script_makes_the_same_calls_with_real_kubectl(
         ).code
         == 0
     )
-    wd = setup.load_workdir(work)
+    wd = workdir.load_workdir(work)
     kubectl_dir = str(Path(tools.find("kubectl").path).parent)
     env = {
         "PATH": f"{kubectl_dir}:/usr/bin:/bin",
@@ -141,7 +141,7 @@ def test_generated_script_makes_the_same_calls_with_real_kubectl(
         "HOME": str(tmp_path),
     }
     audit = cluster.data_dir / "audit.jsonl"
-    plans = [setup.build_plan(wd, a, str(work)) for a in (plan.Action.INSTALL, plan.Action.UNINSTALL)]
+    plans = [workdir.build_plan(wd, a, str(work)) for a in (plan.Action.INSTALL, plan.Action.UNINSTALL)]
     names = {o.name for p in plans for s in p.steps if s.phase != "namespace" for o in s.objects}
     seen = 0
     for p in plans:
@@ -157,12 +157,12 @@ def test_generated_script_makes_the_same_calls_with_real_kubectl(
         seen = len(calls)
 
 
-def setup_probe(run: Run, work: Path, chart: Path) -> setup.Workdir:
+def setup_probe(run: Run, work: Path, chart: Path) -> workdir.Workdir:
     r = run(
         "install", "setup", "--pull", chart, "--namespace", "probe", "--work-dir", work, "--non-interactive"
     )
     assert r.code == 0, r.err
-    return setup.load_workdir(work)
+    return workdir.load_workdir(work)
 
 
 def plan_names(*plans: plan.Plan) -> set[str]:
@@ -177,10 +177,10 @@ def test_real_helm_upgrade_prune_and_rollback_follow_the_plan(run: Run, tmp_path
     manifest, runs the target revision's hooks and deletes what the current revision added: the plans say so."""
     work = tmp_path / "w"
     wd = setup_probe(run, work, PROBE)
-    install = setup.build_plan(wd, plan.Action.INSTALL, str(work))
+    install = workdir.build_plan(wd, plan.Action.INSTALL, str(work))
     wd = setup_probe(run, work, PROBE_NEXT)  # records the 0.1.0 render as revision 1
-    upgrade = setup.build_plan(wd, plan.Action.UPGRADE, str(work))
-    rollback = setup.build_plan(wd, plan.Action.ROLLBACK, str(work))
+    upgrade = workdir.build_plan(wd, plan.Action.UPGRADE, str(work))
+    rollback = workdir.build_plan(wd, plan.Action.ROLLBACK, str(work))
     prune = next(s for s in upgrade.steps if s.phase == plan.Phase.PRUNE.value)
     assert [o.label for o in prune.objects] == ["ConfigMap plain", "Role plain"]  # install order
     assert [k.obj.label for k in upgrade.kept] == ["ConfigMap kept"]
@@ -244,15 +244,15 @@ def test_generated_upgrade_and_rollback_scripts_prune_like_helm(
         return proc
 
     wd = setup_probe(run, work, PROBE)
-    install = setup.build_plan(wd, plan.Action.INSTALL, str(work))
+    install = workdir.build_plan(wd, plan.Action.INSTALL, str(work))
     script(install)
     subprocess.run(
         [f"{kubectl_dir}/kubectl", "annotate", "-n", "probe", "role/plain", "helm.sh/resource-policy=keep"],
         env=env, check=True, capture_output=True, timeout=60,
     )  # fmt: skip
     wd = setup_probe(run, work, PROBE_NEXT)
-    upgrade = setup.build_plan(wd, plan.Action.UPGRADE, str(work))
-    rollback = setup.build_plan(wd, plan.Action.ROLLBACK, str(work))
+    upgrade = workdir.build_plan(wd, plan.Action.UPGRADE, str(work))
+    rollback = workdir.build_plan(wd, plan.Action.ROLLBACK, str(work))
     names = plan_names(install, upgrade, rollback)
     seen = len(audited_calls(audit, names))
     proc = script(upgrade)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from berth.install import helm, plan, setup, split
+from berth.install import helm, plan, split, workdir
 from berth.kube.hooks import HookEvent
 
 from .conftest import EDGE_CHART, Run
@@ -52,11 +52,11 @@ def applied(p: plan.Plan) -> list[plan.PlanObject]:
     ids=lambda v: v if isinstance(v, str) else None,
 )
 def test_step_order_per_action(edge_split: split.Split, action: plan.Action, expected: list[str]) -> None:
-    assert phases(plan.build(edge_split, action, "edge", "edge")) == expected
+    assert phases(plan.build(action, plan.PlanInputs(edge_split, "edge", "edge"))) == expected
 
 
 def test_pre_install_order_ties_weight_name_kind_and_crd_hook(edge_split: split.Split) -> None:
-    s = step(plan.build(edge_split, Action.INSTALL, "edge", "edge"), "pre-install")
+    s = step(plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge")), "pre-install")
     assert labels(s.objects) == [
         "CustomResourceDefinition gadgets.edge.example.com",  # weight -5
         "ServiceAccount edge/shared-hook-sa",  # weight -1
@@ -84,19 +84,19 @@ def test_pre_install_order_ties_weight_name_kind_and_crd_hook(edge_split: split.
 
 
 def test_failure_deletes_failed_if_hook_failed_then_succeeded_forward(edge_split: split.Split) -> None:
-    s = step(plan.build(edge_split, Action.INSTALL, "edge", "edge"), "pre-install")
+    s = step(plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge")), "pre-install")
     job_index = labels(s.objects).index("Job edge/migrate")
     assert labels(s.delete_after_failure(job_index)) == [
         "ServiceAccount edge/shared-hook-sa",
         "ConfigMap edge/migrate",
     ]
-    drain = step(plan.build(edge_split, Action.UNINSTALL, "edge", "edge"), "pre-delete")
+    drain = step(plan.build(Action.UNINSTALL, plan.PlanInputs(edge_split, "edge", "edge")), "pre-delete")
     assert labels(drain.delete_after_failure(0)) == ["Job edge/drain"]  # hook-failed only
     assert drain.delete_after_success == ()
 
 
 def test_no_policy_object_stays_and_shared_hook_recreated_per_event(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.INSTALL, "edge", "edge")
+    p = plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge"))
     post = step(p, "post-install")
     assert labels(post.objects) == [
         "ServiceAccount edge/shared-hook-sa",
@@ -113,7 +113,7 @@ def test_no_policy_object_stays_and_shared_hook_recreated_per_event(edge_split: 
 
 
 def test_install_apply_order_and_namespace_always_planned(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.INSTALL, "edge", "edge")
+    p = plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge"))
     assert labels(step(p, "namespace").objects) == ["Namespace edge"]
     assert labels(step(p, "crds").objects) == [
         "CustomResourceDefinition things.edge.example.com",
@@ -137,7 +137,7 @@ def test_install_apply_order_and_namespace_always_planned(edge_split: split.Spli
 
 
 def test_uninstall_order_keep_and_crds(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.UNINSTALL, "edge", "edge")
+    p = plan.build(Action.UNINSTALL, plan.PlanInputs(edge_split, "edge", "edge"))
     deleted = labels(step(p, "delete").objects)
     assert deleted[0] == "ValidatingWebhookConfiguration edge-validator"  # webhooks first
     assert deleted.index("Service edge/app") < deleted.index("Deployment edge/app")
@@ -154,7 +154,7 @@ def test_uninstall_order_keep_and_crds(edge_split: split.Split) -> None:
 
 def test_upgrade_skips_crds_folder_and_install_only_objects(edge_split: split.Split) -> None:
     install_only = frozenset(o.ref for o in edge_split.ordinary if o.name == "default-thing")
-    p = plan.build(edge_split, Action.UPGRADE, "edge", "edge", install_only=install_only)
+    p = plan.build(Action.UPGRADE, plan.PlanInputs(edge_split, "edge", "edge", install_only=install_only))
     assert labels(step(p, "crds").objects) == ["CustomResourceDefinition widgets.edge.example.com"]
     assert "Thing edge/default-thing" not in labels(applied(p))
     assert labels(step(p, "pre-upgrade").objects)[-1] == "Job edge/upgrade-check"
@@ -164,17 +164,17 @@ def test_upgrade_skips_crds_folder_and_install_only_objects(edge_split: split.Sp
         "upgrade (before-hook-creation); objects owned by it (ownerReferences) are garbage-collected with it",
     )
     assert "warning: post-upgrade: ConfigMap edge/operator-config" in plan.render_text(p)
-    assert plan.build(edge_split, Action.INSTALL, "edge", "edge").warnings == ()
+    assert plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge")).warnings == ()
 
 
 def test_test_action_runs_test_and_alias_hooks(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.TEST, "edge", "edge")
+    p = plan.build(Action.TEST, plan.PlanInputs(edge_split, "edge", "edge"))
     assert labels(p.steps[0].objects) == ["Pod edge/alias-test", "Pod edge/smoke-test"]
     assert all(o.wait == plan.Wait.POD_SUCCEEDED for o in p.steps[0].objects)
 
 
 def test_wait_adds_readiness_step(edge_split: split.Split) -> None:
-    p = plan.build(edge_split, Action.INSTALL, "edge", "edge", wait=True)
+    p = plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge", wait=True))
     assert phases(p) == [
         "namespace",
         "crds",
@@ -191,7 +191,7 @@ def test_wait_adds_readiness_step(edge_split: split.Split) -> None:
 
 
 def test_json_contract(edge_split: split.Split) -> None:
-    data = plan.build(edge_split, Action.INSTALL, "edge", "edge", work_dir="W").to_json()
+    data = plan.build(Action.INSTALL, plan.PlanInputs(edge_split, "edge", "edge", work_dir="W")).to_json()
     assert set(data) == {"action", "steps", "notRun"}
     assert data["action"] == "install"
     pre = next(s for s in data["steps"] if s["phase"] == "pre-install")
@@ -233,7 +233,7 @@ def test_kai_v0_14_1_pre_hooks_in_helm_order() -> None:
             hook("Job", "post-delete-cleanup", "post-delete", None, "hook-succeeded", api="batch/v1"),
         ]
     )
-    p = plan.build(split.from_render(text), Action.INSTALL, "kai-scheduler", "kai-scheduler")
+    p = plan.build(Action.INSTALL, plan.PlanInputs(split.from_render(text), "kai-scheduler", "kai-scheduler"))
     s = step(p, "pre-install")
     assert [(o.kind, o.name, o.weight) for o in s.objects] == [
         ("ServiceAccount", "kai-scheduler-crd-manager", -1),
@@ -254,7 +254,7 @@ def test_kai_v0_14_1_pre_hooks_in_helm_order() -> None:
 
 def test_release_namespace_planned_even_when_chart_renders_namespaces() -> None:
     result = split.from_render(doc("Namespace", "other", None) + doc("ConfigMap", "c"))
-    p = plan.build(result, Action.INSTALL, "rel", "target")
+    p = plan.build(Action.INSTALL, plan.PlanInputs(result, "rel", "target"))
     assert labels(step(p, "namespace").objects) == ["Namespace target"]
 
 
@@ -271,21 +271,21 @@ def test_plan_cli_text_and_json(run: Run, edge_workdir: Path) -> None:
 
 
 def test_plan_from_disk_equals_plan_from_fresh_render(edge_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_workdir)
+    wd = workdir.load_workdir(edge_workdir)
     rendered = helm.render(helm.RenderRequest(EDGE_CHART, "edge", "edge"))
     fresh = split.from_render(rendered.text)
     for action in (Action.INSTALL, Action.UNINSTALL, Action.TEST):
-        a = setup.build_plan(wd, action, "W")
-        b = plan.build(fresh, action, wd.package.release, wd.namespace, "W")
+        a = workdir.build_plan(wd, action, "W")
+        b = plan.build(action, plan.PlanInputs(fresh, wd.package.release, wd.namespace, "W"))
         assert a.to_json() == b.to_json(), action
     assert [e.value for e in wd.split.events()] == [e.value for e in HookEvent]
     assert {r.name for r in wd.install_only} == {"default-thing"}
 
 
 def test_upgrade_plan_uses_the_is_upgrade_render(edge_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_workdir)
+    wd = workdir.load_workdir(edge_workdir)
     assert wd.upgrade is not None  # app-settings renders isInstall differently; default-thing is install-only
-    p = setup.build_plan(wd, Action.UPGRADE, "W")
+    p = workdir.build_plan(wd, Action.UPGRADE, "W")
     files = {o.label: o.file for o in applied(p)}
     assert files["ConfigMap edge/app-settings"] == "upgrade/manifests/configmap-edge-app-settings.yaml"
     assert "Thing edge/default-thing" not in files
@@ -350,10 +350,10 @@ def test_prune_matches_group_kind_namespace_and_name() -> None:
 
 
 def test_upgrade_plan_prunes_what_the_previous_revision_had(edge_history_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_history_workdir)
+    wd = workdir.load_workdir(edge_history_workdir)
     prev = wd.previous()
     assert prev is not None and prev.number == 1 and prev.meta["chart"]["version"] == "0.3.0"
-    p = setup.build_plan(wd, Action.UPGRADE, "W", wait=True)
+    p = workdir.build_plan(wd, Action.UPGRADE, "W", wait=True)
     got = phases(p)
     # Helm's Update applies, then deletes what the old manifest had, then waits; post-upgrade after that.
     assert got[got.index("prune") - 1] == "apply" and got[got.index("prune") + 1] == "readiness"
@@ -370,8 +370,8 @@ def test_upgrade_plan_prunes_what_the_previous_revision_had(edge_history_workdir
 
 
 def test_rollback_plan_uses_the_target_revisions_objects_and_hooks(edge_history_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_history_workdir)
-    p = setup.build_plan(wd, Action.ROLLBACK, "W")
+    wd = workdir.load_workdir(edge_history_workdir)
+    p = workdir.build_plan(wd, Action.ROLLBACK, "W")
     files = [o.file for s in p.steps if s.phase != "prune" for o in s.objects]
     assert files and all(f.startswith("revisions/1/") for f in files)
     assert "Service edge/app" in labels(applied(p))  # dropped by 0.4.0, back with revision 1
@@ -402,9 +402,9 @@ def test_rollback_without_a_recorded_revision_is_refused(run: Run, edge_workdir:
 
 
 def test_install_plan_of_a_first_setup_has_no_prune(edge_workdir: Path) -> None:
-    wd = setup.load_workdir(edge_workdir)
+    wd = workdir.load_workdir(edge_workdir)
     assert wd.previous() is None
-    assert "prune" not in phases(setup.build_plan(wd, Action.UPGRADE, "W"))
+    assert "prune" not in phases(workdir.build_plan(wd, Action.UPGRADE, "W"))
 
 
 def test_rollback_to_a_named_revision(run: Run, edge_history_workdir: Path) -> None:

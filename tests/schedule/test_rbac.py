@@ -43,16 +43,25 @@ VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "Vo
 READ = ["list", "watch"]
 
 
+def _in_tree_access() -> dict[str, tuple[str, ...]]:
+    reg = default_registry()
+    specs = [reg.get(name) for name in reg.names()]
+    return {spec.name: spec.api_access for spec in specs if spec is not None}
+
+
+IN_TREE_ACCESS = _in_tree_access()
+
+
 class _Stub(fw.Plugin):
     NAME = "Stub"
 
 
 def registry(reads: dict[str, tuple[str, ...]] | None = None, declared: bool = True) -> Registry:
-    """Specs for every plugin in rbac's table; ``declared=False`` leaves reads empty (the fallback path)."""
-    table = dict(rbac.FALLBACK_NEEDS)
-    table.update(reads or {})
+    """Stub specs declaring what the in-tree plugins declare (``reads`` overrides some); ``declared=False`` leaves
+    them declaring nothing."""
+    table = IN_TREE_ACCESS | (reads or {})
     return Registry(
-        fw.PluginSpec(name=name, plugin_class=_Stub, reads=entries if declared else ())
+        fw.PluginSpec(name=name, plugin_class=_Stub, api_access=entries if declared else ())
         for name, entries in table.items()
     )
 
@@ -130,9 +139,9 @@ def test_default_profile_role_is_pinned_whole() -> None:
 
 def test_inactive_plugins_add_nothing_and_are_noted() -> None:
     """A plugin berth accepts but does not run is never called, so the scheduler never reads what it would."""
-    table = dict(rbac.FALLBACK_NEEDS)
+    table = dict(IN_TREE_ACCESS)
     reg = Registry(
-        fw.PluginSpec(name=name, plugin_class=_Stub, reads=entries, active=name != "DynamicResources")
+        fw.PluginSpec(name=name, plugin_class=_Stub, api_access=entries, active=name != "DynamicResources")
         for name, entries in table.items()
     )
     result = rbac.compute(configuration(profile("p", DEFAULT_PLUGINS)), reg)
@@ -242,12 +251,19 @@ def test_declared_reads_win_over_the_table() -> None:
     assert result.notes == ()
 
 
-def test_empty_reads_fall_back_to_the_table_and_say_so() -> None:
+def test_a_plugin_declaring_nothing_gets_nothing_beyond_the_core_and_is_noted() -> None:
+    """The plugins' own declarations are the one source: there is no table to fall back on."""
     result = rbac.compute(
         configuration(profile("p", ("InterPodAffinity",)), leader=False), registry(declared=False)
     )
-    assert ("", "namespaces") in {(r.group, r.resource) for r in result.rules}
-    assert any("InterPodAffinity declares no reads; used berth's table" in n for n in result.notes)
+    assert ("", "namespaces") not in {(r.group, r.resource) for r in result.rules}
+    assert rule_table(result) == sort_rules(CORE_RULES)
+    assert any("InterPodAffinity declares no API access" in n for n in result.notes)
+
+
+def test_the_former_field_name_still_declares_access() -> None:
+    spec = fw.PluginSpec(name="Old", plugin_class=_Stub, reads=("widgets.example.com",))
+    assert spec.api_access == ("widgets.example.com",)
 
 
 def test_unknown_plugin_without_reads_is_noted_not_guessed() -> None:
@@ -257,7 +273,7 @@ def test_unknown_plugin_without_reads_is_noted_not_guessed() -> None:
     reg = Registry([fw.PluginSpec(name="Mine", plugin_class=Mine)])
     result = rbac.compute(configuration(profile("p", ("Mine",)), leader=False), reg)
     assert rule_table(result) == sort_rules(CORE_RULES)
-    assert any("plugin Mine declares no reads and berth has no table entry" in n for n in result.notes)
+    assert any("plugin Mine declares no API access" in n for n in result.notes)
 
 
 @pytest.mark.parametrize(
@@ -293,9 +309,9 @@ def test_parse_entry(entry: str, expected: tuple[str, str, list[str]]) -> None:
 )
 def test_parse_entry_errors_name_the_plugin(entry: str, message: str) -> None:
     with pytest.raises(InputError) as info:
-        rbac.parse_entry(entry, "P", "plugin P (PluginSpec.reads)")
+        rbac.parse_entry(entry, "P", "plugin P (PluginSpec.api_access)")
     assert message in str(info.value)
-    assert str(info.value).startswith("plugin P (PluginSpec.reads): ")
+    assert str(info.value).startswith("plugin P (PluginSpec.api_access): ")
 
 
 def test_yaml_has_one_why_comment_per_rule_and_parses_back() -> None:
@@ -311,13 +327,14 @@ def test_yaml_has_one_why_comment_per_rule_and_parses_back() -> None:
 
 
 def test_every_in_tree_plugin_declares_parseable_reads() -> None:
-    """The contract with the plugin modules: every SPEC.reads entry parses (else `rbac` fails for everyone)."""
+    """The contract with the plugin modules: each declares its access and every entry parses (else `rbac` fails
+    for everyone)."""
     reg = default_registry()
     for name in reg.names():
         spec = reg.get(name)
         assert spec is not None
         needs, _ = rbac.plugin_needs(name, spec)
-        assert needs or name not in rbac.FALLBACK_NEEDS, name
+        assert needs, name
 
 
 TWO_PROFILES = """\

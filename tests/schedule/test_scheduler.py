@@ -529,7 +529,7 @@ def test_preemption_drops_the_nomination_of_lower_priority_pods_on_the_chosen_no
     high = s.schedule_one()
     assert high is not None and high.pod == "default/high"
     assert (high.nominated_node, high.unnominated) == ("n0", ("default/mid",))
-    assert [p.key for p in s._nominated_on("n0")] == ["default/high"]
+    assert [p.key for p in s.nominator.nominated_on("n0")] == ["default/high"]
     assert "nominatedNodeName" not in (s._pending_pods["default/mid"].pod.get("status") or {})
 
 

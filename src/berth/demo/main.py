@@ -32,19 +32,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from berth import data
+from berth import data, install
 from berth.cluster import Cluster, ClusterOptions
 from berth.demo import page
 from berth.demo.admin import Admin, DemoError, wait_for
 from berth.demo.shapes import SA_NAMESPACE, Comparison, Fleet, measure, start_scheduler
-from berth.install import apply as install_apply
-from berth.install import plan as install_plan
-from berth.install import setup as install_setup
 from berth.kube import yamlio
 from berth.kube.errors import BerthError, InputError
-from berth.schedule import Placement, rbac, report, run_live_scheduler
+from berth.schedule import Placement, rbac, report, report_live, run_live_scheduler
 from berth.schedule import config as schedule_config
 from berth.schedule.plugins import registry as registry_mod
+from berth.schedule.simulate import NodeUsage
 
 EXAMPLE = data.path("examples/two-profiles")
 CHART = data.path("charts/berth-scheduler")
@@ -78,6 +76,8 @@ class DemoResult:
     nodes: list[str] = field(default_factory=list)
     profiles: list[str] = field(default_factory=list)
     place_seconds: float = 0.0
+    usage: tuple[NodeUsage, ...] = ()
+    """Each node's requests and capacity once the workload is placed, as the live scheduler's cache held them."""
     separate_placement: dict[str, dict[str, int]] = field(default_factory=dict)
     """The same workload placed by the separate shape (step 5)."""
     comparison: Comparison | None = None
@@ -234,6 +234,7 @@ def _run(
         _install(steps, base, cluster, result)
         sched = _rbac_phases(steps, admin, cfg, registry, fleet, seed, capture, result)
         _deploy(steps, admin, result)
+        result.usage = report_live.live_result(sched.scheduler, result.place_seconds).usage
         fleet.stop(sched)
 
         steps.begin("compare the two deployment shapes (measured)")
@@ -287,24 +288,24 @@ def _install(steps: _Steps, base: Path, cluster: Cluster, result: DemoResult) ->
     steps.begin("install the berth-scheduler package with berth install (setup, plan, apply)")
     work = base / "work"
     t0 = time.monotonic()
-    setup = install_setup.run(
-        install_setup.SetupOptions(str(CHART), work, namespace=SA_NAMESPACE, non_interactive=True)
+    setup = install.run_setup(
+        install.SetupOptions(str(CHART), work, namespace=SA_NAMESPACE, non_interactive=True)
     )
     steps.ok(
         f"berth install setup --pull {data.shown(CHART)} --work-dir {work} ({time.monotonic() - t0:.1f}s)"
     )
     for line in setup.lines:
         steps.say(f"  {line}", "dim")
-    options = install_apply.ApplyOptions(work, kubeconfig=str(cluster.kubeconfig), timeout=60)
-    _, plan = install_apply.load_plan(options, install_plan.Action.INSTALL)
+    options = install.ApplyOptions(work, kubeconfig=str(cluster.kubeconfig), timeout=60)
+    _, plan = install.load_plan(options, install.Action.INSTALL)
     steps.say("")
     steps.say("berth install plan:", "bold")
-    for line in install_plan.render_text(plan).rstrip().splitlines():
+    for line in install.render_plan(plan).rstrip().splitlines():
         steps.say(f"  {line}")
     steps.say("")
     steps.say("berth install apply:", "bold")
     try:
-        outcome = install_apply.run(options, install_apply.Reporter(stream=steps.console.file))
+        outcome = install.run_apply(options, install.Reporter(stream=steps.console.file))
     except BerthError as exc:
         # The rest of the demo does not need the installed objects (only the namespace, ensured below), so a
         # failed apply is shown and recorded, not fatal.

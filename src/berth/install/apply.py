@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from berth.install import kubeops, layout, receipt, revisions, setup
+from berth.install import kubeops, layout, receipt, revisions, workdir
 from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
 from berth.kube import objects, yamlio
@@ -717,9 +717,9 @@ def execute(
     return Outcome(rec.path, ran, len(steps), tuple(lines))
 
 
-def load_plan(options: ApplyOptions, action: plan_mod.Action) -> tuple[setup.Workdir, Plan]:
-    wd = setup.load_workdir(options.work_dir)
-    p = setup.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
+def load_plan(options: ApplyOptions, action: plan_mod.Action) -> tuple[workdir.Workdir, Plan]:
+    wd = workdir.load_workdir(options.work_dir)
+    p = workdir.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
     return wd, p
 
 
@@ -781,7 +781,7 @@ def installed(kube: kubeops.KubeOps, work: Path, plan: Plan) -> Installed | None
     return Installed(path.stem, spec, same, revision, _recorded_objects_present(kube, spec))
 
 
-def reapply_plan(wd: setup.Workdir, options: ApplyOptions, variant: str) -> Plan:
+def reapply_plan(wd: workdir.Workdir, options: ApplyOptions, variant: str) -> Plan:
     """``apply`` on an installed release: the objects as the release runs them, without any hook -- the install
     plan without its hook steps, or after an upgrade the upgrade plan's objects (its ``--is-upgrade`` render)
     without its hooks and prune. The hook steps left out are listed as not run, with the command that runs them."""
@@ -790,7 +790,7 @@ def reapply_plan(wd: setup.Workdir, options: ApplyOptions, variant: str) -> Plan
         if variant == "upgrade" and wd.upgrade is not None
         else plan_mod.Action.INSTALL
     )
-    full = setup.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
+    full = workdir.build_plan(wd, action, str(options.work_dir), options.wait, options.timeout)
     install_events = {
         plan_mod.PRE_EVENT[plan_mod.Action.INSTALL].value,
         plan_mod.POST_EVENT[plan_mod.Action.INSTALL].value,
@@ -875,102 +875,3 @@ def run(options: ApplyOptions, reporter: Reporter | None = None) -> Outcome:
         return execute(kube, p, options, reporter, render=(work / "out", variant))
     finally:
         kube.close()
-
-
-# ---- benchmark -----------------------------------------------------------------------------------------------
-
-
-BENCH_HOOK_JOBS = 3
-BENCH_OBJECTS = 40
-
-
-def bench_chart(root: Path) -> Path:
-    """A chart of 40 release objects (ConfigMaps, Secrets, ServiceAccounts, Services, Roles, RoleBindings,
-    Deployments) and 3 hook Jobs (2 pre-install, 1 post-install). Pods name ``node-1`` directly: the embedded
-    cluster binds no pods by itself."""
-    chart = root / "bench-chart"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: bench\nversion: 0.1.0\n", encoding="utf-8")
-    pod = "nodeName: node-1\n      containers: [{name: main, image: registry.example.com/app:1}]"
-    docs = []
-    for n in range(8):
-        docs.append(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm-{n}}}\ndata: {{k: v{n}}}")
-        docs.append(f"apiVersion: v1\nkind: Secret\nmetadata: {{name: secret-{n}}}\nstringData: {{k: s{n}}}")
-        docs.append(f"apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: sa-{n}}}")
-        docs.append(
-            f"apiVersion: v1\nkind: Service\nmetadata: {{name: svc-{n}}}\n"
-            f"spec: {{selector: {{app: d{n % 4}}}, ports: [{{port: 80}}]}}"
-        )
-    for n in range(4):
-        docs.append(
-            f"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: role-{n}}}\n"
-            "rules: [{apiGroups: [''], resources: [configmaps], verbs: [get]}]"
-        )
-        docs.append(
-            f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d{n}}}\nspec:\n  replicas: 1\n"
-            f"  selector: {{matchLabels: {{app: d{n}}}}}\n  template:\n    metadata: {{labels: {{app: d{n}}}}}\n"
-            f"    spec:\n      {pod}"
-        )
-    hooks = [
-        ("pre-install", "0", "migrate-a"),
-        ("pre-install", "1", "migrate-b"),
-        ("post-install", "0", "configure"),
-    ]
-    for event, weight, name in hooks:
-        docs.append(
-            f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  annotations:\n"
-            f'    helm.sh/hook: {event}\n    helm.sh/hook-weight: "{weight}"\n'
-            "    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\n"
-            f"spec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      {pod}"
-        )
-    assert len(docs) == BENCH_OBJECTS + BENCH_HOOK_JOBS
-    (chart / "templates" / "all.yaml").write_text("\n---\n".join(docs) + "\n", encoding="utf-8")
-    return chart
-
-
-def bench_apply(repeat: int = 3) -> dict[str, Any]:
-    """``berth bench install`` (live part): wall time of ``berth install apply`` of a 40-object chart with 3 hook
-    Jobs on a fresh embedded cluster (best of ``repeat``; setup's Helm render is not counted). Target <= 3 s."""
-    import tempfile
-    import time
-
-    from berth.cluster import Cluster, ClusterOptions
-
-    runs: list[float] = []
-    steps = 0
-    with tempfile.TemporaryDirectory(prefix="berth-bench-apply-") as tmp:
-        root = Path(tmp)
-        chart = bench_chart(root)
-        work = root / "work"
-        setup.run(setup.SetupOptions(str(chart), work, namespace="bench", non_interactive=True))
-        for n in range(max(1, repeat)):
-            with Cluster(ClusterOptions(data_dir=root / f"cluster-{n}", nodes=1)) as cluster:
-                runs_dir = work / receipt.RUNS_DIR
-                if runs_dir.exists():
-                    import shutil
-
-                    shutil.rmtree(runs_dir)
-                opts = ApplyOptions(work, kubeconfig=str(cluster.kubeconfig), timeout=60)
-                t0 = time.perf_counter()
-                outcome = run(opts, Reporter(quiet=True))
-                runs.append(time.perf_counter() - t0)
-                steps = outcome.total
-    best = min(runs)
-    return {
-        "objects": BENCH_OBJECTS,
-        "hookJobs": BENCH_HOOK_JOBS,
-        "steps": steps,
-        "applySeconds": round(best, 3),
-        "runs": [round(r, 3) for r in runs],
-        "targetSeconds": 3.0,
-        "withinTarget": best <= 3.0,
-    }
-
-
-def bench_text(figures: dict[str, Any]) -> list[str]:
-    return [
-        f"install apply (live, embedded cluster): {figures['objects']} objects + {figures['hookJobs']} hook Jobs, "
-        f"{figures['steps']} plan steps",
-        f"  best {figures['applySeconds']:.3f}s of {len(figures['runs'])} run(s) (target <= "
-        f"{figures['targetSeconds']:.0f}s: {'met' if figures['withinTarget'] else 'MISSED'})",
-    ]

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from berth.install import live_cli
+from berth.install import live_cli, report
 from berth.kube.errors import InputError
 
 ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
@@ -129,12 +129,12 @@ def setup_cmd(
 
 
 def _plan(work_dir: Path, action: str, wait: bool, timeout: int, revision: int | None) -> object:
-    from berth.install import plan, setup
+    from berth.install import plan, workdir
 
     if revision is not None and action != "rollback":
         raise InputError("only a rollback goes to a revision; add --action rollback", "--revision")
-    wd = setup.load_workdir(work_dir)
-    return setup.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout, revision)
+    wd = workdir.load_workdir(work_dir)
+    return workdir.build_plan(wd, plan.Action(action), str(work_dir), wait, timeout, revision)
 
 
 def revision_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -145,6 +145,17 @@ def revision_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def install_only_hooks_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--install-only-hooks",
+        type=click.Choice(("every-sync", "once")),
+        default="every-sync",
+        show_default=True,
+        help="Argo CD: hooks Helm runs on install only run on every sync (with a warning), or once (a plain "
+        "resource applied on the first sync: the idempotency guard).",
+    )(fn)
+
+
 @group.command("plan")
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--action", type=click.Choice(ACTIONS), default="install", show_default=True)
@@ -152,15 +163,42 @@ def revision_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
 @click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
 @revision_option
+@click.option(
+    "--for",
+    "target",
+    type=click.Choice(("helm", "argocd")),
+    default="helm",
+    show_default=True,
+    help="argocd: each step beside what the Argo CD export (install export --argocd) runs, and where they differ.",
+)
+@install_only_hooks_option
 def plan_cmd(
-    work_dir: Path, action: str, output: str, wait: bool, timeout: int, revision: int | None
+    work_dir: Path,
+    action: str,
+    output: str,
+    wait: bool,
+    timeout: int,
+    revision: int | None,
+    target: str,
+    install_only_hooks: str,
 ) -> None:
     """Print every step of ACTION in Helm's execution order."""
     from berth.install import plan
 
     p = _plan(work_dir, action, wait, timeout, revision)
     assert isinstance(p, plan.Plan)
-    if output == "json":
+    if target == "argocd":
+        from berth.install import export, export_argocd, export_argocd_text
+
+        src = export.load(work_dir, timeout=timeout)
+        x = export_argocd.translate(src.plans, src.read, export_argocd.RunOnce(install_only_hooks))
+        if output == "json":
+            click.echo(
+                json.dumps({"action": p.action.value, "rows": export_argocd_text.rows(p, x)}, indent=2)
+            )
+        else:
+            click.echo(export_argocd_text.side_by_side(p, x), nl=False)
+    elif output == "json":
         click.echo(json.dumps(p.to_json(), indent=2))
     else:
         click.echo(plan.render_text(p), nl=False)
@@ -217,6 +255,60 @@ def _warn_installed(work_dir: Path, p: Any) -> None:
     )
 
 
+@group.command("export")
+@click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--argocd",
+    "argocd_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Write plain manifests with the plan as Argo CD hooks and sync waves (Helm's order) to DIR.",
+)
+@click.option(
+    "--flux",
+    "flux_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Write a Flux HelmRelease, the locked chart with its HelmChart source, and a Kustomization to DIR.",
+)
+@install_only_hooks_option
+@click.option("--wait", is_flag=True, help="Flux: wait for the release's workloads (like helm --wait).")
+@click.option(
+    "--timeout", type=int, default=300, show_default=True, help="Seconds per hook (Flux: per operation)."
+)
+@click.option(
+    "--flux-source", default="flux-system", show_default=True, help="Flux: the GitRepository holding DIR."
+)
+@click.option(
+    "--flux-namespace", default="flux-system", show_default=True, help="Flux: namespace of the Flux objects."
+)
+def export_cmd(
+    work_dir: Path,
+    argocd_dir: Path | None,
+    flux_dir: Path | None,
+    install_only_hooks: str,
+    wait: bool,
+    timeout: int,
+    flux_source: str,
+    flux_namespace: str,
+) -> None:
+    """Hand the package to GitOps: Argo CD (the plan as hooks and waves) or Flux (Helm runs it); DIR is atomic."""
+    from berth.install import export_argocd, export_argocd_text, export_flux
+
+    if (argocd_dir is None) == (flux_dir is None):
+        raise InputError("give exactly one of --argocd DIR and --flux DIR", "berth install export")
+    if argocd_dir is not None:
+        lines = export_argocd_text.run(
+            work_dir, argocd_dir, export_argocd.RunOnce(install_only_hooks), timeout
+        )
+    else:
+        assert flux_dir is not None
+        opts = export_flux.FluxOptions(flux_source, flux_namespace, wait=wait, timeout=timeout)
+        lines = export_flux.run(work_dir, flux_dir, opts)
+    for line in lines:
+        click.echo(line)
+
+
 @group.command("verify")
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 def verify_cmd(work_dir: Path) -> None:
@@ -237,6 +329,7 @@ group.add_command(live_cli.upgrade_command, "upgrade")
 group.add_command(live_cli.rollback_command, "rollback")
 group.add_command(live_cli.release_test_command, "test")
 group.add_command(live_cli.status_command, "status")
+group.add_command(report.report_command, "report")
 
 
 @click.command("install")
@@ -260,12 +353,11 @@ group.add_command(live_cli.status_command, "status")
 )
 def bench(chart: str | None, n_objects: int, repeat: int, output: str, live: bool) -> None:
     """Render + split + plan time vs `helm template` alone on the same chart, in the same run."""
-    from berth.install import apply as apply_mod
     from berth.install import bench as bench_mod
 
     if live:
-        figures = apply_mod.bench_apply(min(repeat, 3))
-        lines = apply_mod.bench_text(figures)
+        figures = bench_mod.run_live(min(repeat, 3))
+        lines = bench_mod.live_text(figures)
     else:
         figures = bench_mod.run(chart, n_objects, repeat)
         lines = bench_mod.text(figures)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from berth.install import report
 from berth.kube.errors import InputError
 
 if TYPE_CHECKING:
@@ -108,9 +109,9 @@ def _print(outcome: Any) -> None:
 
 def _print_notes(opts: ApplyOptions, action: str) -> None:
     """The chart's NOTES.txt after a successful install or upgrade, as Helm prints it (not after a dry run)."""
-    from berth.install import setup
+    from berth.install import workdir
 
-    text = "" if opts.dry_run else setup.release_notes(opts.work_dir / "out", action)
+    text = "" if opts.dry_run else workdir.release_notes(opts.work_dir / "out", action)
     if text:
         click.echo(f"NOTES:\n{text}")
 
@@ -118,6 +119,7 @@ def _print_notes(opts: ApplyOptions, action: str) -> None:
 @click.command("apply")
 @live_options
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
+@report.with_report
 def apply_command(opts: ApplyOptions, no_wait: bool) -> None:
     """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs."""
     from berth.install import apply
@@ -208,18 +210,3 @@ def status_command(work_dir: Path, kubeconfig: str | None, context: str | None, 
             click.echo(line)
     if not report.in_sync:
         raise status.OutOfSync(report)
-
-
-@click.command("install-live")
-@click.option("--repeat", type=int, default=3, show_default=True, help="Runs (the best is reported).")
-@click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
-def bench_live_command(repeat: int, output: str) -> None:
-    """End-to-end apply of a 40-object chart with 3 hook Jobs on a fresh embedded cluster (target <= 3 s)."""
-    from berth.install import apply
-
-    figures = apply.bench_apply(repeat)
-    if output == "json":
-        click.echo(json.dumps(figures, indent=2))
-    else:
-        for line in apply.bench_text(figures):
-            click.echo(line)

@@ -33,6 +33,7 @@ replaced copy says ``keep`` as kept; executors still check the live copy of the 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -305,118 +306,80 @@ def runner_command(action: Action, work_dir: str) -> str:
     return f"berth install script --work-dir {work_dir} --action {action.value}"
 
 
-def build(
-    result: split_mod.Split,
-    action: Action,
-    release: str,
-    namespace: str,
-    work_dir: str = "W",
-    wait: bool = False,
-    hook_timeout: int = DEFAULT_HOOK_TIMEOUT_SECONDS,
-    install_only: frozenset[Any] = frozenset(),
-    prefix: str = "",
-    replaced: Replaced = (),
-    remaining: frozenset[Any] = frozenset(),
-    replaced_source: str = "the previous revision",
-) -> Plan:
-    """The plan of ``action`` over ``result`` (for rollback: the target revision's render). ``install_only`` holds
-    identities rendered only under ``.Release.IsInstall`` (absent from the ``--is-upgrade`` render): upgrade and
-    rollback neither apply nor prune them. ``prefix`` is put before every file path (``upgrade/`` when ``result``
-    is the upgrade variant, ``revisions/N/`` for a recorded revision). Upgrade and rollback prune the
-    ``replaced`` objects (the revision being replaced, named by ``replaced_source``) that are not in
-    ``remaining`` (what the new render has, install-only objects included)."""
-    if action in (Action.UPGRADE, Action.ROLLBACK) and install_only:
-        result = dataclasses.replace(
-            result, hooks=tuple(h for h in result.hooks if h.obj.ref not in install_only)
-        )
-    files = result.file_names
-    steps: list[Step] = []
-    kept: list[Kept] = []
+@dataclass(frozen=True)
+class PlanInputs:
+    """What a plan is built from: one render and where it stands in the release's history."""
 
-    def hooks_of(event: HookEvent) -> None:
-        if result.hooks_for(event):
-            steps.append(hook_step(event, result, hook_timeout, prefix))
+    result: split_mod.Split
+    """The render the action works on (for rollback: the target revision's)."""
+    release: str
+    namespace: str
+    work_dir: str = "W"
+    """How commands printed in the plan name the work dir."""
+    wait: bool = False
+    """Add the readiness step (like ``helm --wait``)."""
+    hook_timeout: int = DEFAULT_HOOK_TIMEOUT_SECONDS
+    install_only: frozenset[Any] = frozenset()
+    """Identities rendered only under ``.Release.IsInstall`` (absent from the ``--is-upgrade`` render): upgrade and
+    rollback neither apply nor prune them."""
+    prefix: str = ""
+    """Put before every file path: ``upgrade/`` for the upgrade variant, ``revisions/N/`` for a recorded revision."""
+    replaced: Replaced = ()
+    """Upgrade and rollback: the release objects of the revision being replaced ..."""
+    remaining: frozenset[Any] = frozenset()
+    """... of which those not in ``remaining`` (what the new render has, install-only objects included) are pruned."""
+    replaced_source: str = "the previous revision"
+    """How the plan names the replaced revision."""
 
-    ordinary = kinds.sort_for_install(list(result.ordinary), lambda o: o.kind)
-    secrets = kinds.sort_for_install(list(result.secrets), lambda o: o.kind)
-    if action in (Action.UPGRADE, Action.ROLLBACK):
-        ordinary = [o for o in ordinary if o.ref not in install_only]
-        secrets = [o for o in secrets if o.ref not in install_only]
 
-    def apply_steps() -> None:
-        # Helm creates release objects in install order, where Secrets come after namespaces, quotas and
-        # ServiceAccounts and before everything that reads them: the secrets step sits at exactly that point.
-        secret_key = kinds.install_key("Secret")
-        early = [o for o in ordinary if kinds.install_key(o.kind) < secret_key]
-        late = [o for o in ordinary if kinds.install_key(o.kind) >= secret_key]
-        if not secrets:
-            early, late = [], early + late
-        if early:
-            steps.append(
-                Step(
-                    Phase.APPLY.value,
-                    tuple(_plain(o, files, prefix + "manifests") for o in early),
-                    f"server-side apply {len(early)} object(s) Helm creates before Secrets (install order)",
-                )
+@dataclass
+class _Builder:
+    """The steps of one plan as its planner adds them; every ordering rule of Helm's is one method here."""
+
+    action: Action
+    inputs: PlanInputs
+    result: split_mod.Split
+    steps: list[Step] = dataclasses.field(default_factory=list)
+    kept: list[Kept] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def start(cls, action: Action, inputs: PlanInputs) -> _Builder:
+        result = inputs.result
+        if action in (Action.UPGRADE, Action.ROLLBACK) and inputs.install_only:
+            result = dataclasses.replace(
+                result, hooks=tuple(h for h in result.hooks if h.obj.ref not in inputs.install_only)
             )
-        if secrets:
-            steps.append(
-                Step(
-                    Phase.SECRETS.value,
-                    tuple(_plain(o, files, prefix + "secrets") for o in secrets),
-                    f"server-side apply {len(secrets)} Secret(s) from out/{prefix}secrets",
-                )
-            )
-        if late:
-            steps.append(
-                Step(
-                    Phase.APPLY.value,
-                    tuple(_plain(o, files, prefix + "manifests") for o in late),
-                    f"server-side apply {len(late)} object(s) in Helm's install order",
-                )
-            )
-        if action in (Action.UPGRADE, Action.ROLLBACK):
-            prune, kept_now = prune_step(replaced, remaining, replaced_source)
-            kept.extend(kept_now)
-            if prune is not None:
-                steps.append(prune)
-        if wait:
-            ready = [o for o in ordinary if o.kind in ROLLOUT_KINDS or o.kind in ("Job", "Pod")]
-            if ready:
-                steps.append(
-                    Step(
-                        Phase.READINESS.value,
-                        tuple(
-                            _plain(
-                                o,
-                                files,
-                                prefix + "manifests",
-                                Wait.ROLLOUT if o.kind in ROLLOUT_KINDS else hook_wait(o.kind),
-                            )
-                            for o in ready
-                        ),
-                        f"wait for {len(ready)} workload(s) to be ready (like helm --wait)",
-                        hook_timeout,
-                    )
-                )
+        return cls(action, inputs, result)
 
-    if action in (Action.INSTALL, Action.UPGRADE):
-        steps.append(
+    def plain(self, obj: split_mod.RenderedObject, folder: str, wait: Wait | None = None) -> PlanObject:
+        return _plain(obj, self.result.file_names, self.inputs.prefix + folder, wait)
+
+    def hooks(self, event: HookEvent) -> None:
+        """One event's hooks, when the render has any."""
+        if self.result.hooks_for(event):
+            self.steps.append(hook_step(event, self.result, self.inputs.hook_timeout, self.inputs.prefix))
+
+    def namespace(self) -> None:
+        ns = self.inputs.namespace
+        self.steps.append(
             Step(
                 Phase.NAMESPACE.value,
-                (PlanObject("Namespace", namespace, "", "v1", ""),),
-                f"ensure the release namespace {namespace} exists (like helm --create-namespace)",
+                (PlanObject("Namespace", ns, "", "v1", ""),),
+                f"ensure the release namespace {ns} exists (like helm --create-namespace)",
             )
         )
-        crds = [c for c in result.crds if action == Action.INSTALL or not c.from_crds_dir]
+
+    def crds(self, with_crds_dir: bool) -> None:
+        """Every CRD one by one, waited on until Established; ``crds/`` ones only on install (Helm never upgrades
+        them: on upgrade they are listed as kept)."""
+        crds = [c for c in self.result.crds if with_crds_dir or not c.from_crds_dir]
         if crds:
-            steps.append(
+            self.steps.append(
                 Step(
                     Phase.CRDS.value,
                     tuple(
                         dataclasses.replace(
-                            _plain(c, files, prefix + "manifests", Wait.ESTABLISHED),
-                            create_only=c.from_crds_dir,
+                            self.plain(c, "manifests", Wait.ESTABLISHED), create_only=c.from_crds_dir
                         )
                         for c in crds
                     ),
@@ -425,21 +388,88 @@ def build(
                     CRD_TIMEOUT_SECONDS,
                 )
             )
-        if action == Action.UPGRADE:
-            kept += [
-                Kept(_plain(c, files, prefix + "manifests"), "crds/ folder CRD: Helm never upgrades it")
-                for c in result.crds
+        if not with_crds_dir:
+            self.kept += [
+                Kept(self.plain(c, "manifests"), "crds/ folder CRD: Helm never upgrades it")
+                for c in self.result.crds
                 if c.from_crds_dir
             ]
-        hooks_of(PRE_EVENT[action])
-        apply_steps()
-        hooks_of(POST_EVENT[action])
-    elif action == Action.ROLLBACK:
-        hooks_of(HookEvent.PRE_ROLLBACK)
-        apply_steps()
-        hooks_of(HookEvent.POST_ROLLBACK)
-    elif action == Action.UNINSTALL:
-        hooks_of(HookEvent.PRE_DELETE)
+
+    def release_objects(self) -> None:
+        """Apply the release objects in install order -- Secrets where Helm creates them, after namespaces, quotas
+        and ServiceAccounts and before everything that reads them -- then (upgrade, rollback) prune, then (with
+        ``wait``) the readiness step."""
+        skip = self.inputs.install_only if self.action in (Action.UPGRADE, Action.ROLLBACK) else frozenset()
+        ordinary = [
+            o
+            for o in kinds.sort_for_install(list(self.result.ordinary), lambda o: o.kind)
+            if o.ref not in skip
+        ]
+        secrets = [
+            o
+            for o in kinds.sort_for_install(list(self.result.secrets), lambda o: o.kind)
+            if o.ref not in skip
+        ]
+        secret_key = kinds.install_key("Secret")
+        early = [o for o in ordinary if kinds.install_key(o.kind) < secret_key]
+        late = [o for o in ordinary if kinds.install_key(o.kind) >= secret_key]
+        if not secrets:
+            early, late = [], early + late
+        if early:
+            self.steps.append(
+                Step(
+                    Phase.APPLY.value,
+                    tuple(self.plain(o, "manifests") for o in early),
+                    f"server-side apply {len(early)} object(s) Helm creates before Secrets (install order)",
+                )
+            )
+        if secrets:
+            self.steps.append(
+                Step(
+                    Phase.SECRETS.value,
+                    tuple(self.plain(o, "secrets") for o in secrets),
+                    f"server-side apply {len(secrets)} Secret(s) from out/{self.inputs.prefix}secrets",
+                )
+            )
+        if late:
+            self.steps.append(
+                Step(
+                    Phase.APPLY.value,
+                    tuple(self.plain(o, "manifests") for o in late),
+                    f"server-side apply {len(late)} object(s) in Helm's install order",
+                )
+            )
+        if self.action in (Action.UPGRADE, Action.ROLLBACK):
+            prune, kept_now = prune_step(
+                self.inputs.replaced, self.inputs.remaining, self.inputs.replaced_source
+            )
+            self.kept.extend(kept_now)
+            if prune is not None:
+                self.steps.append(prune)
+        if self.inputs.wait:
+            self.readiness(ordinary)
+
+    def readiness(self, ordinary: list[split_mod.RenderedObject]) -> None:
+        ready = [o for o in ordinary if o.kind in ROLLOUT_KINDS or o.kind in ("Job", "Pod")]
+        if ready:
+            self.steps.append(
+                Step(
+                    Phase.READINESS.value,
+                    tuple(
+                        self.plain(
+                            o, "manifests", Wait.ROLLOUT if o.kind in ROLLOUT_KINDS else hook_wait(o.kind)
+                        )
+                        for o in ready
+                    ),
+                    f"wait for {len(ready)} workload(s) to be ready (like helm --wait)",
+                    self.inputs.hook_timeout,
+                )
+            )
+
+    def deletions(self) -> None:
+        """Uninstall: the release objects in uninstall order; ``keep`` ones (and any other resource policy) and
+        ``crds/`` CRDs are listed as kept."""
+        result = self.result
         release_objects = [
             *result.ordinary,
             *result.secrets,
@@ -448,52 +478,111 @@ def build(
         deleted = []
         secret_refs = {o.ref for o in result.secrets}
         for o in kinds.sort_for_uninstall(release_objects, lambda o: o.kind):
-            folder = prefix + ("secrets" if o.ref in secret_refs else "manifests")
+            po = self.plain(o, "secrets" if o.ref in secret_refs else "manifests")
             policy = o.keep
             if policy is None:
-                deleted.append(_plain(o, files, folder))
+                deleted.append(po)
             elif policy == RESOURCE_POLICY_KEEP:
-                kept.append(Kept(_plain(o, files, folder), "helm.sh/resource-policy: keep"))
+                self.kept.append(Kept(po, "helm.sh/resource-policy: keep"))
             else:
-                kept.append(
-                    Kept(
-                        _plain(o, files, folder),
-                        f"helm.sh/resource-policy: {policy} (Helm neither deletes nor keeps-lists it)",
-                    )
+                self.kept.append(
+                    Kept(po, f"helm.sh/resource-policy: {policy} (Helm neither deletes nor keeps-lists it)")
                 )
-        kept += [
-            Kept(_plain(c, files, prefix + "manifests"), "crds/ folder CRD: Helm never deletes it")
+        self.kept += [
+            Kept(self.plain(c, "manifests"), "crds/ folder CRD: Helm never deletes it")
             for c in result.crds
             if c.from_crds_dir
         ]
         if deleted:
-            steps.append(
+            self.steps.append(
                 Step(
                     Phase.DELETE.value,
                     tuple(deleted),
                     f"delete {len(deleted)} release object(s) in Helm's uninstall order "
-                    f"(webhooks first); the namespace {namespace} stays",
+                    f"(webhooks first); the namespace {self.inputs.namespace} stays",
                 )
             )
-        hooks_of(HookEvent.POST_DELETE)
-    else:
-        hooks_of(HookEvent.TEST)
 
-    ran = {s.phase for s in steps}
-    not_run = tuple(
-        NotRun(e.value, runner_command(EVENT_ACTION[e], work_dir))
-        for e in result.events()
-        if e.value not in ran
-    )
-    return Plan(
-        action,
-        release,
-        namespace,
-        tuple(steps),
-        not_run,
-        tuple(kept),
-        tuple(recreated_warnings(steps, action)),
-    )
+    def plan(self) -> Plan:
+        """The plan, with the hook steps of other actions listed as not run (and who runs them)."""
+        ran = {s.phase for s in self.steps}
+        not_run = tuple(
+            NotRun(e.value, runner_command(EVENT_ACTION[e], self.inputs.work_dir))
+            for e in self.result.events()
+            if e.value not in ran
+        )
+        return Plan(
+            self.action,
+            self.inputs.release,
+            self.inputs.namespace,
+            tuple(self.steps),
+            not_run,
+            tuple(self.kept),
+            tuple(recreated_warnings(self.steps, self.action)),
+        )
+
+
+def plan_install(inputs: PlanInputs) -> Plan:
+    """``helm install``: namespace, CRDs, pre-install, release objects, [readiness], post-install."""
+    b = _Builder.start(Action.INSTALL, inputs)
+    b.namespace()
+    b.crds(with_crds_dir=True)
+    b.hooks(HookEvent.PRE_INSTALL)
+    b.release_objects()
+    b.hooks(HookEvent.POST_INSTALL)
+    return b.plan()
+
+
+def plan_upgrade(inputs: PlanInputs) -> Plan:
+    """``helm upgrade``: namespace, templated CRDs, pre-upgrade, release objects, prune, [readiness],
+    post-upgrade."""
+    b = _Builder.start(Action.UPGRADE, inputs)
+    b.namespace()
+    b.crds(with_crds_dir=False)
+    b.hooks(HookEvent.PRE_UPGRADE)
+    b.release_objects()
+    b.hooks(HookEvent.POST_UPGRADE)
+    return b.plan()
+
+
+def plan_rollback(inputs: PlanInputs) -> Plan:
+    """``helm rollback``: the target's pre-rollback hooks, its objects, prune, [readiness], its post-rollback
+    hooks."""
+    b = _Builder.start(Action.ROLLBACK, inputs)
+    b.hooks(HookEvent.PRE_ROLLBACK)
+    b.release_objects()
+    b.hooks(HookEvent.POST_ROLLBACK)
+    return b.plan()
+
+
+def plan_uninstall(inputs: PlanInputs) -> Plan:
+    """``helm uninstall``: pre-delete, deletions in uninstall order, post-delete."""
+    b = _Builder.start(Action.UNINSTALL, inputs)
+    b.hooks(HookEvent.PRE_DELETE)
+    b.deletions()
+    b.hooks(HookEvent.POST_DELETE)
+    return b.plan()
+
+
+def plan_test(inputs: PlanInputs) -> Plan:
+    """``helm test``: the test hooks."""
+    b = _Builder.start(Action.TEST, inputs)
+    b.hooks(HookEvent.TEST)
+    return b.plan()
+
+
+PLANNERS: dict[Action, Callable[[PlanInputs], Plan]] = {
+    Action.INSTALL: plan_install,
+    Action.UPGRADE: plan_upgrade,
+    Action.ROLLBACK: plan_rollback,
+    Action.UNINSTALL: plan_uninstall,
+    Action.TEST: plan_test,
+}
+
+
+def build(action: Action, inputs: PlanInputs) -> Plan:
+    """The plan of ``action`` over ``inputs`` (one planner per action, as Helm's ``pkg/action``)."""
+    return PLANNERS[action](inputs)
 
 
 def recreated_warnings(steps: list[Step], action: Action) -> list[str]:

@@ -2,7 +2,7 @@
 
 helm/helm ``pkg/action/release_testing.go`` runs the release's ``test`` hooks (``helm.sh/hook: test``, alias
 ``test-success``) through the same hook engine as every other event, and nothing else: no release object is
-applied, pruned or deleted. Here that is the test plan (:func:`berth.install.setup.build_plan` for ``test``, the
+applied, pruned or deleted. Here that is the test plan (:func:`berth.install.workdir.build_plan` for ``test``, the
 plan ``berth install plan|script --action test`` show and run) executed by the one executor
 (:func:`berth.install.apply.execute`), which already does all of Helm's per-hook work: one hook at a time in the
 plan's order (weight, then name, then kind), delete first when ``before-hook-creation`` (the default when no policy

@@ -3,7 +3,7 @@
 As ``helm rollback RELEASE [REVISION]`` (helm/helm ``pkg/action/rollback.go``): the *target* revision's
 pre-rollback hooks, its objects applied, what the current render has and the target lacks pruned (unless its live
 copy says ``keep``), the wait, the target's post-rollback hooks. All of that is the rollback plan
-(:func:`berth.install.setup.build_plan`, the same plan ``berth install plan|script --action rollback`` show and
+(:func:`berth.install.workdir.build_plan`, the same plan ``berth install plan|script --action rollback`` show and
 run), executed by the one executor (:func:`berth.install.apply.execute`); this module adds nothing to it. Without
 ``--revision`` the target is the newest recorded revision (Helm's default: the previous one); no recorded revision,
 or an unknown number, is the plan's own :class:`~berth.kube.errors.InputError` (exit 2).
@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from berth.install import apply, layout, receipt, revisions, setup
+from berth.install import apply, layout, receipt, revisions, swap, workdir
 from berth.install import package as package_mod
 from berth.install import plan as plan_mod
 from berth.kube import yamlio
@@ -88,13 +88,13 @@ def unswitched(work: Path) -> tuple[Path, int] | None:
     return path, target
 
 
-def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: str) -> int | None:
+def switch(work: Path, wd: workdir.Workdir, target: revisions.Revision, run_name: str) -> int | None:
     """Make ``W/out`` the target revision's render and ``W/package`` its package, recording the current render
     (with its package) as the next revision; mark the run's receipt with that number in the same swap of
     ``W/out``. Returns the new revision's number."""
     out = work / "out"
     try:
-        with setup.stage_dir(work, ".berth-rollback-") as stage:
+        with swap.stage_dir(work, ".berth-rollback-") as stage:
             new_out = stage / "out"
             new_out.mkdir()
             source = out / target.prefix
@@ -111,10 +111,10 @@ def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: 
                 package_dir = new_out / revisions.PENDING_PACKAGE
                 shutil.copytree(target.package, package_dir)
                 package_mod.restore_base_renders(package_dir)  # the revision kept it without them
-            now = setup.read_workdir(new_out, package_dir)
-            plan_file = new_out / setup.PLAN_FILE
+            now = workdir.read_workdir(new_out, package_dir)
+            plan_file = new_out / workdir.PLAN_FILE
             plan_file.parent.mkdir(parents=True, exist_ok=True)
-            plan_file.write_text(yamlio.dump(setup.plan_document(now, str(work))), encoding="utf-8")
+            plan_file.write_text(yamlio.dump(workdir.plan_document(now, str(work))), encoding="utf-8")
             if (out / "runs").is_dir():
                 shutil.copytree(out / "runs", new_out / "runs")
             path = new_out / "runs" / f"{run_name}.yaml"
@@ -122,7 +122,7 @@ def switch(work: Path, wd: setup.Workdir, target: revisions.Revision, run_name: 
                 body = receipt.load(path)
                 body["spec"][RECORDED_FIELD] = recorded
                 yamlio.write_atomic(path, yamlio.dump(body))
-            setup.swap(stage, work, ("out",))
+            swap.swap(stage, work, ("out",))
     except (OSError, BerthError) as exc:
         raise apply.RunFailed(
             f"the cluster is rolled back to {target.label}, but {out} could not be switched to it ({exc}); it "
@@ -141,7 +141,7 @@ def restore_package(work: Path, label: str) -> bool:
     if not pending.is_dir():
         return False
     current = work / "package"
-    with setup.stage_dir(work, ".berth-rollback-") as aside:
+    with swap.stage_dir(work, ".berth-rollback-") as aside:
         try:
             if current.exists():
                 current.rename(aside / "package")
@@ -161,7 +161,7 @@ def restore_package(work: Path, label: str) -> bool:
 
 
 def switched_lines(
-    work: Path, wd: setup.Workdir, target: revisions.Revision, recorded: int | None
+    work: Path, wd: workdir.Workdir, target: revisions.Revision, recorded: int | None
 ) -> list[str]:
     where = work / "out" / revisions.REVISIONS_DIR
     lines = [f"{work / 'out'} now holds the render of {target.label}"]
@@ -201,8 +201,8 @@ def switch_only(work: Path, revision: int | None, reporter: apply.Reporter) -> a
     is not contacted. The receipt it writes (action rollback, no steps, ``switchOnly``) records the target's render
     as deployed on the work dir's recorded context, as the live rollback's receipt does, so a later ``apply``
     re-applies that render without hooks."""
-    wd = setup.load_workdir(work)
-    plan = setup.build_plan(wd, plan_mod.Action.ROLLBACK, str(work), revision=revision)
+    wd = workdir.load_workdir(work)
+    plan = workdir.build_plan(wd, plan_mod.Action.ROLLBACK, str(work), revision=revision)
     target = revisions.load(work / "out", revision) if revision is not None else wd.previous()
     assert target is not None  # build_plan refused otherwise
     where = receipt.recorded_target(work) or {}
@@ -248,7 +248,7 @@ def run(
         return apply.Outcome(
             last[0], 0, 0, (f"Receipt: {last[0]}", f"{work / 'package'} now holds the package of {label}")
         )
-    wd = setup.load_workdir(work)
+    wd = workdir.load_workdir(work)
     if options.resume:
         pending = unswitched(work)
         if pending is not None and revision in (None, pending[1]):
@@ -260,7 +260,9 @@ def run(
             recorded = switch(work, wd, done, path.stem)
             return apply.Outcome(path, 0, 0, (f"Receipt: {path}", *switched_lines(work, wd, done, recorded)))
         revision = resume_target(work, revision)
-    plan = setup.build_plan(wd, plan_mod.Action.ROLLBACK, str(work), options.wait, options.timeout, revision)
+    plan = workdir.build_plan(
+        wd, plan_mod.Action.ROLLBACK, str(work), options.wait, options.timeout, revision
+    )
     target = revisions.load(work / "out", revision) if revision is not None else wd.previous()
     assert target is not None  # build_plan refused otherwise
     reporter.print(f"Rolling back release {plan.release} to {target.label}")

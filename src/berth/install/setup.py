@@ -2,9 +2,10 @@
 
 Everything is built in a staging folder inside the work dir and swapped in only when every step succeeded, so a
 failed run (bad values, template error, missing input, duplicate identities...) leaves ``W/out`` and
-``W/package`` exactly as they were. The swap itself is journaled (:func:`swap`): a run killed between its renames
-leaves a journal, and the next command that loads the work dir (:func:`recover`, from :func:`load_workdir` and
-:func:`run`) finishes it or undoes it, so ``W/package`` and ``W/out`` always belong together.
+``W/package`` exactly as they were. The swap itself is journaled (:func:`berth.install.swap.swap`): a run killed
+between its renames leaves a journal, and the next command that loads the work dir
+(:func:`berth.install.swap.recover`, from :func:`berth.install.workdir.load_workdir` and :func:`run`) finishes it
+or undoes it, so ``W/package`` and ``W/out`` always belong together.
 
 The chart is rendered twice over: the install variant (what is written) and the ``--is-upgrade`` variant, whose
 difference tells which objects exist only under ``.Release.IsInstall`` (an upgrade must neither re-apply nor prune
@@ -13,15 +14,9 @@ them, as Helm's live ``keep`` check does).
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import fcntl
-import os
 import re
 import shutil
-import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,23 +24,13 @@ from typing import Any
 
 from berth.install import chart as chart_mod
 from berth.install import collector, helm, layout, package, revisions, wizard
-from berth.install import plan as plan_mod
 from berth.install import split as split_mod
+from berth.install import swap as swap_mod
+from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
 from berth.kube import canonical, objects, yamlio
-from berth.kube.errors import InputError, MultiInputError
+from berth.kube.errors import MultiInputError
 
-PLAN_FILE = "lifecycle/plan.yaml"
 FACTS_FILE = "facts.yaml"
-NOTES_FILES = {"install": "NOTES.txt", "upgrade": "NOTES-upgrade.txt"}
-"""The chart's rendered NOTES.txt in ``out/spec/`` (install and ``--is-upgrade`` values): printed after a
-successful ``apply`` and ``upgrade`` as ``helm install``/``upgrade`` print it. Absent when the chart has none."""
-
-
-def release_notes(out_dir: Path, action: str) -> str:
-    """The notes ``helm install`` (``action`` install) or ``helm upgrade`` would print for the render in
-    ``out_dir``; empty when the chart has no NOTES.txt (or the work dir predates notes)."""
-    path = out_dir / "spec" / NOTES_FILES[action]
-    return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
 
 
 @dataclass(frozen=True)
@@ -74,130 +59,6 @@ class SetupResult:
     split: split_mod.Split
     facts: dict[str, Any]
     lines: tuple[str, ...]
-
-
-UPGRADE_DIR = "upgrade"
-"""``W/out/upgrade/``: the ``--is-upgrade`` render, written only when it differs from the install render."""
-
-
-@dataclass(frozen=True)
-class Workdir:
-    """Everything later commands need from a set-up work dir."""
-
-    package: package.Package
-    selection: wizard.Selection
-    answers: dict[str, Any]
-    namespace: str
-    split: split_mod.Split
-    install_only: frozenset[objects.Ref]
-    upgrade: split_mod.Split | None
-    """The upgrade variant when it differs from the install render (files under ``out/upgrade/``)."""
-    out_dir: Path | None = None
-    """Where ``revisions/`` is (``W/out``, or setup's staging copy of it); None: no history."""
-
-    def previous(self) -> revisions.Revision | None:
-        """The newest recorded revision: what an upgrade replaces and a rollback goes back to."""
-        return revisions.latest(self.out_dir) if self.out_dir is not None else None
-
-
-def _replaced(
-    result: split_mod.Split,
-    upgrade: split_mod.Split | None,
-    install_only: frozenset[objects.Ref],
-    prefix: str,
-) -> tuple[plan_mod.Replaced, frozenset[objects.Ref]]:
-    """A render's release objects with their files (install-only ones left out: never pruned), and every identity
-    it renders (install-only ones included: never pruned either)."""
-    objs = plan_mod.release_files(result, prefix, install_only)
-    if upgrade is not None:
-        have = {o.ref for o, _ in objs}
-        objs += [
-            p for p in plan_mod.release_files(upgrade, f"{prefix}{UPGRADE_DIR}/") if p[0].ref not in have
-        ]
-    refs = {o.ref for o, _ in plan_mod.release_files(result, prefix)}
-    if upgrade is not None:
-        refs |= {o.ref for o, _ in plan_mod.release_files(upgrade)}
-    return tuple(objs), frozenset(refs)
-
-
-def no_revision_error(wd: Workdir, work_dir: str) -> InputError:
-    where = str((wd.out_dir or Path(work_dir) / "out") / revisions.REVISIONS_DIR)
-    return InputError(
-        "a rollback goes back to an earlier revision, and this work dir has none recorded (setup records the "
-        "render it replaces here; this one was set up only once). To go back to another version, run "
-        f"`berth install upgrade --work-dir {work_dir} --pull OLDREF` (or setup) with that version's package",
-        where,
-    )
-
-
-def build_plan(
-    wd: Workdir,
-    action: plan_mod.Action,
-    work_dir: str,
-    wait: bool = False,
-    hook_timeout: int = plan_mod.DEFAULT_HOOK_TIMEOUT_SECONDS,
-    revision: int | None = None,
-) -> plan_mod.Plan:
-    """The plan of ``action``. Upgrade uses the ``--is-upgrade`` render when it differs, like Helm would, and prunes
-    what the previous revision had and this render lacks. Rollback applies the render of ``revision`` (default: the
-    previous one) and runs its hooks (as ``helm rollback`` runs the target revision's), pruning what the current
-    render added; it raises :class:`InputError` when that revision is not recorded."""
-    release, ns = wd.package.release, wd.namespace
-    if action == plan_mod.Action.ROLLBACK:
-        if revision is not None and wd.out_dir is not None:
-            target: revisions.Revision | None = revisions.load(wd.out_dir, revision)
-        else:
-            target = wd.previous()
-        if target is None:
-            raise no_revision_error(wd, work_dir)
-        # The revision's install render, without its install-only objects (nothing pruned them): the usual target
-        # is the revision an install created, before the upgrade being undone.
-        current, _ = _replaced(wd.split, wd.upgrade, wd.install_only, "")
-        _, kept_refs = _replaced(target.split, target.upgrade, target.install_only, target.prefix)
-        rollback = plan_mod.build(
-            target.split, action, release, ns, work_dir, wait, hook_timeout, target.install_only,
-            target.prefix, current, kept_refs, "the current render",
-        )  # fmt: skip
-        return dataclasses.replace(rollback, target=target.label, target_revision=target.number)
-    replaced: plan_mod.Replaced = ()
-    remaining: frozenset[objects.Ref] = frozenset()
-    source = ""
-    if action == plan_mod.Action.UPGRADE:
-        prev = wd.previous()
-        if prev is not None:
-            replaced, _ = _replaced(prev.split, prev.upgrade, prev.install_only, prev.prefix)
-            _, remaining = _replaced(wd.split, wd.upgrade, wd.install_only, "")
-            source = prev.label
-    if action == plan_mod.Action.UPGRADE and wd.upgrade is not None:
-        return plan_mod.build(
-            wd.upgrade, action, release, ns, work_dir, wait, hook_timeout,
-            prefix=f"{UPGRADE_DIR}/", replaced=replaced, remaining=remaining, replaced_source=source,
-        )  # fmt: skip
-    return plan_mod.build(
-        wd.split, action, release, ns, work_dir, wait, hook_timeout, wd.install_only,
-        replaced=replaced, remaining=remaining, replaced_source=source,
-    )  # fmt: skip
-
-
-def plan_document(wd: Workdir, work_dir: str) -> dict[str, Any]:
-    """``W/out/lifecycle/plan.yaml``: the plan of every action, for review (``berth install plan`` rebuilds it);
-    an action that cannot be planned yet (rollback without a recorded revision) is listed with the reason."""
-    plans: list[dict[str, Any]] = []
-    unavailable: list[dict[str, str]] = []
-    for action in plan_mod.Action:
-        try:
-            plans.append(build_plan(wd, action, work_dir).to_json())
-        except InputError as exc:
-            unavailable.append({"action": action.value, "reason": str(exc)})
-    spec: dict[str, Any] = {"release": wd.package.release, "namespace": wd.namespace, "plans": plans}
-    if unavailable:
-        spec["unavailable"] = unavailable
-    return {
-        "apiVersion": layout.API_VERSION,
-        "kind": "LifecyclePlan",
-        "metadata": {"name": f"{wd.package.name}-plan"},
-        "spec": spec,
-    }
 
 
 _LOOKUP_CALL = re.compile(r"\blookup\s+[\"$.(]")
@@ -287,253 +148,6 @@ def render_selection(
     )
 
 
-SWAP_JOURNAL = ".berth-swap.yaml"
-"""``W/.berth-swap.yaml``: written before a swap's first rename, removed after its last (see :func:`swap`)."""
-SWAP_ASIDE = ".berth-swap.old"
-"""``W/.berth-swap.old/<name>``: the folders a swap replaces, kept until it is finished or undone."""
-SWAP_DONE = (
-    "done when every name's new folder is W/<name> (for a name in replaced, with the old one in the aside "
-    "folder); otherwise undo: every old folder back, the stage removed"
-)
-"""The journal's statement of which direction counts as done, for whoever reads the file."""
-
-
-@dataclass(frozen=True)
-class SwapJournal:
-    """What a swap in progress is doing: enough for the next command to finish or undo it."""
-
-    stage: str
-    """The stage folder in the work dir the new folders come from (it may be gone: its owner removes it)."""
-    names: tuple[str, ...]
-    replaced: tuple[str, ...]
-    """The names the work dir had before the swap: their old folders go to ``W/.berth-swap.old/<name>``."""
-
-    def to_doc(self) -> dict[str, Any]:
-        return {
-            "apiVersion": layout.API_VERSION,
-            "kind": "SwapJournal",
-            "metadata": {"name": "swap"},
-            "spec": {
-                "stage": self.stage,
-                "names": list(self.names),
-                "replaced": list(self.replaced),
-                "aside": SWAP_ASIDE,
-                "done": SWAP_DONE,
-            },
-        }
-
-
-def _plain_name(value: object) -> bool:
-    return isinstance(value, str) and value not in ("", ".", "..") and Path(value).name == value
-
-
-def _read_journal(work: Path) -> SwapJournal | None:
-    path = work / SWAP_JOURNAL
-    if not path.is_file():
-        return None
-    docs = yamlio.load_file(path)
-    spec = docs[0].body.get("spec") if docs and isinstance(docs[0].body, dict) else None
-    names = spec.get("names") if isinstance(spec, dict) else None
-    replaced = spec.get("replaced") if isinstance(spec, dict) else None
-    stage = spec.get("stage") if isinstance(spec, dict) else None
-    if (
-        not isinstance(names, list)
-        or not isinstance(replaced, list)
-        or not all(_plain_name(n) for n in names)
-        or not set(replaced) <= set(names)
-        or not _plain_name(stage)
-        or not str(stage).startswith(".berth-")
-    ):
-        raise InputError(
-            "not a swap journal berth wrote (spec.stage, spec.names, spec.replaced); check that W/package and "
-            "W/out belong together, then delete it",
-            str(path),
-        )
-    return SwapJournal(str(stage), tuple(names), tuple(replaced))
-
-
-@contextlib.contextmanager
-def _locked(work: Path) -> Iterator[int]:
-    """An exclusive ``flock`` on the work dir (the fd is yielded, to fsync the directory): a command that loads the
-    work dir while another one swaps waits out the few renames instead of "recovering" a live swap. The kernel
-    drops the lock of a killed process, so a crash never leaves it held."""
-    fd = os.open(work, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def _all_new(work: Path, journal: SwapJournal) -> bool:
-    """Whether every new folder is in place: ``W/<name>`` exists and, when the work dir had one, the old one is set
-    aside (a rename that moved the new one in always follows the one that set the old one aside)."""
-    aside = work / SWAP_ASIDE
-    return all(
-        (work / n).exists() and (n not in journal.replaced or (aside / n).exists()) for n in journal.names
-    )
-
-
-def _undo(work: Path, journal: SwapJournal) -> None:
-    """Put every old folder back (newest rename first). Each step is a rename, and a new folder goes to the aside
-    folder before its old one comes back, so an undo that stops part-way is undone again by the next call."""
-    aside = work / SWAP_ASIDE
-    for name in reversed(journal.names):
-        target, old, trash = work / name, aside / name, aside / f"{name}.new"
-        if name in journal.replaced and not old.exists():
-            continue  # never set aside: W/<name> is still the old one
-        if target.exists():
-            shutil.rmtree(trash, ignore_errors=True)
-            target.rename(trash)
-        if old.exists():
-            old.rename(target)
-
-
-def _close(work: Path, fd: int, stage: Path | None) -> None:
-    """Drop what a finished or undone swap leaves: the stage (recovery only; a running swap's owner removes its
-    own), then the journal, then the aside folder (the journal goes first: without it, the aside folder is only
-    leftovers, which the next load removes)."""
-    if stage is not None:
-        shutil.rmtree(stage, ignore_errors=True)
-    os.fsync(fd)
-    (work / SWAP_JOURNAL).unlink()
-    shutil.rmtree(work / SWAP_ASIDE, ignore_errors=True)
-
-
-def _recover_locked(work: Path, fd: int) -> str | None:
-    line = _finish_or_undo(work, fd)
-    if line is not None:
-        print(line, file=sys.stderr)
-    return line
-
-
-def _finish_or_undo(work: Path, fd: int) -> str | None:
-    journal = _read_journal(work)
-    if journal is None:  # a swap that finished but stopped before removing its aside folder
-        shutil.rmtree(work / SWAP_ASIDE, ignore_errors=True)
-        return None
-    names = " and ".join(f"{work / n}" for n in journal.names)
-    if _all_new(work, journal):
-        _close(work, fd, work / journal.stage)
-        return (
-            f"recovered an interrupted swap: {names} already held the new folders from {journal.stage}; "
-            "finished it (removed the replaced ones)"
-        )
-    _undo(work, journal)
-    _close(work, fd, work / journal.stage)
-    return (
-        f"recovered an interrupted swap: {names} are back to what they held before it (the new folders from "
-        f"{journal.stage} were not all in place); re-run the command that was stopped (a live rollback: "
-        f"berth install rollback --work-dir {work} --resume)"
-    )
-
-
-STAGE_PREFIXES = (".berth-setup-", ".berth-rollback-")
-"""The scratch folders commands build in inside a work dir (:func:`stage_dir`)."""
-
-
-@contextlib.contextmanager
-def stage_dir(work: Path, prefix: str) -> Iterator[Path]:
-    """A scratch folder in the work dir (same filesystem, so :func:`swap` can rename out of it), removed when the
-    command ends. Its owner holds a ``flock`` on it while it lives, so a later command can tell the stage of a
-    process that died before writing any journal (kill -9 mid-render) from a live one, and :func:`recover` removes
-    only the former. It is made under the work dir's lock so a recovery never sees it before it is held."""
-    with _locked(work):
-        stage = Path(tempfile.mkdtemp(prefix=prefix, dir=work))
-        held = os.open(stage, os.O_RDONLY)
-        fcntl.flock(held, fcntl.LOCK_EX)
-    try:
-        yield stage
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-        os.close(held)
-
-
-def _stages(work: Path) -> list[Path]:
-    return sorted(p for p in work.glob(".berth-*") if p.is_dir() and p.name.startswith(STAGE_PREFIXES))
-
-
-def _sweep_stages(work: Path) -> str | None:
-    """Remove the stages no live command holds (their owner died); one line saying so, or None."""
-    removed = []
-    for path in _stages(work):
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a running command's stage
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path.name)
-        finally:
-            os.close(fd)
-    if not removed:
-        return None
-    line = (
-        f"removed {len(removed)} scratch folder(s) an interrupted command left in {work}: {', '.join(removed)} "
-        "(nothing in W/package or W/out depended on them)"
-    )
-    print(line, file=sys.stderr)
-    return line
-
-
-def recover(work_dir: Path) -> str | None:
-    """Finish or undo a swap that a killed process left half done (:func:`swap`), and remove the scratch folders of
-    commands that died before any swap (:func:`stage_dir`), saying what it did in one line each on stderr; return
-    the swap's line, else the scratch line (None: nothing to recover). Every command that reads a work dir calls
-    this first."""
-    work = work_dir.resolve()
-    pending = (work / SWAP_JOURNAL).exists() or (work / SWAP_ASIDE).exists()
-    if not pending and not _stages(work):
-        return None
-    with _locked(work) as fd:
-        line = _recover_locked(work, fd) if pending else None
-        swept = _sweep_stages(work)
-        return line or swept
-
-
-def swap(stage: Path, work: Path, names: tuple[str, ...]) -> None:
-    """Move ``stage/<name>`` over ``work/<name>`` for each name (the one swap of a work dir: setup's, and rollback's
-    switch of ``W/out``).
-
-    The renames are journaled so the work dir is never left half switched: ``W/.berth-swap.yaml`` (written
-    atomically before the first rename, removed after the last) names the stage, the names and which of them the
-    work dir had; each old folder is renamed to ``W/.berth-swap.old/<name>``, then the new one into place. A failed
-    rename (OSError) or Ctrl-C undoes the renames done so far, here; a process that dies in between (kill -9,
-    power loss) leaves the journal, and the next command that loads the work dir (:func:`recover`) finishes the
-    swap when every new folder is in place and undoes it otherwise -- so the work dir always holds either the
-    complete old pair or the complete new one."""
-    work = work.resolve()
-    stage = stage.resolve()
-    if stage.parent != work:
-        raise ValueError(f"the stage {stage} must be a folder of the work dir {work}")
-    aside = work / SWAP_ASIDE
-    with _locked(work) as fd:
-        _recover_locked(work, fd)  # a crashed swap's leftovers (the callers' loads normally recovered them)
-        # Run receipts (and the context recorded at first apply) belong to the work dir's history, not to one
-        # render: carry them into the new out/ so --resume and the context guard keep working.
-        runs = work / "out" / "runs"
-        if "out" in names and runs.is_dir() and not (stage / "out" / "runs").exists():
-            shutil.copytree(runs, stage / "out" / "runs")
-        journal = SwapJournal(stage.name, names, tuple(n for n in names if (work / n).exists()))
-        yamlio.write_atomic(work / SWAP_JOURNAL, yamlio.dump(journal.to_doc()))
-        os.fsync(fd)
-        try:
-            aside.mkdir()
-            for name in names:
-                if name in journal.replaced:
-                    (work / name).rename(aside / name)
-                (stage / name).rename(work / name)
-        except (OSError, KeyboardInterrupt):
-            _undo(work, journal)
-            _close(work, fd, None)
-            raise
-        _close(work, fd, None)
-
-
 def run(
     opts: SetupOptions,
     prompt: Callable[[package.Input], str] | None = None,
@@ -558,8 +172,8 @@ def _run(
     prompt: Callable[[package.Input], str] | None,
     cluster: collector.LiveCluster | None,
 ) -> SetupResult:
-    recover(work)  # setup reads W/out (earlier answers, the render it records as a revision)
-    with stage_dir(work, ".berth-setup-") as stage:
+    swap_mod.recover(work)  # setup reads W/out (earlier answers, the render it records as a revision)
+    with swap_mod.stage_dir(work, ".berth-setup-") as stage:
         ref = Path(opts.ref)
         if ref.is_dir() and (ref / package.MANIFEST).is_file():
             package.load(ref)  # validate before copying
@@ -641,7 +255,7 @@ def _run(
         (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
         shutil.rmtree(stage / "scratch", ignore_errors=True)
-        swap(stage, work, ("package", "out"))
+        swap_mod.swap(stage, work, ("package", "out"))
     out_dir = work / "out"
     n_manifests = len(result.ordinary) + len(result.crds)
     lines = [
@@ -667,42 +281,3 @@ def _run(
     for u in facts.get("unmet", []):
         lines.append(f"requirement: {u['requirement']}; fix: {u['fix']}")
     return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
-
-
-def load_workdir(work_dir: Path) -> Workdir:
-    """Read a set-up work dir back (package, selection, answers, namespace, split, upgrade variant)."""
-    work = work_dir.resolve()
-    recover(work)
-    out = work / "out"
-    if not (out / layout.INDEX_FILE).is_file():
-        raise InputError(
-            "no berth setup here (out/spec/manifest-index.yaml missing); run berth install setup first",
-            str(work),
-        )
-    if (out / revisions.PENDING_PACKAGE).is_dir():
-        raise InputError(
-            f"the last rollback switched out/ but stopped before restoring its package to {work / 'package'}; "
-            f"finish it with: berth install rollback --work-dir {work_dir} --resume",
-            str(out / revisions.PENDING_PACKAGE),
-        )
-    return read_workdir(out, work / "package")
-
-
-def read_workdir(out: Path, package_dir: Path) -> Workdir:
-    """A work dir's render in ``out`` with the package in ``package_dir`` (``W/out`` and ``W/package``, or a
-    rollback's staged ``out`` with the package it restores)."""
-    pkg = package.load(package_dir)
-    selection, _ = wizard.read_prior(out / "spec")
-    if selection is None:
-        raise InputError(
-            "out/spec/selection.yaml is missing or invalid; re-run berth install setup", str(out.parent)
-        )
-    docs = yamlio.load_file(out / "spec" / wizard.INPUTS_FILE)
-    spec = (docs[0].body or {}).get("spec") or {}
-    answers = {**(spec.get("defaults") or {}), **(spec.get("values") or {})}
-    namespace = str(spec.get("namespace") or pkg.namespace)
-    result, install_only = layout.read_split(out)
-    upgrade = None
-    if (out / UPGRADE_DIR / layout.INDEX_FILE).is_file():
-        upgrade, _ = layout.read_split(out / UPGRADE_DIR)
-    return Workdir(pkg, selection, answers, namespace, result, install_only, upgrade, out)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from berth.install import kubeops, receipt, setup
+from berth.install import kubeops, receipt, workdir
 from berth.install import split as split_mod
 from berth.kube import yamlio
 from berth.kube.errors import BerthError
@@ -112,14 +112,14 @@ class OutOfSync(BerthError):
         )
 
 
-def last_applied_action(wd: setup.Workdir, work_dir: Path, context: str, server: str) -> str:
+def last_applied_action(wd: workdir.Workdir, work_dir: Path, context: str, server: str) -> str:
     """``upgrade`` when the run the release was last deployed by (:func:`berth.install.receipt.deployed`) applied
     the ``--is-upgrade`` render, else ``install``."""
     run = receipt.deployed(work_dir, context, server, wd.package.release, wd.namespace)
     return receipt.variant(run[1]) if run else "install"
 
 
-def desired_objects(wd: setup.Workdir, variant: str) -> list[split_mod.RenderedObject]:
+def desired_objects(wd: workdir.Workdir, variant: str) -> list[split_mod.RenderedObject]:
     """The release objects as last applied: the ``--is-upgrade`` render after an upgrade (plus the install-only
     objects the install left, which upgrades never touch), else the install render."""
     chosen = wd.split
@@ -137,12 +137,12 @@ def desired_objects(wd: setup.Workdir, variant: str) -> list[split_mod.RenderedO
 
 
 def run(work_dir: Path, kubeconfig: str | None = None, context: str | None = None) -> Report:
-    wd = setup.load_workdir(work_dir)
+    wd = workdir.load_workdir(work_dir)
     kube = kubeops.connect(kubeconfig, context)
     try:
         receipt.check_target(work_dir, kube.context, kube.server, context is not None)
         variant = last_applied_action(wd, work_dir, kube.context, kube.server)
-        report = Report(kube.context, notes=setup.release_notes(work_dir / "out", variant))
+        report = Report(kube.context, notes=workdir.release_notes(work_dir / "out", variant))
         desired = desired_objects(wd, variant)
         seen: set[str] = set()
         for o in desired:

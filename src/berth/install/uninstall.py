@@ -9,11 +9,11 @@ so post-delete hooks can still read them).
 
 from __future__ import annotations
 
-from berth.install import apply, setup
+from berth.install import apply, workdir
 from berth.install import plan as plan_mod
 
 
-def crds_step(wd: setup.Workdir) -> plan_mod.Step | None:
+def crds_step(wd: workdir.Workdir) -> plan_mod.Step | None:
     """The ``--delete-crds`` step: every ``crds/`` CRD of the work dir."""
     files = wd.split.file_names
     crds = [

@@ -5,7 +5,7 @@ refuses to install over an installed release).
 
 Re-rendering is the install engineer's ``setup`` (:func:`berth.install.setup.run`), which re-uses the work dir's
 selection and answers and records the render it replaces as a revision (:mod:`berth.install.revisions`). The
-prune is a step of the upgrade plan itself (:func:`berth.install.setup.build_plan`), computed from that revision,
+prune is a step of the upgrade plan itself (:func:`berth.install.workdir.build_plan`), computed from that revision,
 so ``berth install plan``/``script --action upgrade`` show and run exactly what this command does: after the new
 objects are applied and before the wait and post-upgrade hooks, as Helm's ``KubeClient.Update`` does, a release
 object of the previous revision that the new render lacks is deleted unless its **live** copy carries
@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from berth.install import apply, receipt, setup
+from berth.install import apply, receipt, setup, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -85,7 +85,7 @@ def rerender(
     work: Path, source: UpgradeSource, namespace: str, reporter: apply.Reporter, shown_as: str = ""
 ) -> None:
     """Run setup again with the new reference. The run receipts survive: setup's journaled swap of ``W/out``
-    carries ``out/runs`` into the new render (:func:`berth.install.setup.swap`). ``shown_as`` replaces ``work``
+    carries ``out/runs`` into the new render (:func:`berth.install.swap.swap`). ``shown_as`` replaces ``work``
     in the lines printed (a dry run's temporary copy, gone when the run ends)."""
     result = setup.run(
         setup.SetupOptions(
@@ -118,7 +118,7 @@ def run(
                 f"nothing to resume: no earlier upgrade run in {work / receipt.RUNS_DIR}", "--resume"
             )
     elif source is None:
-        wd = setup.load_workdir(work)
+        wd = workdir.load_workdir(work)
         prev = wd.previous()
         reporter.print(
             f"Upgrading to the render {work / 'out'} holds (package {wd.package.name} {wd.package.version})"
@@ -128,11 +128,11 @@ def run(
             for line in diff_lines(prev, wd):
                 reporter.print(f"  {line}")
     else:
-        old = setup.load_workdir(work)
+        old = workdir.load_workdir(work)
         if options.dry_run:
             return _dry_run(options, source, old, reporter)
         rerender(work, source, old.namespace, reporter)
-        new = setup.load_workdir(work)
+        new = workdir.load_workdir(work)
         reporter.print("Changes to release objects:")
         for line in diff_lines(old, new):
             reporter.print(f"  {line}")
@@ -141,8 +141,8 @@ def run(
 
 def _execute(options: apply.ApplyOptions, named: Path, reporter: apply.Reporter) -> apply.Outcome:
     """Run the upgrade plan of ``options.work_dir``; commands it prints name ``named``."""
-    wd = setup.load_workdir(options.work_dir)
-    plan = setup.build_plan(wd, plan_mod.Action.UPGRADE, str(named), options.wait, options.timeout)
+    wd = workdir.load_workdir(options.work_dir)
+    plan = workdir.build_plan(wd, plan_mod.Action.UPGRADE, str(named), options.wait, options.timeout)
     kube = apply.connect_checked(options, reporter)
     try:
         return apply.execute(kube, plan, options, reporter, render=(options.work_dir / "out", "upgrade"))
@@ -151,7 +151,7 @@ def _execute(options: apply.ApplyOptions, named: Path, reporter: apply.Reporter)
 
 
 def _dry_run(
-    options: apply.ApplyOptions, source: UpgradeSource, old: setup.Workdir, reporter: apply.Reporter
+    options: apply.ApplyOptions, source: UpgradeSource, old: workdir.Workdir, reporter: apply.Reporter
 ) -> apply.Outcome:
     """``upgrade --dry-run``: re-render into a copy of the work dir and run the plan with ``dryRun=All``. The
     copy goes away afterwards (it holds the rendered Secrets); its receipt joins the work dir's other dry-run
@@ -164,7 +164,7 @@ def _dry_run(
         reporter.print(f"Dry run: re-rendering into a temporary copy of the work dir; {work} is unchanged")
         rerender(copy, source, old.namespace, reporter, f"<dry-run copy of {work}>")
         reporter.print("Changes to release objects:")
-        for line in diff_lines(old, setup.load_workdir(copy)):
+        for line in diff_lines(old, workdir.load_workdir(copy)):
             reporter.print(f"  {line}")
         try:
             outcome = _execute(replace(options, work_dir=copy), work, reporter)

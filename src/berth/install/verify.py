@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.install import chart as chart_mod
-from berth.install import helm, layout, package, setup
+from berth.install import helm, layout, package, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -98,7 +98,7 @@ def _compare(
 
 
 def run(work_dir: Path) -> Report:
-    wd = setup.load_workdir(work_dir)
+    wd = workdir.load_workdir(work_dir)
     pkg = wd.package
     out = work_dir.resolve() / "out"
     report = Report()
@@ -132,35 +132,37 @@ def run(work_dir: Path) -> Report:
         )
         report.problems += problems
         report.problems += [
-            f"upgrade variant: {p}" for p in _placement_problems(out / setup.UPGRADE_DIR, wd.upgrade)
+            f"upgrade variant: {p}" for p in _placement_problems(out / workdir.UPGRADE_DIR, wd.upgrade)
         ]
     else:
         _, problems = _compare(fresh_upgrade, wd.split.all_objects(), "")
         if problems:
             report.problems.append(
-                f"the --is-upgrade render differs from W/out but out/{setup.UPGRADE_DIR}/ is missing; "
+                f"the --is-upgrade render differs from W/out but out/{workdir.UPGRADE_DIR}/ is missing; "
                 "re-run berth install setup"
             )
     report.problems += _plan_problems(out, wd)
     return report
 
 
-def _plan_problems(out: Path, wd: setup.Workdir) -> list[str]:
+def _plan_problems(out: Path, wd: workdir.Workdir) -> list[str]:
     """``lifecycle/plan.yaml`` must list the same steps as the plan rebuilt from W/out now."""
-    path = out / setup.PLAN_FILE
+    path = out / workdir.PLAN_FILE
     if not path.is_file():
-        return [f"{setup.PLAN_FILE} is missing"]
+        return [f"{workdir.PLAN_FILE} is missing"]
     docs = yamlio.load_file(path)
     plans = ((docs[0].body or {}).get("spec") or {}).get("plans") or []
     stored = {p.get("action"): p.get("steps") for p in plans}
     problems = []
     for action in plan_mod.Action:
         try:
-            fresh = setup.build_plan(wd, action, "W").to_json()["steps"]
+            fresh = workdir.build_plan(wd, action, "W").to_json()["steps"]
         except InputError:  # rollback without a recorded revision: listed as unavailable, not planned
             fresh = None
         if stored.get(action.value) != fresh:
-            problems.append(f"{setup.PLAN_FILE}: the {action.value} plan differs from the one W/out implies")
+            problems.append(
+                f"{workdir.PLAN_FILE}: the {action.value} plan differs from the one W/out implies"
+            )
     return problems
 
 

@@ -28,7 +28,7 @@ import binascii
 import difflib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,13 +36,61 @@ from typing import Any
 from berth.kube import yamlio, yamlkeys
 from berth.kube.errors import InputError, MultiInputError
 from berth.schedule import defaults
+from berth.schedule.config_fields import _Fields, _join
+from berth.schedule.config_types import (
+    ClientConnection,
+    Extender,
+    LeaderElection,
+    ManagedResource,
+    PluginRef,
+    Profile,
+    SchedulerConfiguration,
+)
+from berth.schedule.framework import durations
 from berth.schedule.framework.interface import POINT_NAMES, PluginSpec
+from berth.schedule.plugin_sets import (
+    MULTI_POINT,
+    BuildProblem,
+    Entry,
+    PluginSet,
+    default_plugin_sets,
+    expand_point,
+    merge_plugin_set,
+    merge_plugins,
+    score_weights,
+)
 from berth.schedule.plugins import helper
 from berth.schedule.plugins.registry import Registry, default_registry
 
+# The names other modules use from here (the resolved types and plugin sets live in their own rooms).
+__all__ = [
+    "API_VERSION",
+    "BUILD_ORDER",
+    "KIND",
+    "MULTI_POINT",
+    "BuildProblem",
+    "ClientConnection",
+    "Entry",
+    "Extender",
+    "LeaderElection",
+    "ManagedResource",
+    "PluginRef",
+    "PluginSet",
+    "Profile",
+    "SchedulerConfiguration",
+    "default_config",
+    "default_plugin_sets",
+    "expand_point",
+    "load",
+    "merge_plugin_set",
+    "merge_plugins",
+    "parse",
+    "score_weights",
+    "to_dict",
+]
+
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
-MULTI_POINT = "multiPoint"
 
 # The order in which the framework builds extension points (``getExtensionPoints``); problems follow it.
 BUILD_ORDER: tuple[str, ...] = (
@@ -59,140 +107,6 @@ BUILD_ORDER: tuple[str, ...] = (
     "preEnqueue",
     "queueSort",
 )
-# ``MaxTotalScore`` (math.MaxInt64) and ``MaxNodeScore``: the guard against weighted-sum overflow.
-MAX_TOTAL_SCORE = 2**63 - 1
-_MAX_NODE_SCORE = 100
-_INT32 = (-(2**31), 2**31 - 1)
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-# --- resolved types (the framework's contract) ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PluginRef:
-    """An enabled plugin at one extension point.
-
-    ``weight`` is resolved for the ``score`` point only (unset/0 -> 1; a ``score.enabled`` entry beats
-    ``multiPoint``); it is 0 at every other point, where upstream ignores weights.
-    """
-
-    name: str
-    weight: int = 0
-
-
-@dataclass(frozen=True)
-class Profile:
-    """One fully resolved profile: per extension point the ordered enabled plugins, and decoded args per plugin.
-
-    ``plugins`` has every extension point of ``POINT_NAMES`` as a key (empty tuple when nothing runs there).
-    ``plugin_args`` maps plugin name -> decoded args object for every ``pluginConfig`` entry (user given or
-    defaulted); a plugin without an args type has no entry (its args are None).
-    """
-
-    scheduler_name: str
-    plugins: Mapping[str, tuple[PluginRef, ...]]
-    plugin_args: Mapping[str, Any]
-    percentage_of_nodes_to_score: int | None = None
-
-    def names(self, point: str) -> tuple[str, ...]:
-        """Plugin names enabled at ``point``, in run order."""
-        return tuple(ref.name for ref in self.plugins.get(point, ()))
-
-    def enabled_plugins(self) -> tuple[str, ...]:
-        """Every plugin the framework instantiates for this profile (each once, first-seen in cycle order)."""
-        seen: dict[str, None] = {}
-        for point in POINT_NAMES:
-            for ref in self.plugins.get(point, ()):
-                seen.setdefault(ref.name, None)
-        return tuple(seen)
-
-    def score_weights(self) -> dict[str, int]:
-        return {ref.name: ref.weight for ref in self.plugins.get("score", ())}
-
-
-@dataclass(frozen=True)
-class LeaderElection:
-    leader_elect: bool = defaults.LEADER_ELECT
-    lease_duration_seconds: float = defaults.LEASE_DURATION_SECONDS
-    renew_deadline_seconds: float = defaults.RENEW_DEADLINE_SECONDS
-    retry_period_seconds: float = defaults.RETRY_PERIOD_SECONDS
-    resource_lock: str = defaults.RESOURCE_LOCK
-    resource_name: str = defaults.RESOURCE_NAME
-    resource_namespace: str = defaults.RESOURCE_NAMESPACE
-
-
-@dataclass(frozen=True)
-class ClientConnection:
-    kubeconfig: str = ""
-    accept_content_types: str = ""
-    content_type: str = defaults.CLIENT_CONTENT_TYPE
-    qps: float = defaults.CLIENT_QPS
-    burst: int = defaults.CLIENT_BURST
-
-
-@dataclass(frozen=True)
-class ManagedResource:
-    name: str
-    ignored_by_scheduler: bool = False
-
-
-@dataclass(frozen=True)
-class Extender:
-    """An HTTP scheduler extender (decoded and validated; berth's simulation does not call extenders)."""
-
-    url_prefix: str
-    filter_verb: str = ""
-    preempt_verb: str = ""
-    prioritize_verb: str = ""
-    bind_verb: str = ""
-    weight: int = 0
-    enable_https: bool = False
-    tls_config: Mapping[str, Any] | None = None
-    http_timeout_seconds: float = 0.0
-    node_cache_capable: bool = False
-    managed_resources: tuple[ManagedResource, ...] = ()
-    ignorable: bool = False
-
-    @property
-    def is_filter(self) -> bool:
-        return bool(self.filter_verb)
-
-    @property
-    def is_prioritizer(self) -> bool:
-        return bool(self.prioritize_verb)
-
-    @property
-    def is_binder(self) -> bool:
-        return bool(self.bind_verb)
-
-
-@dataclass(frozen=True)
-class SchedulerConfiguration:
-    profiles: tuple[Profile, ...]
-    parallelism: int = defaults.PARALLELISM
-    percentage_of_nodes_to_score: int = defaults.PERCENTAGE_OF_NODES_TO_SCORE
-    pod_initial_backoff_seconds: int = defaults.POD_INITIAL_BACKOFF_SECONDS
-    pod_max_backoff_seconds: int = defaults.POD_MAX_BACKOFF_SECONDS
-    leader_election: LeaderElection = field(default_factory=LeaderElection)
-    extenders: tuple[Extender, ...] = ()
-    raw: Mapping[str, Any] = field(default_factory=dict)  # the decoded, defaulted document (for display)
-    client_connection: ClientConnection = field(default_factory=ClientConnection)
-    enable_profiling: bool = defaults.ENABLE_PROFILING
-    enable_contention_profiling: bool = True
-    delay_cache_until_active: bool = defaults.DELAY_CACHE_UNTIL_ACTIVE
-    source: str = "<defaults>"
-
-    def profile(self, scheduler_name: str) -> Profile | None:
-        """The profile serving ``spec.schedulerName`` (None: pods with that name are left alone)."""
-        for p in self.profiles:
-            if p.scheduler_name == scheduler_name:
-                return p
-        return None
-
-    @property
-    def scheduler_names(self) -> tuple[str, ...]:
-        return tuple(p.scheduler_name for p in self.profiles)
 
 
 # --- public entry points -------------------------------------------------------------------------------------------
@@ -261,288 +175,6 @@ def to_dict(config: SchedulerConfiguration, expanded: bool = False) -> dict[str,
             }
         raw_profile["plugins"] = plugins
     return dict(out)
-
-
-# --- plugin-set merge and multiPoint expansion (pure functions, tested directly) -----------------------------------
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A plugin named in a plugin set: ``weight`` None when unset; ``path`` is where the user wrote it ('' for a
-    default)."""
-
-    name: str
-    weight: int | None = None
-    path: str = ""
-
-
-@dataclass(frozen=True)
-class PluginSet:
-    enabled: tuple[Entry, ...] = ()
-    disabled: tuple[Entry, ...] = ()
-
-    def disabled_names(self) -> frozenset[str]:
-        return frozenset(e.name for e in self.disabled)
-
-
-def default_plugin_sets() -> dict[str, PluginSet]:
-    """The default ``Plugins``: everything in ``multiPoint`` (defaults.DEFAULT_PLUGINS), other points empty."""
-    sets = {point: PluginSet() for point in POINT_NAMES}
-    sets[MULTI_POINT] = PluginSet(tuple(Entry(p.name, p.weight) for p in defaults.DEFAULT_PLUGINS))
-    return sets
-
-
-def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
-    """Upstream ``mergePluginSet``: the user's set applied on top of the default one for one point.
-
-    ``"*"`` in ``disabled`` drops every default; other disabled defaults are dropped; a default the user also
-    enables is replaced in place (position kept, user's weight); the user's other enabled entries follow in their
-    order. Duplicates are kept here (the build step reports them), as upstream does.
-    """
-    disabled = custom.disabled + default.disabled
-    disabled_names = {e.name for e in disabled}
-    custom_by_name: dict[str, tuple[int, Entry]] = {}
-    for index, entry in enumerate(custom.enabled):
-        custom_by_name[entry.name] = (index, entry)
-    replaced: set[int] = set()
-    enabled: list[Entry] = []
-    if "*" not in disabled_names:
-        for entry in default.enabled:
-            if entry.name in disabled_names:
-                continue
-            if entry.name in custom_by_name:
-                index, entry = custom_by_name[entry.name]
-                replaced.add(index)
-            enabled.append(entry)
-    enabled.extend(e for i, e in enumerate(custom.enabled) if i not in replaced)
-    return PluginSet(tuple(enabled), disabled)
-
-
-def merge_plugins(custom: Mapping[str, PluginSet] | None) -> dict[str, PluginSet]:
-    """Upstream ``mergePlugins``: every point (and ``multiPoint``) merged onto :func:`default_plugin_sets`."""
-    base = default_plugin_sets()
-    if custom is None:
-        return base
-    return {point: merge_plugin_set(base[point], custom.get(point, PluginSet())) for point in base}
-
-
-@dataclass(frozen=True)
-class BuildProblem:
-    """A plugin entry the framework cannot place: ``kind`` is "not-extend" or "duplicate"."""
-
-    entry: Entry
-    kind: str
-    message: str
-
-
-@dataclass
-class _Expansion:
-    """One point's pipeline plus what went wrong building it."""
-
-    names: list[str]
-    problems: list[BuildProblem]
-
-
-def expand_point(
-    point: str,
-    specific: PluginSet,
-    multi_point: PluginSet,
-    implements: Mapping[str, frozenset[str]],
-) -> _Expansion:
-    """Upstream ``updatePluginList`` + ``expandMultiPointPlugins`` for one extension point.
-
-    ``implements`` maps each known plugin name to the points it serves; unknown names are skipped (reported
-    elsewhere). Order: specific-point entries that override a multiPoint plugin -> multiPoint plugins (defaults,
-    then user) -> the other specific-point entries. Expansion is skipped where the point disables ``"*"``; a
-    multiPoint plugin is added only where it implements the point and is not disabled there.
-    """
-    type_name = point[0].upper() + point[1:] + "Plugin"
-    problems: list[BuildProblem] = []
-    enabled: list[str] = []
-    for entry in specific.enabled:
-        points = implements.get(entry.name)
-        if points is None:
-            continue
-        if point not in points:
-            problems.append(
-                BuildProblem(entry, "not-extend", f'plugin "{entry.name}" does not extend {type_name} plugin')
-            )
-            continue
-        if entry.name in enabled:
-            problems.append(
-                BuildProblem(entry, "duplicate", f'plugin "{entry.name}" already registered as "{type_name}"')
-            )
-            continue
-        enabled.append(entry.name)
-    disabled = specific.disabled_names()
-    if not multi_point.enabled or "*" in disabled:
-        return _Expansion(enabled, problems)
-    overrides: set[str] = set()
-    from_multi: list[str] = []
-    for entry in multi_point.enabled:
-        points = implements.get(entry.name)
-        if points is None or point not in points or entry.name in disabled:
-            continue
-        if entry.name in enabled:
-            overrides.add(entry.name)
-            continue
-        if entry.name in from_multi:
-            problems.append(
-                BuildProblem(entry, "duplicate", f'plugin "{entry.name}" already registered as "{type_name}"')
-            )
-            continue
-        from_multi.append(entry.name)
-    ordered = [n for n in enabled if n in overrides] + from_multi + [n for n in enabled if n not in overrides]
-    return _Expansion(ordered, problems)
-
-
-def score_weights(
-    score: PluginSet, multi_point: PluginSet, implements: Mapping[str, frozenset[str]]
-) -> tuple[dict[str, int], bool]:
-    """Upstream ``getScoreWeights``: weight per Score plugin, ``score.enabled`` first (it wins), then multiPoint.
-
-    Unset or 0 -> 1. Returns the weights and whether the weighted sum could overflow ``MaxTotalScore``.
-    """
-    weights: dict[str, int] = {}
-    total = 0
-    overflow = False
-    for entry in score.enabled + multi_point.enabled:
-        points = implements.get(entry.name)
-        if points is None or "score" not in points or entry.name in weights:
-            continue
-        weight = entry.weight or 1
-        weights[entry.name] = weight
-        if weight * _MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-            overflow = True
-        total += weight * _MAX_NODE_SCORE
-    return weights, overflow
-
-
-# --- decoding helpers ----------------------------------------------------------------------------------------------
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
-
-
-class _Fields:
-    """Strict reader of one JSON object whose fields are optional (Go pointers): absent or null -> None.
-
-    Every getter records a problem (and returns None) for a wrong type; :meth:`finish` reports unknown fields.
-    """
-
-    def __init__(self, raw: Any, path: str, problems: list[str], what: str = "an object") -> None:
-        self.path = path
-        self.problems = problems
-        self.seen: set[str] = set()
-        self.ok = True
-        if raw is None:
-            raw = {}
-        if not isinstance(raw, Mapping):
-            problems.append(self._bad(path, raw, f"must be {what}, not a {_type_name(raw)}"))
-            raw = {}
-            self.ok = False
-        self.raw: Mapping[str, Any] = raw
-
-    @staticmethod
-    def _bad(path: str, value: Any, detail: str) -> str:
-        if path:
-            return helper.invalid(path, value, detail)
-        return f"Invalid value: {helper.go_value(value)}: {detail}"
-
-    def at(self, key: str) -> str:
-        return _join(self.path, key)
-
-    def take(self, key: str) -> Any:
-        self.seen.add(key)
-        return self.raw.get(key)
-
-    def present(self, key: str) -> bool:
-        return self.raw.get(key) is not None
-
-    def opt_int(self, key: str, bits: int = 32) -> int | None:
-        v = self.take(key)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, int):
-            self.problems.append(self._bad(self.at(key), v, "must be an integer"))
-            return None
-        lo, hi = _INT32 if bits == 32 else _INT64
-        if not lo <= v <= hi:
-            self.problems.append(self._bad(self.at(key), v, f"must fit in a {bits}-bit signed integer"))
-            return None
-        return v
-
-    def opt_float(self, key: str) -> float | None:
-        v = self.take(key)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            self.problems.append(self._bad(self.at(key), v, "must be a number"))
-            return None
-        return float(v)
-
-    def opt_str(self, key: str) -> str | None:
-        v = self.take(key)
-        if v is None:
-            return None
-        if not isinstance(v, str):
-            self.problems.append(self._bad(self.at(key), v, "must be a string"))
-            return None
-        return v
-
-    def opt_bool(self, key: str) -> bool | None:
-        v = self.take(key)
-        if v is None:
-            return None
-        if not isinstance(v, bool):
-            self.problems.append(self._bad(self.at(key), v, "must be a boolean (true or false)"))
-            return None
-        return v
-
-    def opt_duration(self, key: str) -> float | None:
-        v = self.take(key)
-        if v is None:
-            return None
-        parsed = helper.parse_duration(v) if isinstance(v, str) else None
-        if parsed is None:
-            self.problems.append(
-                self._bad(self.at(key), v, 'must be a duration string such as "15s" or "1m30s"')
-            )
-        return parsed
-
-    def opt_list(self, key: str) -> list[Any] | None:
-        v = self.take(key)
-        if v is None:
-            return None
-        if not isinstance(v, list):
-            self.problems.append(self._bad(self.at(key), v, f"must be a list, not a {_type_name(v)}"))
-            return None
-        return v
-
-    def finish(self) -> None:
-        for key in self.raw:
-            if key not in self.seen:
-                if self.path:
-                    self.problems.append(helper.unknown_field(self.path, str(key)))
-                else:
-                    self.problems.append(f'unknown field "{key}"')
 
 
 # --- decoded (versioned) model -------------------------------------------------------------------------------------
@@ -972,7 +604,7 @@ class _Builder:
                     p.append(
                         helper.invalid(
                             f"leaderElection.{key}",
-                            helper.format_duration(value),
+                            durations.format_duration(value),
                             "must be greater than zero",
                         )
                     )
@@ -980,7 +612,7 @@ class _Builder:
                 p.append(
                     helper.invalid(
                         "leaderElection.leaseDuration",
-                        helper.format_duration(renew),
+                        durations.format_duration(renew),
                         "must be greater than `RenewDeadline`",
                     )
                 )
@@ -1236,7 +868,10 @@ def _extender_dict(e: Extender) -> dict[str, Any]:
         ("weight", e.weight),
         ("enableHTTPS", e.enable_https),
         ("tlsConfig", dict(e.tls_config) if e.tls_config is not None else None),
-        ("httpTimeout", helper.format_duration(e.http_timeout_seconds) if e.http_timeout_seconds else None),
+        (
+            "httpTimeout",
+            durations.format_duration(e.http_timeout_seconds) if e.http_timeout_seconds else None,
+        ),
         ("nodeCacheCapable", e.node_cache_capable),
         (
             "managedResources",
@@ -1273,12 +908,12 @@ def _document(cfg: SchedulerConfiguration, built: Iterable[_Built], show_content
         doc["extenders"] = [_extender_dict(e) for e in cfg.extenders]
     doc["leaderElection"] = {
         "leaderElect": le.leader_elect,
-        "leaseDuration": helper.format_duration(le.lease_duration_seconds),
-        "renewDeadline": helper.format_duration(le.renew_deadline_seconds),
+        "leaseDuration": durations.format_duration(le.lease_duration_seconds),
+        "renewDeadline": durations.format_duration(le.renew_deadline_seconds),
         "resourceLock": le.resource_lock,
         "resourceName": le.resource_name,
         "resourceNamespace": le.resource_namespace,
-        "retryPeriod": helper.format_duration(le.retry_period_seconds),
+        "retryPeriod": durations.format_duration(le.retry_period_seconds),
     }
     doc["parallelism"] = cfg.parallelism
     doc["percentageOfNodesToScore"] = cfg.percentage_of_nodes_to_score

@@ -16,12 +16,12 @@ removes each verb of each rule in turn and watches it fail):
 2. **Leader election**, only when ``leaderElection.leaderElect`` is true: ``create`` on leases (``create`` cannot be
    restricted by name) and ``get/update`` restricted by ``resourceNames`` to the configured lease.
 3. **Each enabled, active plugin** (union over all profiles and extension points): what its module declares in
-   ``PluginSpec.reads`` (writes included, with their verbs, e.g. VolumeBinding's ``update:persistentvolumes``);
-   when an in-tree module declares nothing, the fallback table :data:`FALLBACK_NEEDS` below. Plugins berth accepts
+   ``PluginSpec.api_access`` (reads, and writes with their verbs, e.g. VolumeBinding's
+   ``update:persistentvolumes``) -- the plugins' own declarations are the one source. Plugins berth accepts
    in configuration but does not run (``PluginSpec.active`` False) add nothing: the scheduler never touches what
    they would read, and a ``note:`` names them.
 
-A ``reads`` entry is ``[VERB[,VERB...]:]RESOURCE[.GROUP][/SUBRESOURCE]``. Without verbs, a resource is read through
+An ``api_access`` entry is ``[VERB[,VERB...]:]RESOURCE[.GROUP][/SUBRESOURCE]``. Without verbs, a resource is read through
 an informer (``list, watch``), ``*/binding`` is ``create`` and ``*/status`` is ``patch``. A bare resource name
 must be one of :data:`KNOWN_RESOURCES` (which knows its API group); anything else needs its group spelled out, e.g.
 ``widgets.example.com``.
@@ -79,53 +79,6 @@ KNOWN_RESOURCES: dict[str, str] = {
     "resourceclaims": "resource.k8s.io",
     "resourceslices": "resource.k8s.io",
     "deviceclasses": "resource.k8s.io",
-}
-
-# Used only when a plugin module's ``SPEC.reads`` is empty (spec section 5, "Default plugin | Reads").
-FALLBACK_NEEDS: dict[str, tuple[str, ...]] = {
-    "SchedulingGates": ("pods",),
-    "PrioritySort": ("pods",),
-    "NodeUnschedulable": ("nodes",),
-    "NodeName": ("nodes",),
-    "NodePorts": ("nodes", "pods"),
-    "TaintToleration": ("nodes", "pods"),
-    "NodeAffinity": ("nodes", "pods"),
-    "ImageLocality": ("nodes", "pods"),
-    "NodeResourcesFit": ("nodes", "pods"),
-    "NodeResourcesBalancedAllocation": ("nodes", "pods"),
-    "PodTopologySpread": (
-        "pods",
-        "nodes",
-        "services",
-        "replicationcontrollers",
-        "replicasets",
-        "statefulsets",
-    ),
-    "InterPodAffinity": ("pods", "nodes", "namespaces"),
-    "VolumeRestrictions": ("persistentvolumeclaims", "persistentvolumes", "storageclasses"),
-    "VolumeZone": ("persistentvolumeclaims", "persistentvolumes", "storageclasses"),
-    "NodeVolumeLimits": (
-        "persistentvolumeclaims",
-        "persistentvolumes",
-        "storageclasses",
-        "csinodes",
-        "csidrivers",
-        "volumeattachments",
-    ),
-    "VolumeBinding": (
-        "persistentvolumeclaims",
-        "persistentvolumes",
-        "storageclasses",
-        "csinodes",
-        "csidrivers",
-        "csistoragecapacities",
-        "update:persistentvolumes",
-        "update:persistentvolumeclaims",
-    ),
-    "DynamicResources": ("resourceclaims", "resourceslices", "deviceclasses"),
-    "DefaultPreemption": ("pods", "nodes", "poddisruptionbudgets", "delete:pods"),
-    "DefaultBinder": ("pods/binding",),
-    "Concentrate": ("pods", "nodes"),
 }
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -278,20 +231,13 @@ def enabled_plugins(cfg: config_mod.SchedulerConfiguration) -> list[str]:
 def plugin_needs(name: str, spec: PluginSpec | None) -> tuple[list[Need], list[str]]:
     """One plugin's needs and the notes to show about how they were found."""
     notes: list[str] = []
-    where = f"plugin {name} (PluginSpec.reads)"
-    entries: tuple[str, ...] = spec.reads if spec is not None else ()
+    where = f"plugin {name} (PluginSpec.api_access)"
+    entries: tuple[str, ...] = spec.api_access if spec is not None else ()
     if not entries:
-        fallback = FALLBACK_NEEDS.get(name)
-        if fallback is not None:
-            notes.append(
-                f"plugin {name} declares no reads; used berth's table for it ({', '.join(fallback)})"
-            )
-            entries, where = fallback, f"plugin {name} (rbac.FALLBACK_NEEDS)"
-        else:
-            notes.append(
-                f"plugin {name} declares no reads and berth has no table entry for it: assuming it needs only "
-                "what the scheduler core already has (pods, nodes); declare PluginSpec.reads if it reads more"
-            )
+        notes.append(
+            f"plugin {name} declares no API access: assuming it needs only what the scheduler core already has "
+            "(pods, nodes); declare PluginSpec.api_access if it reads or writes more"
+        )
     needs = [parse_entry(entry, name, where) for entry in entries]
     return needs, notes
 

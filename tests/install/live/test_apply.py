@@ -10,7 +10,7 @@ import pytest
 
 from berth.cluster import Cluster
 from berth.install import plan as plan_mod
-from berth.install import receipt, setup
+from berth.install import receipt, workdir
 from berth.install.live_cli import apply_command
 from berth.kube import client as kube_client
 from berth.kube import yamlio
@@ -46,7 +46,7 @@ def expected_writes(p: plan_mod.Plan) -> list[str]:
 
 
 def install_plan(work: Path) -> plan_mod.Plan:
-    return setup.build_plan(setup.load_workdir(work), plan_mod.Action.INSTALL, str(work), wait=True)
+    return workdir.build_plan(workdir.load_workdir(work), plan_mod.Action.INSTALL, str(work), wait=True)
 
 
 def last_receipt(work: Path) -> dict[str, Any]:

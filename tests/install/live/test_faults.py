@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from berth.cluster import Cluster
-from berth.install import apply, receipt
+from berth.install import apply, bench, receipt
 from berth.install.live_cli import apply_command, status_command
 from berth.kube import client as kube_client
 from berth.kube import kubeconfig, yamlio
@@ -91,7 +91,7 @@ KILL_POINTS = {
 @pytest.mark.parametrize("point", sorted(KILL_POINTS))
 def test_api_server_killed_mid_apply_then_resume(tmp_path: Path, server: ServerProcess, point: str) -> None:
     action, kinds, nth, phase = KILL_POINTS[point]
-    work = setup_workdir(tmp_path, apply.bench_chart(tmp_path), "bench")
+    work = setup_workdir(tmp_path, bench.live_chart(tmp_path), "bench")
     opts = apply.ApplyOptions(work, kubeconfig=str(server.data / "kubeconfig"), timeout=120)
     with pytest.raises(apply.RunFailed, match="no answer from the API server") as err:
         apply.run(opts, KillAt(server, action, kinds, nth))
@@ -114,7 +114,7 @@ def test_api_server_killed_mid_apply_then_resume(tmp_path: Path, server: ServerP
         if e["user"] == "kubernetes-admin" and e["verb"] == "patch" and e["code"] < 300:
             key = f"{e['resource']} {e['name']}"
             writes[key] = writes.get(key, 0) + 1
-    assert len(writes) == apply.BENCH_OBJECTS + apply.BENCH_HOOK_JOBS
+    assert len(writes) == bench.LIVE_OBJECTS + bench.LIVE_HOOK_JOBS
     assert {k: n for k, n in writes.items() if n != 1} == {}
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from berth.cluster import Cluster
 from berth.install import plan as plan_mod
-from berth.install import receipt, setup
+from berth.install import receipt, workdir
 from berth.install.live_cli import apply_command, status_command, uninstall_command, upgrade_command
 from berth.kube import client as kube_client
 
@@ -41,7 +41,7 @@ def test_uninstall_runs_helm_order_keeps_keep_objects_and_deletes_crds_last(
     start = len(audit.writes())
     res = run_live(capsys, uninstall_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
     assert res.code == 0, res.err
-    p = setup.build_plan(setup.load_workdir(edge_work), plan_mod.Action.UNINSTALL, str(edge_work))
+    p = workdir.build_plan(workdir.load_workdir(edge_work), plan_mod.Action.UNINSTALL, str(edge_work))
     deletes = next(s for s in p.steps if s.phase == plan_mod.Phase.DELETE.value).objects
     writes = audit.writes()[start:]
     assert writes[0] == "patch jobs.batch drain"  # pre-delete first
@@ -97,8 +97,8 @@ def test_upgrade_rerenders_diffs_prunes_and_runs_upgrade_hooks(
     ]
     assert order == sorted(order)
     # The prune the live command ran is the upgrade plan's own step (the one a script runs too).
-    wd = setup.load_workdir(edge_work)
-    p = setup.build_plan(wd, plan_mod.Action.UPGRADE, str(edge_work), wait=True)
+    wd = workdir.load_workdir(edge_work)
+    p = workdir.build_plan(wd, plan_mod.Action.UPGRADE, str(edge_work), wait=True)
     phases = [s.phase for s in p.steps]
     assert phases.index("prune") == phases.index("readiness") - 1  # Helm: delete inside Update, then wait
     assert [o.file for o in next(s for s in p.steps if s.phase == "prune").objects] == [

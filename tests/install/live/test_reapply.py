@@ -14,7 +14,7 @@ import pytest
 
 from berth import cli
 from berth.cluster import Cluster
-from berth.install import layout, receipt, setup
+from berth.install import layout, receipt, workdir
 from berth.install import plan as plan_mod
 from berth.install.live_cli import apply_command, uninstall_command, upgrade_command
 from berth.kube import client as kube_client
@@ -31,10 +31,10 @@ SERVICE = "/api/v1/namespaces/edge/services/app"
 
 def hook_names(work: Path) -> set[str]:
     """Every hook object of the work dir's install and upgrade plans (by name)."""
-    wd = setup.load_workdir(work)
+    wd = workdir.load_workdir(work)
     out: set[str] = set()
     for action in (plan_mod.Action.INSTALL, plan_mod.Action.UPGRADE):
-        for step in setup.build_plan(wd, action, str(work)).steps:
+        for step in workdir.build_plan(wd, action, str(work)).steps:
             if step.is_hook:
                 out |= {o.name for o in step.objects}
     return out

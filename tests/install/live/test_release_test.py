@@ -15,7 +15,7 @@ import pytest
 
 from berth.cluster import Cluster
 from berth.install import plan as plan_mod
-from berth.install import receipt, setup
+from berth.install import receipt, workdir
 from berth.install.live_cli import apply_command, release_test_command
 
 from .conftest import Audit, run_live, setup_workdir
@@ -87,7 +87,7 @@ def test_test_hooks_run_in_helm_order_with_their_delete_policies_and_logs(
     capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, tmp_path: Path
 ) -> None:
     work = installed_probe(capsys, cluster, tmp_path)
-    plan = setup.build_plan(setup.load_workdir(work), plan_mod.Action.TEST, str(work))
+    plan = workdir.build_plan(workdir.load_workdir(work), plan_mod.Action.TEST, str(work))
     assert [o.name for s in plan.steps for o in s.objects] == list(HOOKS)
     args = ["--work-dir", work, "--kubeconfig", cluster.kubeconfig, "--timeout", "60s"]
 

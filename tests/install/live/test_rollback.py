@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from berth.cluster import Cluster
-from berth.install import package, receipt, revisions, rollback, setup, verify
+from berth.install import package, receipt, revisions, rollback, swap, verify, workdir
 from berth.install import plan as plan_mod
 from berth.install.live_cli import rollback_command, status_command, upgrade_command
 from berth.kube import client as kube_client
@@ -73,8 +73,8 @@ def test_rollback_restores_the_revision_runs_its_hooks_in_order_and_records_a_re
     upgraded(capsys, cluster, edge_work, tmp_path)
     v1 = rendered_settings(edge_work / "out" / "revisions" / "1")
     assert settings(cluster).get("next") == "yes" and "next" not in v1
-    plan = setup.build_plan(
-        setup.load_workdir(edge_work), plan_mod.Action.ROLLBACK, str(edge_work), wait=True
+    plan = workdir.build_plan(
+        workdir.load_workdir(edge_work), plan_mod.Action.ROLLBACK, str(edge_work), wait=True
     )
     args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
 
@@ -140,7 +140,7 @@ def test_rollback_restores_the_revision_runs_its_hooks_in_order_and_records_a_re
     rev2 = revisions.load(out, 2)
     assert rev2.label == "revision 2 (edge-hooks 0.4.0)" and rev2.package is not None
     assert package.load(rev2.package).version == "0.4.0"
-    assert (out / setup.PLAN_FILE).is_file()
+    assert (out / workdir.PLAN_FILE).is_file()
     res = run_live(capsys, status_command, *args)
     assert res.code == 0, res.out + res.err
 
@@ -226,7 +226,7 @@ def test_failed_post_rollback_hook_switches_nothing_and_resume_finishes(
 @pytest.mark.parametrize(
     ("module", "name", "error"),
     [
-        (setup, "swap", OSError(28, "No space left on device")),
+        (swap, "swap", OSError(28, "No space left on device")),
         (package, "restore_base_renders", ToolError("helm template failed: no helm")),
     ],
     ids=["swap", "base-renders"],

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from berth.install import apply, kubeops, live_cli, status
+from berth.install import apply, bench, kubeops, live_cli, status
 from berth.kube.errors import InputError
 
 
@@ -198,9 +198,9 @@ def test_reporter_shows_a_live_bar_on_terminals_and_plain_lines_elsewhere() -> N
 def test_bench_chart_has_40_objects_and_3_hook_jobs(tmp_path: Any) -> None:
     from berth.install import split
 
-    chart = apply.bench_chart(tmp_path)
+    chart = bench.live_chart(tmp_path)
     rendered = (chart / "templates" / "all.yaml").read_text()
     text = "".join(f"---\n# Source: bench/templates/all.yaml\n{d}\n" for d in rendered.split("\n---\n"))
     result = split.from_render(text)
-    assert len(result.ordinary) + len(result.secrets) == apply.BENCH_OBJECTS
-    assert [h.obj.kind for h in result.hooks] == ["Job"] * apply.BENCH_HOOK_JOBS
+    assert len(result.ordinary) + len(result.secrets) == bench.LIVE_OBJECTS
+    assert [h.obj.kind for h in result.hooks] == ["Job"] * bench.LIVE_HOOK_JOBS

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from berth.cluster import Cluster
-from berth.install import plan, setup
+from berth.install import plan, workdir
 from berth.install.live_cli import apply_command, status_command, upgrade_command
 from berth.kube import tools
 
@@ -68,9 +68,9 @@ def test_real_helm_and_the_generated_scripts_make_the_plans_calls(
     work = tmp_path / "w"
     r = run("install", "setup", "--pull", CHART, "--namespace", NS, "--work-dir", work, "--non-interactive")
     assert r.code == 0, r.err
-    wd = setup.load_workdir(work)
+    wd = workdir.load_workdir(work)
     actions = (plan.Action.INSTALL, plan.Action.UPGRADE, plan.Action.TEST, plan.Action.UNINSTALL)
-    plans = {a: setup.build_plan(wd, a, str(work)) for a in actions}
+    plans = {a: workdir.build_plan(wd, a, str(work)) for a in actions}
     names = {o.name for p in plans.values() for s in p.steps for o in s.objects}
     ordinary = {
         f"{verb} {plural(o.kind)} {o.name}"
@@ -170,7 +170,7 @@ def test_real_helm_installs_exactly_the_umbrella_charts_plan(
         ).code
         == 0
     )
-    p = setup.build_plan(setup.load_workdir(work), plan.Action.INSTALL, str(work))
+    p = workdir.build_plan(workdir.load_workdir(work), plan.Action.INSTALL, str(work))
     assert "apply poddisruptionbudgets umbrella-shop-corner-shop" in expected(p)
     names = {o.name for s in p.steps for o in s.objects}
     ordinary = {f"apply {plural(o.kind)} {o.name}" for s in p.steps if not s.is_hook for o in s.objects}

@@ -213,6 +213,6 @@ def test_a_background_bind_that_fails_drops_the_pods_nomination(env: Env) -> Non
             "nominee bound after the failure",
         )
         assert failures == ["node-2"]  # its nominated node was tried first
-        assert not sched.scheduler._nominated_on("node-2")
+        assert not sched.scheduler.nominator.nominated_on("node-2")
     final = env.call("GET", "/api/v1/namespaces/default/pods/nominee")
     assert bound and "nominatedNodeName" not in (final.get("status") or {})

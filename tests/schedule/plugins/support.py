@@ -3,11 +3,14 @@ plugin through PreFilter/Filter or PreScore/Score/NormalizeScore the way the fra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.listers import ObjectCache, ObjectLister, VolumeWriter
 from berth.schedule.framework.types import ImageState, NodeInfo, PodInfo, normalized_image_name
+from berth.schedule.framework.waiting_pods import WaitingPod
 
 
 def container(
@@ -116,8 +119,10 @@ def fill_image_states(nodes: Sequence[NodeInfo]) -> None:
 
 
 class FakeSnapshot:
+    """The :class:`~berth.schedule.framework.interface.Snapshot` contract over a fixed list of nodes."""
+
     def __init__(self, nodes: Sequence[NodeInfo]) -> None:
-        self._nodes = list(nodes)
+        self._nodes = nodes if isinstance(nodes, list) else list(nodes)  # a test may change its list in place
 
     def node_infos(self) -> Sequence[NodeInfo]:
         return self._nodes
@@ -128,11 +133,23 @@ class FakeSnapshot:
     def num_nodes(self) -> int:
         return len(self._nodes)
 
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        return [n for n in self._nodes if n.pods_with_affinity > 0]
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        return [n for n in self._nodes if n.pods_with_required_anti_affinity > 0]
+
 
 class FakeHandle:
-    def __init__(self, nodes: Sequence[NodeInfo] = ()) -> None:
+    """The :class:`~berth.schedule.framework.interface.Handle` contract for plugin tests: a fixed snapshot, an
+    object lister over ``objects``, a seeded RNG, no extenders and no pods waiting at Permit; ``bind`` records."""
+
+    def __init__(self, nodes: Sequence[NodeInfo] = (), objects: Iterable[Mapping[str, Any]] = ()) -> None:
         self._snapshot = FakeSnapshot(nodes)
         self.bound: list[tuple[str, str]] = []
+        self.objects: ObjectLister = ObjectCache(objects)
+        self.volume_writer: VolumeWriter | None = None
+        self.rng = random.Random(0)
 
     @property
     def profile_name(self) -> str:
@@ -144,6 +161,18 @@ class FakeHandle:
     def bind(self, pod: PodInfo, node_name: str) -> fw.Status:
         self.bound.append((pod.key, node_name))
         return fw.SUCCESS
+
+    def extenders(self) -> Sequence[Any]:
+        return ()
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        return None
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return None
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        return False
 
 
 def run_filter(plugin: fw.Plugin, p: PodInfo, n: NodeInfo) -> fw.Status:

@@ -14,7 +14,7 @@ import pytest
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import default_preemption as dp
-from berth.schedule.plugins import inter_pod_affinity, node_resources_fit, pod_topology_spread
+from berth.schedule.plugins import helper, inter_pod_affinity, node_resources_fit, pod_topology_spread
 
 from .support import FakeHandle, container, node, pod
 
@@ -69,9 +69,8 @@ class PreemptionHandle(FakeHandle):
     """What DefaultPreemption needs from the scheduler: Filter on one node, PreFilter extensions, PDBs, evict."""
 
     def __init__(self, nodes: Sequence[NodeInfo], objects: Sequence[Mapping[str, Any]] = ()) -> None:
-        super().__init__(nodes)
+        super().__init__(nodes, objects)
         self.rng = random.Random(7)
-        self.objects_list = list(objects)
         self.evicted: list[tuple[str, str, str]] = []
         specs = (node_resources_fit.SPEC, pod_topology_spread.SPEC, inter_pod_affinity.SPEC)
         self.plugins: list[tuple[str, Any]] = []
@@ -79,9 +78,6 @@ class PreemptionHandle(FakeHandle):
             args = spec.args_type.decode(None, "a")[0] if spec.args_type else None
             self.plugins.append((spec.name, spec.new(args, self)))
         self.pre_filter = [(n, p) for n, p in self.plugins if isinstance(p, fw.PreFilterPlugin)]
-
-    def list_objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
-        return [o for o in self.objects_list if o["kind"] == kind]
 
     def run_filter(self, state: fw.CycleState, p: PodInfo, n: NodeInfo) -> fw.Status:
         for name, plugin in self.plugins:
@@ -92,7 +88,49 @@ class PreemptionHandle(FakeHandle):
                 return st.with_plugin(name)
         return fw.SUCCESS
 
-    def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> fw.Status:
+    def run_filter_with_nominated_pods(self, state: fw.CycleState, p: PodInfo, n: NodeInfo) -> fw.Status:
+        return self.run_filter(state, p, n)  # no nominator here
+
+    def promised_pods(self, p: PodInfo, node_name: str) -> Sequence[PodInfo]:
+        return ()
+
+    def extensions_live(self, state: fw.CycleState) -> bool:
+        return True
+
+    def run_pre_filter_extension_add_pod(
+        self, state: fw.CycleState, p: PodInfo, to_add: PodInfo, n: NodeInfo
+    ) -> fw.Status:
+        return self._extensions(state, p, to_add, n, add=True)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: fw.CycleState, p: PodInfo, to_remove: PodInfo, n: NodeInfo
+    ) -> fw.Status:
+        return self._extensions(state, p, to_remove, n, add=False)
+
+    def _extensions(
+        self, state: fw.CycleState, p: PodInfo, other: PodInfo, n: NodeInfo, add: bool
+    ) -> fw.Status:
+        for name, plugin in self.pre_filter:
+            ext = None if name in state.skip_filter else plugin.pre_filter_extensions()
+            if ext is None:
+                continue
+            st: fw.Status = ext.add_pod(state, p, other, n) if add else ext.remove_pod(state, p, other, n)
+            if not st.is_success:
+                return st
+        return fw.SUCCESS
+
+    @property
+    def evict(self) -> fw.Evict | None:
+        return self._evict_one
+
+    @property
+    def evict_victims(self) -> fw.EvictVictims | None:
+        return None
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        return False
+
+    def _evict_one(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> fw.Status:
         self.evicted.append((victim.name, preemptor.name, node_name))
         return fw.SUCCESS
 
@@ -340,7 +378,7 @@ def test_pick_one(candidates: list[dp.Candidate], want: str) -> None:
 def test_pdb_split_consumes_budgets_in_order() -> None:
     pdb = dp.Budget(
         "default",
-        pod_topology_spread.label_selector_as_selector({"matchLabels": {"app": "x"}})[0],
+        helper.label_selector_as_selector({"matchLabels": {"app": "x"}})[0],
         1,
         frozenset({"gone"}),
     )
@@ -357,8 +395,14 @@ def test_num_candidates(nodes: int, want: int) -> None:
     assert plugin.num_candidates(nodes) == want
 
 
+class NoEvictionHandle(PreemptionHandle):
+    @property
+    def evict(self) -> fw.Evict | None:
+        return None
+
+
 def test_without_eviction_the_plugin_refuses() -> None:
-    plugin = dp.SPEC.new(dp.DefaultPreemptionArgs(), FakeHandle())
+    plugin = dp.SPEC.new(dp.DefaultPreemptionArgs(), NoEvictionHandle([]))
     _, status = plugin.post_filter(fw.CycleState(), pod(), {})  # type: ignore[attr-defined]
     assert status.code is fw.Code.ERROR
     assert status.message() == dp.MSG_NO_EVICTION
@@ -367,7 +411,7 @@ def test_without_eviction_the_plugin_refuses() -> None:
 
 def test_spec_declares_what_live_preemption_sends() -> None:
     """berth schedule rbac computes the role from these: victims deleted, DisruptionTarget patched, PDBs watched."""
-    assert set(dp.SPEC.reads) == {"pods", "nodes", "poddisruptionbudgets", "pods/status", "delete:pods"}
+    assert set(dp.SPEC.api_access) == {"pods", "nodes", "poddisruptionbudgets", "pods/status", "delete:pods"}
 
 
 # --- end to end through the Scheduler --------------------------------------------------------------------------------
@@ -461,7 +505,7 @@ def test_scheduler_preempts_nominates_and_binds_on_the_nominated_node(default: b
     }
     assert s.unschedulable() == []  # a bare victim is gone: nothing re-creates it
     assert s.cache.get_pod("default/low") is None
-    assert not s._nominated  # the nomination ends when the pod is bound
+    assert not s.nominator  # the nomination ends when the pod is bound
 
 
 def test_a_controller_owned_victim_is_requeued_and_reports_why_it_waits() -> None:
@@ -599,7 +643,7 @@ def test_the_nominated_node_is_tried_with_the_room_promised_to_others() -> None:
     # a's later attempts neither carry nor clear a nomination again.
     retries = [o for o in seen if o.pod == "default/a"][1:]
     assert retries and not any(o.clear_nomination or o.nominated_node for o in retries)
-    assert not any("default/a" in pods for pods in s._nominated.values())
+    assert not s.nominator.is_nominated("default/a")
 
 
 @pytest.mark.parametrize(
@@ -650,7 +694,7 @@ def test_filter_with_nominated_pods_vectorised_equals_per_node(seed: int) -> Non
         )
     for i in range(rng.randrange(1, 6)):
         nominee = PodInfo(_obj(f"nom{i}", f"{rng.choice([500, 1000, 1500])}m", rng.choice([1, 50, 100])))
-        s._nominate(nominee, f"n{rng.randrange(14)}")
+        s.nominator.nominate(nominee, f"n{rng.randrange(14)}")
     fwk = s.frameworks["default-scheduler"]
     for trial in range(6):
         p = PodInfo(_obj(f"probe{trial}", f"{rng.choice([100, 600, 1200])}m", rng.choice([1, 50, 100])))

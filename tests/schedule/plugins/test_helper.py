@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from berth.schedule.framework import durations
 from berth.schedule.framework.interface import NodeScore
 from berth.schedule.plugins import helper
 
@@ -65,14 +66,14 @@ def test_default_normalize_score(raw: list[int], reverse: bool, want: list[int])
     ids=["seconds", "compound", "600s", "hour", "negative", "bare-zero", "millis"],
 )
 def test_parse_duration(text: str, want: float) -> None:
-    assert helper.parse_duration(text) == pytest.approx(want)
+    assert durations.parse_duration(text) == pytest.approx(want)
 
 
 @pytest.mark.parametrize(
     "text", ["", "10", "s", "10x", "1.2.3s"], ids=["empty", "unitless", "no-number", "bad-unit", "junk"]
 )
 def test_parse_duration_rejects(text: str) -> None:
-    assert helper.parse_duration(text) is None
+    assert durations.parse_duration(text) is None
 
 
 @pytest.mark.parametrize(
@@ -90,7 +91,7 @@ def test_parse_duration_rejects(text: str) -> None:
     ids=["10s", "10m", "90s", "negative", "zero", "millis", "fraction", "hours"],
 )
 def test_format_duration_like_go(seconds: float, want: str) -> None:
-    assert helper.format_duration(seconds) == want
+    assert durations.format_duration(seconds) == want
 
 
 @pytest.mark.parametrize(

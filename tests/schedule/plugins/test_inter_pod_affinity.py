@@ -77,13 +77,7 @@ def test_reason_strings() -> None:
 # --- builders ------------------------------------------------------------------------------------------------------
 
 
-class ObjectsHandle(FakeHandle):
-    def __init__(self, nodes: Sequence[NodeInfo] = (), objects: Sequence[Mapping[str, Any]] = ()) -> None:
-        super().__init__(nodes)
-        self.objects = list(objects)
-
-    def list_objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
-        return [o for o in self.objects if o["kind"] == kind]
+ObjectsHandle = FakeHandle
 
 
 def plugin(
@@ -327,7 +321,7 @@ NOKEY = node("d", labels={HOST: "d"})
 )
 def test_filter(p: PodInfo, nodes: list[NodeInfo], want: dict[str, str]) -> None:
     namespaces = [{"kind": "Namespace", "metadata": {"name": "default", "labels": {"team": "data"}}}]
-    assert filter_all(plugin(objects=namespaces), p, nodes) == want
+    assert filter_all(plugin(objects=namespaces, nodes=nodes), p, nodes) == want
 
 
 def test_filter_codes() -> None:
@@ -624,7 +618,7 @@ def test_remembered_counts_follow_node_changes() -> None:
 def test_remembered_existing_anti_affinity_follows_node_changes() -> None:
     guard = pod("guard", affinity=affinity(anti=[term(ZONE, app="web")]))
     nodes = [node("a", labels={ZONE: "z1"}, pods=[guard]), node("b", labels={ZONE: "z2"})]
-    pl = plugin()
+    pl = plugin(nodes=nodes)
 
     def existing(p: PodInfo) -> dict[tuple[str, str], int]:
         state = fw.CycleState()

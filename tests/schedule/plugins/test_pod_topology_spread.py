@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.listers import ObjectCache
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import pod_topology_spread as pts
 
@@ -121,19 +122,7 @@ def test_problems(raw: dict[str, Any], problems: list[str]) -> None:
 # --- builders ------------------------------------------------------------------------------------------------------
 
 
-class ObjectsHandle(FakeHandle):
-    """A handle that also lists non-pod objects (Services, ReplicaSets ...), as the runtime's accessor does."""
-
-    def __init__(self, nodes: Sequence[NodeInfo] = (), objects: Sequence[Mapping[str, Any]] = ()) -> None:
-        super().__init__(nodes)
-        self.objects = list(objects)
-
-    def list_objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
-        return [
-            o
-            for o in self.objects
-            if o["kind"] == kind and (namespace is None or o["metadata"].get("namespace") == namespace)
-        ]
+ObjectsHandle = FakeHandle
 
 
 def plugin(
@@ -575,11 +564,9 @@ def test_spec_is_active() -> None:
 
 def test_objects_attribute_lister_is_read_too() -> None:
     """The ``handle.objects`` convention (list/get, as the volume plugins use) feeds default spreading as well."""
-    from berth.schedule.plugins import volumes
-
     nodes = hosts(4, 3, 2, 1)
     handle = FakeHandle(nodes)
-    handle.objects = volumes.ObjectStore([SERVICE])  # type: ignore[attr-defined]
+    handle.objects = ObjectCache([SERVICE])
     pl = pts.SPEC.new(pts.PodTopologySpreadArgs.decode(None, "a")[0], handle)
     assert run_score(pl, pod("new", labels={"app": "web"}), nodes) == [44, 66, 77, 100]
 

@@ -58,4 +58,14 @@ def test_spec(name: str) -> None:
     assert spec.points == EXPECTED_POINTS[name]
     assert spec.active is (name not in INACTIVE)
     assert (spec.args_type is not None) is (name in WITH_ARGS)
-    assert spec.reads, "every plugin says which API resources it reads"
+    assert spec.api_access, "every plugin says which API resources it reads"
+
+
+def test_the_fake_handles_keep_the_handle_contract() -> None:
+    """The plugin tests' fakes implement the declared Protocols, so plugins need no fallbacks for them."""
+    from .support import FakeHandle
+    from .test_default_preemption import PreemptionHandle
+
+    assert isinstance(FakeHandle(), fw.Handle)
+    assert not isinstance(FakeHandle(), fw.PreemptionHandle)
+    assert isinstance(PreemptionHandle([]), fw.PreemptionHandle)

@@ -174,12 +174,7 @@ def zone_node(name: str, zone: str | None = None, **labels: str) -> NodeInfo:
     return node(name, labels=lab)
 
 
-class VolumeHandle(FakeHandle):
-    """A FakeHandle that also offers storage objects (``handle.objects``)."""
-
-    def __init__(self, nodes: Sequence[NodeInfo] = (), objects: Sequence[Mapping[str, Any]] = ()) -> None:
-        super().__init__(nodes)
-        self.objects = volumes.ObjectStore(objects)
+VolumeHandle = FakeHandle
 
 
 def prefilter_and_filter(

@@ -50,14 +50,8 @@ def scheduler(objects: list[dict[str, Any]]) -> Scheduler:
         seed=1,
     )
     assert not any("Volume" in w for w in s.warnings), s.warnings
-    add_object = getattr(s, "add_object", None)
-    if callable(add_object):  # the scheduler's own object cache, shared by its frameworks as handle.objects
-        for obj in objects:
-            add_object(obj)
-    else:  # a scheduler without one: hand every framework the same lister
-        store = volumes.ObjectStore(objects)
-        for framework in s.frameworks.values():
-            framework.__dict__["objects"] = store
+    for obj in objects:  # the scheduler's own object cache, shared by its frameworks as handle.objects
+        s.add_object(obj)
     for name, zone in (("n1", "a"), ("n2", "b"), ("n3", "c")):
         s.add_node(node_obj(name, zone))
     return s

@@ -9,7 +9,7 @@ import pytest
 from plugins.support import container, node, pod
 
 from berth.schedule.cache import Cache, Snapshot
-from berth.schedule.scheduler import _rotated_slice
+from berth.schedule.scheduler import rotated_slice
 from berth.schedule.vector import NodeArrays, Rows
 
 
@@ -55,14 +55,14 @@ def test_amounts_beyond_the_limit_mark_the_row_exotic(allocatable: dict[str, obj
     assert bool(arrays.exotic[row]) is exotic
 
 
-def test_rotated_slice_equals_slicing_the_rotation() -> None:
+def testrotated_slice_equals_slicing_the_rotation() -> None:
     for n in range(6):
         items = [node(f"n{i}") for i in range(n)]
         for start in range(max(n, 1)):
             rotated = items[start:] + items[:start]
             for pos in range(n + 2):
                 for count in range(n + 2):
-                    assert _rotated_slice(items, start, pos, count) == rotated[pos : pos + count]
+                    assert rotated_slice(items, start, pos, count) == rotated[pos : pos + count]
 
 
 def _cache_with(names: list[str]) -> tuple[Cache, Snapshot]:

@@ -12,7 +12,7 @@ snapshot's change log while pods are assumed one after another).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -56,15 +56,7 @@ class Handle(FakeHandle):
     selecting ``app: x`` in each namespace (so pods without constraints of their own get the system defaults)."""
 
     def __init__(self, nodes: Sequence[NodeInfo], services: bool = False) -> None:
-        super().__init__(nodes)
-        self.objects_listed = NAMESPACE_OBJECTS + (SERVICES if services else ())
-
-    def list_objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
-        return [
-            o
-            for o in self.objects_listed
-            if o["kind"] == kind and (namespace is None or o["metadata"].get("namespace") == namespace)
-        ]
+        super().__init__(nodes, NAMESPACE_OBJECTS + (SERVICES if services else ()))
 
 
 # --- strategies ----------------------------------------------------------------------------------------------------

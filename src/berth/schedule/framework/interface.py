@@ -20,11 +20,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    import random
+
+    from berth.schedule.extender import HTTPExtender
+    from berth.schedule.framework.listers import ObjectLister, VolumeWriter
     from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
     from berth.schedule.framework.waiting_pods import WaitingPod
 
@@ -198,17 +202,46 @@ class Snapshot(Protocol):
 
     def num_nodes(self) -> int: ...
 
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        """Nodes hosting a pod with any pod (anti-)affinity term (upstream ``HavePodsWithAffinityList``)."""
+        ...
 
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        """Nodes hosting a pod with a required anti-affinity term (``HavePodsWithRequiredAntiAffinityList``)."""
+        ...
+
+
+@runtime_checkable
 class Handle(Protocol):
-    """Services a plugin may use: the snapshot of the current cycle, the profile name and a seeded RNG."""
+    """What the framework gives every plugin (upstream ``framework.Handle``). Every member a plugin reads is
+    declared here, so renaming one in the framework is a type error, not a silent change of behaviour."""
 
     @property
     def profile_name(self) -> str: ...
+
+    @property
+    def objects(self) -> ObjectLister:
+        """Non-pod cluster objects (upstream's informer listers; see :mod:`berth.schedule.framework.listers`)."""
+        ...
+
+    @property
+    def volume_writer(self) -> VolumeWriter | None:
+        """Live only: where VolumeBinding's PreBind writes PVs and claims (None in simulation)."""
+        ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's seeded RNG (preemption's random start), so a simulation repeats exactly."""
+        ...
 
     def snapshot(self) -> Snapshot: ...
 
     def bind(self, pod: PodInfo, node_name: str) -> Status:
         """Bind through the active binder (simulation records; live posts ``pods/binding``)."""
+        ...
+
+    def extenders(self) -> Sequence[HTTPExtender]:
+        """The scheduler's HTTP extenders, in configuration order (upstream ``Handle.Extenders``)."""
         ...
 
     def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
@@ -222,6 +255,57 @@ class Handle(Protocol):
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject the pod with ``uid`` if it is held at Permit (message ``removed``); True when it was."""
         ...
+
+
+Evict = Callable[["PodInfo", "PodInfo", str], Status]
+"""``evict(victim, preemptor, node_name) -> Status``: delete one preemption victim."""
+EvictVictims = Callable[[Sequence["PodInfo"], "PodInfo", str], Status]
+"""``evict_victims(victims, preemptor, node_name) -> Status``: delete one candidate's victims, perhaps in the
+background (live: upstream's asynchronous preemption)."""
+
+
+@runtime_checkable
+class PreemptionHandle(Handle, Protocol):
+    """What preemption needs beyond :class:`Handle` (upstream's ``PreemptHandle``: the pod nominator, the
+    plugins runner and the extenders): run the Filter chain on "what if" copies of nodes and evict victims."""
+
+    @property
+    def evict(self) -> Evict | None:
+        """Delete a victim; None when this scheduler cannot evict (preemption then fails with an Error)."""
+        ...
+
+    @property
+    def evict_victims(self) -> EvictVictims | None:
+        """Delete one candidate's victims at once (perhaps in the background); None when it cannot evict."""
+        ...
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """Upstream ``IsPodRunningPreemption``: are this pod's preemption evictions still going out?"""
+        ...
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Every Filter plugin on one node, up to the first rejection."""
+        ...
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Upstream ``RunFilterPluginsWithNominatedPods``."""
+        ...
+
+    def promised_pods(self, pod: PodInfo, node_name: str) -> Sequence[PodInfo]:
+        """The pods nominated to ``node_name`` that ``pod``'s Filter must count in (empty: plain Filter will do)."""
+        ...
+
+    def extensions_live(self, state: CycleState) -> bool:
+        """Would any PreFilter extension (AddPod/RemovePod) run for this pod?"""
+        ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status: ...
 
 
 # --- extension points ----------------------------------------------------------------------------------------------
@@ -333,13 +417,6 @@ class PostBindPlugin(Plugin):
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
 
-class EnqueueExtensions(Protocol):
-    """Plugins that reject pods say which cluster events may make those pods schedulable again, each optionally
-    with a queueing hint (:class:`ClusterEventWithHint`)."""
-
-    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]: ...
-
-
 # Config names of the extension points, in cycle order, and the base class serving each.
 EXTENSION_POINTS: tuple[tuple[str, type[Plugin]], ...] = (
     ("preEnqueue", PreEnqueuePlugin),
@@ -392,7 +469,15 @@ class PluginSpec:
     args_type: type[PluginArgs] | None = None
     active: bool = True
     factory: Any = None  # Callable[[Any, Handle], Plugin]; defaults to plugin_class(args, handle)
-    reads: tuple[str, ...] = field(default=())  # API resources the plugin reads (for `schedule rbac`)
+    # The API access the plugin needs (for `schedule rbac`): resources it reads through informers and the writes it
+    # makes with their verbs, e.g. ("pods", "update:persistentvolumes"). See berth.schedule.rbac for the grammar.
+    api_access: tuple[str, ...] = ()
+    # The field's former name (it always carried writes too); still accepted so existing plugin modules load.
+    reads: InitVar[tuple[str, ...]] = ()
+
+    def __post_init__(self, reads: tuple[str, ...]) -> None:
+        if reads and not self.api_access:
+            object.__setattr__(self, "api_access", tuple(reads))
 
     def new(self, args: Any, handle: Handle) -> Plugin:
         build = self.factory or self.plugin_class

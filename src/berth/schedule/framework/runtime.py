@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from berth.kube.errors import InputError
+from berth.schedule.framework import fused, hooks
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.interface import (
     EXTENDER_NAME,
@@ -66,31 +67,26 @@ from berth.schedule.framework.interface import (
     PreFilterResult,
     Status,
 )
+from berth.schedule.framework.listers import ObjectCache, ObjectLister, VolumeWriter
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from berth.schedule.framework.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
 from berth.schedule.vector import arrays as vector_arrays
 
 if TYPE_CHECKING:
     from berth.schedule.config import Profile
+    from berth.schedule.extender import HTTPExtender
     from berth.schedule.plugins.registry import Registry
 
 # Upstream (framework.go, pre-hints behaviour): a plugin that registers no events is requeued on any of these.
 ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
 
 Binder = Callable[[PodInfo, str], Status]
-Evict = Callable[[PodInfo, PodInfo, str], Status]
-EvictVictims = Callable[[Sequence[PodInfo], PodInfo, str], Status]
-FilterFn = Callable[[CycleState, PodInfo, NodeInfo], Status]
-BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], Sequence[Status]]
-MaskFn = Callable[
-    [CycleState, PodInfo, vector_arrays.NodeArrays, vector_arrays.Rows],
-    "vector_arrays.BoolArray | bool | None",
-]
-# Bulk rejections (vectorised path): per node of the chunk an index into the returned statuses (0 passes).
-VerdictFn = Callable[
-    [CycleState, PodInfo, Sequence[NodeInfo], vector_arrays.NodeArrays, vector_arrays.Rows],
-    "tuple[np.ndarray[Any, np.dtype[np.int8]], Sequence[Status]] | None",
-]
+Evict = fw.Evict
+EvictVictims = fw.EvictVictims
+FilterFn = fused.FilterFn
+BatchFilterFn = fused.BatchFilterFn
+MaskFn = fused.MaskFn
+VerdictFn = fused.VerdictFn
 IntArray = vector_arrays.IntArray
 
 
@@ -128,12 +124,6 @@ def _int_array(raw: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int64]] | None
     return arr.astype(np.int64, copy=False)
 
 
-def _hook(plugin: Any, name: str) -> Any:
-    """A plugin's optional speed hook, or None."""
-    fn = getattr(plugin, name, None)
-    return fn if callable(fn) else None
-
-
 def _invalid_score(name: str, bad: Any) -> Status:
     return Status(
         Code.ERROR,
@@ -159,6 +149,32 @@ def _out_of_range(names: Sequence[str], parts: Sequence[IntArray]) -> Status | N
     return None
 
 
+def _score_pair(result: Any) -> bool:
+    """Is a Score answer the ``(int, Status)`` pair the contract asks for?"""
+    return (
+        type(result) is tuple
+        and len(result) == 2
+        and isinstance(result[0], int | np.integer)
+        and not isinstance(result[0], bool)
+        and isinstance(result[1], Status)
+    )
+
+
+def _wrong_score(name: str, node: str, result: Any) -> Status:
+    """The cycle's error for a Score answer of the wrong shape: the plugin, the node and what it returned."""
+    shown = repr(result)
+    if len(shown) > 200:
+        shown = shown[:197] + "..."
+    return Status(
+        Code.ERROR,
+        (
+            f'running Score plugins: plugin "{name}" returned {shown} for node "{node}"; '
+            "Score must return (score: int, status: Status)",
+        ),
+        name,
+    )
+
+
 def inactive_warning(profile: str, plugin: str) -> str:
     return f'profile "{profile}": plugin {plugin} is accepted but not active yet in berth (it is skipped)'
 
@@ -170,16 +186,18 @@ def _crash(plugin: str, point: str, exc: BaseException) -> Status:
 class Framework:
     """The plugins of one profile, per extension point, and the code that runs them.
 
-    Also the plugins' :class:`~berth.schedule.framework.interface.Handle`: ``profile_name``, ``snapshot()`` (the
-    current cycle's snapshot), ``bind()`` (the scheduler's binder) and ``objects`` (the scheduler's
-    :class:`~berth.schedule.cache.ObjectCache` of Services, ReplicaSets, PVCs ... or None).
+    Also the plugins' :class:`~berth.schedule.framework.interface.PreemptionHandle` (so their
+    :class:`~berth.schedule.framework.interface.Handle`): ``profile_name``, ``snapshot()`` (the current cycle's
+    snapshot), ``bind()`` (the scheduler's binder), ``objects`` (the scheduler's
+    :class:`~berth.schedule.framework.listers.ObjectCache` of Services, ReplicaSets, PVCs ...), ``rng``, the
+    waiting pods, the extenders and the Filter runs preemption needs.
 
     Args:
         profile: a resolved profile (``berth.schedule.config.Profile``): per point the ordered enabled plugins.
         registry: where plugin names resolve to specs.
         snapshot: returns the snapshot of the running cycle.
         binder: what ``handle.bind`` calls (simulation records; live posts ``pods/binding``).
-        objects: what ``handle.objects`` returns (non-pod cluster objects plugins read).
+        objects: what ``handle.objects`` returns (non-pod cluster objects plugins read; empty when None).
     """
 
     def __init__(
@@ -189,26 +207,26 @@ class Framework:
         *,
         snapshot: Callable[[], fw.Snapshot] | None = None,
         binder: Binder | None = None,
-        objects: Any = None,
+        objects: ObjectLister | None = None,
         rng: random.Random | None = None,
         evict: Evict | None = None,
         evict_victims: EvictVictims | None = None,
         running_preemption: Callable[[str], bool] | None = None,
         nominated: Callable[[str], Sequence[PodInfo]] | None = None,
         waiting_pods: WaitingPods | None = None,
-        extenders: Sequence[Any] = (),
+        extenders: Sequence[HTTPExtender] = (),
     ) -> None:
         self._profile_name: str = profile.scheduler_name
         # Pods held at Permit, shared by the scheduler's profiles (a framework alone keeps its own, on wall time).
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(time.monotonic)
         # The scheduler's HTTP extenders (berth.schedule.extender.HTTPExtender): DefaultPreemption asks them.
-        self._extenders: tuple[Any, ...] = tuple(extenders)
+        self._extenders: tuple[HTTPExtender, ...] = tuple(extenders)
         # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
         vector_arrays.set_enabled(self, True)
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
-        self.objects = objects
+        self.objects: ObjectLister = objects if objects is not None else ObjectCache()
         # Live only: VolumeBinding's PreBind writes PV/claim bindings through it (set by berth.schedule.live.run).
-        self.volume_writer: Any = None
+        self.volume_writer: VolumeWriter | None = None
         # The scheduler's seeded RNG (preemption's random start) and its eviction service (None: cannot evict).
         self.rng = rng if rng is not None else random.Random()
         self._evict = evict
@@ -312,23 +330,36 @@ class Framework:
         self.bind_plugins = [(n, p) for n, p, _ in lists["bind"] if isinstance(p, fw.BindPlugin)]
         self.post_bind = [(n, p) for n, p, _ in lists["postBind"] if isinstance(p, fw.PostBindPlugin)]
         self._score_batch: list[tuple[str, fw.ScorePlugin, int, Any]] = [
-            (n, p, w, getattr(p, "score_nodes", None)) for n, p, w in self.score
+            (n, p, w, p.score_nodes if isinstance(p, hooks.BatchScore) else None) for n, p, w in self.score
         ]
         self._filter_fns: list[tuple[str, FilterFn]] = [(n, p.filter) for n, p in self.filter]
         # Optional batch forms (berth-only speed hooks; must agree with the per-node methods).
         self.batch_filters: dict[str, BatchFilterFn] = {
-            n: f for n, p in self.filter if callable(f := getattr(p, "filter_nodes", None))
+            n: p.filter_nodes for n, p in self.filter if isinstance(p, hooks.BatchFilter)
         }
         # Fused forms (berth-only, vectorised path; see the module docstring): per Filter plugin its
         # ``filter_mask``, per Score plugin its ``score_array`` and ``normalize_array`` (None where absent).
         self._filter_entries: list[
             tuple[str, FilterFn, MaskFn | None, BatchFilterFn | None, VerdictFn | None]
         ] = [
-            (n, p.filter, _hook(p, "filter_mask"), self.batch_filters.get(n), _hook(p, "filter_verdicts"))
+            (
+                n,
+                p.filter,
+                p.filter_mask if isinstance(p, hooks.FilterMask) else None,
+                self.batch_filters.get(n),
+                p.filter_verdicts if isinstance(p, hooks.FilterVerdicts) else None,
+            )
             for n, p in self.filter
         ]
         self._score_arrays: list[tuple[str, fw.ScorePlugin, int, Any, Any, Any]] = [
-            (n, p, w, b, _hook(p, "score_array"), _hook(p, "normalize_array"))
+            (
+                n,
+                p,
+                w,
+                b,
+                p.score_array if isinstance(p, hooks.ScoreArray) else None,
+                p.normalize_array if isinstance(p, hooks.NormalizeArray) else None,
+            )
             for n, p, w, b in self._score_batch
         ]
         self._score_pool: list[NodeScore] = []
@@ -336,7 +367,7 @@ class Framework:
         # Optional list form of NormalizeScore (berth-only): ``normalize_scores(state, pod, raw) -> (list[int],
         # Status)``, equal to normalize_score on NodeScores, called instead of building NodeScore objects.
         self._normalize_lists: dict[str, Any] = {
-            n: f for n, p, _ in self.score if callable(f := getattr(p, "normalize_scores", None))
+            n: p.normalize_scores for n, p, _ in self.score if isinstance(p, hooks.NormalizeList)
         }
         self._normalizes: dict[str, bool] = {
             n: type(p).normalize_score is not fw.ScorePlugin.normalize_score for n, p, _ in self.score
@@ -358,7 +389,7 @@ class Framework:
             return Status(Code.ERROR, ("no binder configured",))
         return self._binder(pod, node_name)
 
-    def extenders(self) -> tuple[Any, ...]:
+    def extenders(self) -> tuple[HTTPExtender, ...]:
         """The scheduler's HTTP extenders, in configuration order (upstream ``Handle.Extenders``)."""
         return self._extenders
 
@@ -446,7 +477,8 @@ class Framework:
     def queue_sort_key(self) -> Callable[[QueuedPodInfo], tuple[Any, ...]] | None:
         """The queueSort plugin's optional ``sort_key(qp)`` (berth-only speed hook: a key with exactly ``less``'s
         order), or None."""
-        return _hook(self.queue_sort[0][1], "sort_key") if self.queue_sort else None
+        plugin = self.queue_sort[0][1] if self.queue_sort else None
+        return plugin.sort_key if isinstance(plugin, hooks.SortKey) else None
 
     def events_to_register(self) -> dict[str, tuple[fw.ClusterEventWithHint, ...]]:
         """Plugin name -> the cluster events (with their queueing hints) that may make pods it rejected schedulable
@@ -454,8 +486,7 @@ class Framework:
         every = tuple(fw.ClusterEventWithHint(e) for e in ALL_EVENTS)
         out: dict[str, tuple[fw.ClusterEventWithHint, ...]] = {}
         for name, plugin in self.plugins.items():
-            register = getattr(plugin, "events_to_register", None)
-            events = tuple(register()) if callable(register) else ()
+            events = tuple(plugin.events_to_register()) if isinstance(plugin, hooks.EnqueueExtensions) else ()
             out[name] = (
                 tuple(
                     e if isinstance(e, fw.ClusterEventWithHint) else fw.ClusterEventWithHint(e)
@@ -574,121 +605,11 @@ class Framework:
         None when a plugin errors or raises: the caller then runs the plain scan, which reports it exactly.
         """
         try:
-            return self._find_feasible_rows(state, pod, nodes, arrays, start, to_find, limit)
+            return fused.find_feasible_rows(
+                self._filter_entries, state, pod, nodes, arrays, start, to_find, limit
+            )
         except Exception:
             return None
-
-    def _find_feasible_rows(
-        self,
-        state: CycleState,
-        pod: PodInfo,
-        nodes: Sequence[NodeInfo],
-        arrays: vector_arrays.NodeArrays,
-        start: int,
-        to_find: int,
-        limit: int | None = None,
-    ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
-        n = len(nodes)
-        end = n if limit is None else min(n, limit)
-        skip = state.skip_filter
-        entries = [e for e in self._filter_entries if e[0] not in skip] if skip else self._filter_entries
-        ok_code = Code.SUCCESS
-        feasible: list[NodeInfo] = []
-        runs: list[vector_arrays.Rows] = []
-        rejected: list[tuple[str, Status]] = []
-        pos = 0
-        while pos < end and len(feasible) < to_find:
-            want = min(to_find - len(feasible), end - pos)
-            i = start + pos
-            if i >= n:
-                i -= n
-            rows = arrays.run(i, want, n)
-            chunk = nodes[i : i + want] if i + want <= n else [*nodes[i:], *nodes[: i + want - n]]
-            pos += want
-            # Per plugin its mask answer: None (no answer: every node is asked), True (all pass) or an array; and
-            # its verdicts (exact statuses per node, see filter_verdicts) where it gives them.
-            answers: list[tuple[str, FilterFn, BatchFilterFn | None, Any, Any]] = []
-            mask: vector_arrays.BoolArray | bool = True
-            unanswered = False
-            for name, fn, mask_fn, batch, verdict_fn in entries:
-                v = verdict_fn(state, pod, chunk, arrays, rows) if verdict_fn is not None else None
-                if v is not None:
-                    m = True if not v[0].any() else v[0] == 0
-                else:
-                    m = mask_fn(state, pod, arrays, rows) if mask_fn is not None else None
-                answers.append((name, fn, batch, m, v))
-                if m is None:
-                    unanswered = True
-                elif m is not True:
-                    mask = m if mask is True else mask & m
-            exotic = arrays.exotic[rows] if arrays.flagged["exotic"] else None
-            if exotic is not None and not exotic.any():
-                exotic = None
-            if not unanswered and exotic is None and (not isinstance(mask, np.ndarray) or bool(mask.all())):
-                feasible.extend(chunk)  # every mask passes every node: the usual case
-                runs.append(rows)
-                continue
-            # Plugin by plugin in profile order, each asked (batch form, else per node) only about the nodes still
-            # alive that its mask did not pass (every node for a plugin without a mask; exotic rows always):
-            # per node the plugins run in order up to the first rejection, as the reference chain does.
-            ok = np.ones(want, np.bool_)
-            for name, fn, batch, m, v in answers:
-                if v is not None and m is not True:
-                    # Bulk rejections: the plugin's exact statuses, one named Status per reason (exotic rows
-                    # still take the per-node forms below).
-                    verdict, table = v
-                    hit = ok & ~m if exotic is None else ok & ~m & ~exotic
-                    idx = np.flatnonzero(hit)
-                    if idx.size:
-                        named_by = [SUCCESS]
-                        for status in table[1:]:
-                            if not status.is_rejected:
-                                return None
-                            named_by.append(status.with_plugin(name))
-                        ok[idx] = False
-                        rejected.extend(
-                            zip(
-                                [chunk[j].name for j in idx.tolist()],
-                                map(named_by.__getitem__, verdict[idx].tolist()),
-                                strict=True,
-                            )
-                        )
-                    if exotic is None:
-                        continue
-                    m = m | ~exotic  # only exotic rows left for the per-node forms
-                if m is None:
-                    asked = ok
-                elif m is True:
-                    if exotic is None:
-                        continue
-                    asked = ok & exotic
-                else:
-                    asked = ok & ~m if exotic is None else ok & (~m | exotic)
-                candidates = np.flatnonzero(asked).tolist()
-                if not candidates:
-                    continue
-                subset = [chunk[j] for j in candidates]
-                results = (
-                    batch(state, pod, subset) if batch is not None else [fn(state, pod, x) for x in subset]
-                )
-                last: Status | None = None
-                named = SUCCESS
-                for j, status in zip(candidates, results, strict=True):
-                    if status.code is ok_code:
-                        continue
-                    if not status.is_rejected:
-                        return None
-                    ok[j] = False
-                    if status is not last:  # plugins tend to hand out one Status object per reason
-                        last, named = status, status.with_plugin(name)
-                    rejected.append((chunk[j].name, named))
-            passed = np.flatnonzero(ok)
-            feasible.extend([chunk[j] for j in passed.tolist()])
-            runs.append((np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows)[passed])
-        if len(runs) == 1:
-            return feasible, runs[0], rejected
-        flat = [np.arange(r.start, r.stop) if isinstance(r, slice) else r for r in runs]
-        return feasible, (np.concatenate(flat) if flat else np.zeros(0, np.int64)), rejected
 
     def promised_pods(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
         """The pods nominated to ``node_name`` that ``pod``'s Filter must count in (equal or higher priority, not
@@ -932,6 +853,9 @@ class Framework:
             else:
                 score = plugin.score
                 results = [score(state, pod, node) for node in nodes]
+                for node, result in zip(nodes, results, strict=True):
+                    if not _score_pair(result):
+                        return [], _wrong_score(name, node.name, result)
                 raw_t, codes = zip(*results, strict=True) if results else ((), ())
                 raw = list(raw_t)
                 if codes.count(SUCCESS) != len(codes):

@@ -19,8 +19,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from berth.schedule.framework.durations import format_duration
 from berth.schedule.framework.interface import SUCCESS, Code, Status
-from berth.schedule.plugins.helper import format_duration
 
 if TYPE_CHECKING:
     from berth.schedule.framework.types import PodInfo

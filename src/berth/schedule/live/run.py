@@ -18,15 +18,13 @@ Because one thread applies every change and runs every cycle, a cycle never sees
 order of changes is the API server's order per resource. Scheduling starts once every informer has listed
 (upstream ``WaitForCacheSync``) and this process leads (when ``--leader-elect``).
 
-Where the kubeconfig comes from: :func:`berth.kube.kubeconfig.locate`, as for every part (``--kubeconfig``, else
-``$KUBECONFIG`` merged, else ``~/.kube/config``, as kubectl; then the embedded cluster's
-``./.berth/cluster/kubeconfig``, then the in-cluster ServiceAccount).
+Where the kubeconfig comes from, and what happens when the API server goes away (re-read kubeconfig, backoff,
+re-list, one log line per change of state): :mod:`.connection`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 import os
 import queue
@@ -34,10 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from kubernetes import client as k8s_client
 
 from berth.kube import client as kube_client
 from berth.kube import kubeconfig as kube_kubeconfig
@@ -45,8 +40,8 @@ from berth.kube.errors import BerthError
 from berth.kube.objects import Obj
 from berth.schedule import explain, rbac
 from berth.schedule.config import SchedulerConfiguration
-from berth.schedule.framework.interface import CycleState
-from berth.schedule.framework.types import PodInfo, QueuedPodInfo
+from berth.schedule.framework.interface import Code, Status
+from berth.schedule.framework.types import PodInfo
 from berth.schedule.live import api, events, informers
 from berth.schedule.live.binder import (
     ApiBinder,
@@ -55,12 +50,17 @@ from berth.schedule.live.binder import (
     PreemptionDone,
     binding_needs_no_unreserve,
 )
+from berth.schedule.live.connection import EMBEDDED_KUBECONFIG as EMBEDDED_KUBECONFIG
+from berth.schedule.live.connection import ServerLink
+from berth.schedule.live.connection import api_client_from as api_client_from
+from berth.schedule.live.connection import configuration as configuration
+from berth.schedule.live.connection import resolve_kubeconfig as resolve_kubeconfig
 from berth.schedule.live.informers import Delta, EventType, Informer, ListWatch, Resource
 from berth.schedule.live.leader import LeaderElector, default_identity
 from berth.schedule.live.metrics import HealthServer, Metrics
 from berth.schedule.live.shadow import ShadowLog
 from berth.schedule.live.volumes import ApiVolumeWriter
-from berth.schedule.scheduler import ASSIGNED_POD_DELETE, CycleOutcome, FailureReason, Result, Scheduler
+from berth.schedule.scheduler import CycleOutcome, FailureReason, Result, Scheduler
 
 log = logging.getLogger("berth.schedule.live")
 
@@ -69,30 +69,6 @@ _TERMINAL = ("Succeeded", "Failed")
 
 class LeadershipLost(BerthError):
     """The lease was not renewed in time; the scheduler stopped (exit 1, like kube-scheduler)."""
-
-
-# --- connecting ---------------------------------------------------------------------------------------------------
-
-
-def resolve_kubeconfig(
-    explicit: str | os.PathLike[str] | None, cwd: Path | None = None
-) -> kube_kubeconfig.Location:
-    """Where the cluster comes from: :func:`berth.kube.kubeconfig.locate`, the same rule for every part."""
-    return kube_kubeconfig.locate(explicit, cwd)
-
-
-def configuration(kubeconfig: str | kube_kubeconfig.Location | None, context: str | None) -> Any:
-    """A ``kubernetes.client.Configuration`` for the kubeconfig or in-cluster, through berth's client wrapper."""
-    return kube_client.connect(kubeconfig, context).api_client.configuration
-
-
-def api_client_from(cfg: Any, pool_size: int) -> Any:
-    """A separate ApiClient (own connection pool) on a copy of ``cfg``, its token refresh hook throttled
-    (:func:`berth.kube.client.throttle_token_refresh`)."""
-    mine = copy.deepcopy(cfg)
-    mine.connection_pool_maxsize = pool_size
-    kube_client.throttle_token_refresh(mine)
-    return k8s_client.ApiClient(mine)
 
 
 # --- what to watch ------------------------------------------------------------------------------------------------
@@ -189,11 +165,13 @@ class LiveScheduler:
         self.registry = registry
         self.options = options or LiveOptions()
         opts = self.options
+        path: kube_kubeconfig.Location | None = None
         self.target = (
             ""  # which cluster and context, and which kubeconfig chose them: logged before any write
         )
         if client_configuration is None:
-            connection = kube_client.connect(resolve_kubeconfig(opts.kubeconfig), opts.context)
+            path = resolve_kubeconfig(opts.kubeconfig)
+            connection = kube_client.connect(path, opts.context)
             client_configuration, self.target = connection.api_client.configuration, connection.target_line()
         self.permissions = api.PermissionLog(log)
         self.writer = api_client_from(client_configuration, 8)
@@ -216,6 +194,8 @@ class LiveScheduler:
             framework.volume_writer = self.volume_writer
         resources = informer_resources(config, registry, self.writer)
         self.reader = api_client_from(client_configuration, len(resources) + 2)
+        # Both clients follow the server: a lost connection re-reads the kubeconfig (it may have moved).
+        self.link = ServerLink(path, opts.context, [self.reader, self.writer])
         source: ListWatch = informers.ApiListWatch(self.reader)
         if opts.wrap_source is not None:
             source = opts.wrap_source(source)
@@ -228,12 +208,11 @@ class LiveScheduler:
                 backoff=opts.backoff,
                 watch_timeout=opts.watch_timeout,
                 seed=opts.seed,
-                on_unreachable=self._drop_connections,
+                on_unreachable=self.link.lost,
+                on_reachable=self.link.reachable,
             )
             for r in resources
         }
-        self._last_drop = 0.0
-        self._drop_lock = threading.Lock()
         self.recorder = events.EventRecorder(self.writer, self.permissions) if opts.events else None
         self.api_binder.recorder = self.recorder  # Preempted events on preemption victims
         self.status = events.StatusWriter(self.writer, self.permissions)
@@ -266,7 +245,6 @@ class LiveScheduler:
         self._attempts: dict[str, int] = {}
         self._cycle_started = 0.0
         self._in_background: set[str] = set()
-        self._bind_failures: dict[str, int] = {}
         self._stopped = False
         self._stop_lock = threading.Lock()
 
@@ -351,21 +329,6 @@ class LiveScheduler:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def _drop_connections(self) -> None:
-        """The API server went away (a watch broke): close every pooled connection, so that no later request
-        reuses a kept-alive connection to a server that has since stopped or restarted (at most once a second)."""
-        now = time.monotonic()
-        with self._drop_lock:
-            if now - self._last_drop < 1.0:
-                return
-            self._last_drop = now
-        for client in (self.reader, self.writer):
-            with contextlib.suppress(Exception):
-                client.rest_client.pool_manager.clear()
-            keep_alive = api.KeepAlive.of(client)
-            if keep_alive is not None:
-                keep_alive.reset()
 
     # --- status ------------------------------------------------------------------------------------------------
 
@@ -470,52 +433,31 @@ class LiveScheduler:
         return True
 
     def _bind_done(self, done: BindDone) -> None:
-        """The answer of a background binding: report success, or undo the assumption and re-queue (with
-        backoff) exactly as the synchronous binding cycle does on failure."""
+        """The answer of a background binding: report success, or fail the pod through the scheduler's one
+        binding-failed path (Unreserve with the cycle's state, forget, back off, nomination dropped) and report it
+        as a synchronous binding failure is reported."""
         pod = done.pod
         key = pod.key
         self._in_background.discard(key)
         profile = pod.scheduler_name
         current = self.informers[informers.PODS.qualified].get(key)
         if done.status.is_success:
-            self._bind_failures.pop(key, None)
             self._report_bound(key, profile, done.node, current or pod.pod)
             return
-        sched = self.scheduler
         message = f'running Bind plugin "DefaultBinder": {done.status.message()}'
+        status = Status(Code.ERROR, (message,), "DefaultBinder")
+        outcome = self.scheduler.binding_failed(key, status, current)
         self.metrics.attempts.labels(str(Result.ERROR), profile).inc()
-        if sched.cache.is_assumed(key):
-            sched.cache.forget_pod(pod)
-            fw = sched.frameworks.get(profile)
-            if fw is not None:
-                fw.run_unreserve(CycleState(), pod, done.node)
-            sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=pod.pod)
         log.info("could not bind %s to %s (%s): %s", key, done.node, profile, message)
         if self.recorder is not None:
             self.recorder.record(events.failed_event(current or pod.pod, profile, message))
-        if (
-            current is None
-            or (current.get("spec") or {}).get("nodeName")
-            or sched.cache.get_pod(key) is not None
-        ):
+        if outcome is None or current is None or (current.get("spec") or {}).get("nodeName"):
             return  # deleted, or bound after all (the informer has or will have it): nothing to retry
-        attempts = self._bind_failures.get(key, 0) + 1
-        self._bind_failures[key] = attempts
-        # Upstream handleBindingCycleError overrides the nomination with none: the pod looks afresh next time.
-        had_nomination = bool((current.get("status") or {}).get("nominatedNodeName"))
-        pending = current
-        if had_nomination:
-            pending = {
-                **current,
-                "status": {k: v for k, v in current["status"].items() if k != "nominatedNodeName"},
-            }
-            sched.clear_nomination(key)
-        sched.update_pod(None, pending)  # pending again (the scheduler's own bookkeeping) ...
-        sched.queue.delete(key)  # ... but after a backoff, like any failed cycle
-        qp = QueuedPodInfo(pod_info=PodInfo(pending), timestamp=time.monotonic(), attempts=attempts)
-        sched.queue.add_unschedulable_if_not_present(qp)
         self.status.patch(
-            current, str(FailureReason.SCHEDULER_ERROR), message, clear_nomination=had_nomination
+            current,
+            str(outcome.reason or FailureReason.SCHEDULER_ERROR),
+            message,
+            clear_nomination=outcome.clear_nomination,
         )
 
     def _preemption_done(self, done: PreemptionDone) -> None:
@@ -651,9 +593,9 @@ class LiveScheduler:
         current = self.informers[informers.PODS.qualified].get(outcome.pod)
         if current is not None and not (current.get("spec") or {}).get("nodeName"):
             reason = str(outcome.reason or "SchedulerError")
-            nominated = str(getattr(outcome, "nominated_node", "") or "")
-            clear = bool(getattr(outcome, "clear_nomination", False))
-            self.status.patch(current, reason, outcome.message, nominated, clear)
+            self.status.patch(
+                current, reason, outcome.message, outcome.nominated_node, outcome.clear_nomination
+            )
 
     def _report_bound(self, key: str, profile: str, node: str, pod: Obj) -> None:
         attempts = self._attempts.pop(key, 1)

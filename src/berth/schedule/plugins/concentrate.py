@@ -111,4 +111,4 @@ class Concentrate(fw.PreScorePlugin, fw.ScorePlugin):
         return out, fw.SUCCESS
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=Concentrate, args_type=ConcentrateArgs, reads=("pods",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=Concentrate, args_type=ConcentrateArgs, api_access=("pods",))

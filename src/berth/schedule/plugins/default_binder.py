@@ -19,4 +19,4 @@ class DefaultBinder(fw.BindPlugin):
         return self.handle.bind(pod, node_name)
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=DefaultBinder, reads=("pods/binding",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=DefaultBinder, api_access=("pods/binding",))

@@ -23,15 +23,14 @@ The algorithm, as kube-scheduler 1.35 runs it:
    start among the highest-priority victims, then the first in candidate order (upstream: map order).
 5. Evict the victims and nominate the node (``PostFilterResult.nominated_node_name``).
 
-What the scheduler offers through the handle (looked up with ``getattr``): ``snapshot()``,
-``run_filter_with_nominated_pods(state, pod, node)`` (upstream ``RunFilterPluginsWithNominatedPods``: the Filter
-plugins with the pods nominated to that node of equal or higher priority counted in; ``run_filter`` when the
-handle has no nominator), the PreFilter plugins' extensions (``run_pre_filter_extension_add_pod/remove_pod``, else
-the Framework's ``pre_filter`` list), an object lister for PodDisruptionBudgets (``handle.objects`` /
-``list_objects``), ``rng`` (a seeded ``random.Random`` for the offset), and ``evict(victim, preemptor, node_name)
--> Status`` to delete a victim -- in simulation the victim leaves the cache (and its controller's replacement is
+What the scheduler offers through the handle (:class:`~berth.schedule.framework.interface.PreemptionHandle`):
+``snapshot()``, ``run_filter_with_nominated_pods(state, pod, node)`` (upstream
+``RunFilterPluginsWithNominatedPods``: the Filter plugins with the pods nominated to that node of equal or higher
+priority counted in), the PreFilter plugins' extensions (``run_pre_filter_extension_add_pod/remove_pod``), the
+object lister for PodDisruptionBudgets (``handle.objects``), ``rng`` (a seeded ``random.Random`` for the offset),
+and ``evict(victim, preemptor, node_name) -> Status`` to delete a victim -- in simulation the victim leaves the cache (and its controller's replacement is
 queued); live, the binder adds the ``DisruptionTarget`` condition, deletes the pod and records a ``Preempted``
-event. A handle without ``evict`` makes ``post_filter`` fail with an Error rather than pretend.
+event. A handle whose ``evict`` is None makes ``post_filter`` fail with an Error rather than pretend.
 
 Eviction is synchronous (upstream's ``SchedulerAsyncPreemption`` sends the same API calls from a goroutine): the
 preemptor fails this cycle with the plain FitError message (no preemption part -- preemption succeeded), is
@@ -50,9 +49,9 @@ from typing import Any
 
 from berth.schedule.extender import ExtenderError, Victims
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework import listers
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
-from berth.schedule.plugins import pod_topology_spread as pts
 
 NAME = "DefaultPreemption"
 ARGS_KIND = "DefaultPreemptionArgs"
@@ -160,9 +159,9 @@ class Budget:
 
 def budgets(handle: Any) -> list[Budget]:
     out: list[Budget] = []
-    for pdb in pts.list_objects(handle, "PodDisruptionBudget", None):
+    for pdb in listers.list_objects(handle, "PodDisruptionBudget", None):
         meta = pdb.get("metadata") or {}
-        sel, err = pts.label_selector_as_selector((pdb.get("spec") or {}).get("selector"))
+        sel, err = helper.label_selector_as_selector((pdb.get("spec") or {}).get("selector"))
         status = pdb.get("status") or {}
         try:
             allowed = int(status.get("disruptionsAllowed") or 0)
@@ -260,64 +259,37 @@ class DefaultPreemption(fw.PreEnqueuePlugin, fw.PostFilterPlugin):
     NAME = NAME
     args: DefaultPreemptionArgs
 
-    def __init__(self, args: DefaultPreemptionArgs | None, handle: fw.Handle) -> None:
+    handle: fw.PreemptionHandle
+
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: fw.PreemptionHandle) -> None:
         super().__init__(args or DefaultPreemptionArgs(), handle)
-        self._fallback_rng = random.Random(0)
 
     # --- handle services ---------------------------------------------------------------------------------------
 
     def _rng(self) -> random.Random:
-        rng = getattr(self.handle, "rng", None)
-        return rng if isinstance(rng, random.Random) else self._fallback_rng
+        return self.handle.rng
 
     def _extensions_live(self, state: fw.CycleState) -> bool:
-        """Would any PreFilter extension run for this pod (the handle's ``extensions_live``)? When none would, the
-        dry run shares ``state`` across nodes instead of cloning it and skips the calls (all no-ops). A handle that
-        cannot say counts as live."""
-        live: Any = getattr(self.handle, "extensions_live", None)
-        return bool(live(state)) if callable(live) else True
+        """Would any PreFilter extension run for this pod? When none would, the dry run shares ``state`` across
+        nodes instead of cloning it and skips the calls (all no-ops)."""
+        return self.handle.extensions_live(state)
 
     def _filter_for(self, pod: PodInfo, node_name: str) -> Any:
         """The Filter run to use on ``node_name`` during the dry run: the plain one where no pod of equal or higher
         priority is nominated (the handle's ``promised_pods`` says so), else the one counting nominated pods in."""
-        promised: Any = getattr(self.handle, "promised_pods", None)
-        run: Any = getattr(self.handle, "run_filter", None)
-        if callable(promised) and callable(run) and not promised(pod, node_name):
-            return run
-        return self._run_filter
+        if not self.handle.promised_pods(pod, node_name):
+            return self.handle.run_filter
+        return self.handle.run_filter_with_nominated_pods
 
     def _run_filter(self, state: fw.CycleState, pod: PodInfo, node: NodeInfo) -> fw.Status:
-        run: Any = getattr(self.handle, "run_filter_with_nominated_pods", None)
-        if not callable(run):
-            run = getattr(self.handle, "run_filter", None)
-        if not callable(run):
-            return fw.error("the scheduler offers no run_filter to preemption")
-        status: fw.Status = run(state, pod, node)
-        return status
+        return self.handle.run_filter_with_nominated_pods(state, pod, node)
 
     def _run_extension(
         self, state: fw.CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo, add: bool
     ) -> fw.Status:
-        runner: Any = getattr(
-            self.handle,
-            "run_pre_filter_extension_add_pod" if add else "run_pre_filter_extension_remove_pod",
-            None,
-        )
-        if callable(runner):
-            status: fw.Status = runner(state, pod, other, node)
-            return status
-        for name, plugin in getattr(self.handle, "pre_filter", ()) or ():
-            if name in state.skip_filter:
-                continue
-            ext = plugin.pre_filter_extensions()
-            if ext is None:
-                continue
-            st: fw.Status = (
-                ext.add_pod(state, pod, other, node) if add else ext.remove_pod(state, pod, other, node)
-            )
-            if not st.is_success:
-                return st
-        return fw.SUCCESS
+        if add:
+            return self.handle.run_pre_filter_extension_add_pod(state, pod, other, node)
+        return self.handle.run_pre_filter_extension_remove_pod(state, pod, other, node)
 
     # --- the algorithm -----------------------------------------------------------------------------------------
 
@@ -424,10 +396,7 @@ class DefaultPreemption(fw.PreEnqueuePlugin, fw.PostFilterPlugin):
     def preempt(
         self, state: fw.CycleState, pod: PodInfo, statuses: Mapping[str, fw.Status]
     ) -> tuple[fw.PostFilterResult | None, fw.Status]:
-        try:
-            all_nodes: Sequence[NodeInfo] = self.handle.snapshot().node_infos()
-        except Exception as exc:  # no snapshot: nothing to preempt on
-            return None, fw.error(f"listing nodes: {exc}")
+        all_nodes: Sequence[NodeInfo] = self.handle.snapshot().node_infos()
         reason = self.eligible(pod, statuses, all_nodes)
         if reason is not None:
             return None, fw.unschedulable(reason)
@@ -449,22 +418,21 @@ class DefaultPreemption(fw.PreEnqueuePlugin, fw.PostFilterPlugin):
         best = pick_one(candidates)
         if best is None:
             return None, fw.unschedulable(MSG_NO_CANDIDATE)
-        evict: Any = getattr(self.handle, "evict", None)
-        evict_victims: Any = getattr(self.handle, "evict_victims", None)
-        waiting_pod: Any = getattr(self.handle, "get_waiting_pod", None)
+        evict = self.handle.evict
+        evict_victims = self.handle.evict_victims
         to_delete: list[PodInfo] = []
         for victim in best.victims:
             # Upstream preemptPod: a victim held at Permit is rejected ("preempted"), not deleted.
-            held = waiting_pod(victim.uid) if callable(waiting_pod) else None
+            held = self.handle.get_waiting_pod(victim.uid)
             if held is not None:
                 held.reject(self.NAME, "preempted")
                 continue
             to_delete.append(victim)
-        if callable(evict_victims):  # the scheduler's: perhaps in the background (asynchronous preemption)
+        if evict_victims is not None:  # the scheduler's: perhaps in the background (asynchronous preemption)
             st = evict_victims(to_delete, pod, best.node)
             if not st.is_success:
                 return None, fw.error(f"preempting on node {best.node}: {st.message()}")
-        else:
+        elif evict is not None:
             for victim in to_delete:
                 st = evict(victim, pod, best.node)
                 if not st.is_success:
@@ -474,8 +442,7 @@ class DefaultPreemption(fw.PreEnqueuePlugin, fw.PostFilterPlugin):
     def pre_enqueue(self, pod: PodInfo) -> fw.Status:
         """Upstream PreEnqueue (``SchedulerAsyncPreemption``): a pod whose evictions are still going out waits
         outside the queue, so it does not preempt again before they land."""
-        running: Any = getattr(self.handle, "is_pod_running_preemption", None)
-        if callable(running) and running(pod.uid):
+        if self.handle.is_pod_running_preemption(pod.uid):
             return fw.unresolvable(MSG_PREEMPTION_RUNNING)
         return fw.SUCCESS
 
@@ -489,8 +456,7 @@ class DefaultPreemption(fw.PreEnqueuePlugin, fw.PostFilterPlugin):
     ) -> tuple[list[Candidate], fw.Status]:
         """Upstream ``callExtenders``: each interested extender with a preempt verb may drop candidate nodes or change
         their victims; an empty victim list is an error (ignorable extenders: the node is dropped)."""
-        extenders: Any = getattr(self.handle, "extenders", None)
-        found = tuple(extenders()) if callable(extenders) else ()
+        found = tuple(self.handle.extenders())
         if not found or not candidates:
             return candidates, fw.SUCCESS
         victims = {c.node: Victims(tuple(c.victims), c.pdb_violations) for c in candidates}
@@ -522,7 +488,7 @@ class DefaultPreemption(fw.PreEnqueuePlugin, fw.PostFilterPlugin):
     def post_filter(
         self, state: fw.CycleState, pod: PodInfo, statuses: Mapping[str, fw.Status]
     ) -> tuple[fw.PostFilterResult | None, fw.Status]:
-        if not callable(getattr(self.handle, "evict", None)):
+        if self.handle.evict is None:
             return None, fw.error(MSG_NO_EVICTION)
         result, status = self.preempt(state, pod, statuses)
         if status.reasons:
@@ -536,5 +502,5 @@ SPEC = fw.PluginSpec(
     args_type=DefaultPreemptionArgs,
     # Live mode: victims are listed from the pod informer, PDBs from their own; eviction patches the victim's
     # DisruptionTarget condition (pods/status) and deletes it. Priorities come resolved in spec.priority.
-    reads=("pods", "nodes", "poddisruptionbudgets", "pods/status", "delete:pods"),
+    api_access=("pods", "nodes", "poddisruptionbudgets", "pods/status", "delete:pods"),
 )

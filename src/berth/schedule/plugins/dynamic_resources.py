@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.durations import format_duration
 from berth.schedule.framework.interface import ClusterEvent
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
@@ -41,20 +42,20 @@ class DynamicResourcesArgs:
         r.finish()
         if filter_timeout < 0:
             problems.append(
-                f"{r.at('filterTimeout')}: Invalid value: {helper.format_duration(filter_timeout)}: "
+                f"{r.at('filterTimeout')}: Invalid value: {format_duration(filter_timeout)}: "
                 "must be zero or positive"
             )
         if binding_timeout < 1:  # DRADeviceBindingConditions + DRAResourceClaimDeviceStatus are on in 1.35
             problems.append(
-                f"{r.at('bindingTimeout')}: Invalid value: {helper.format_duration(binding_timeout)}: "
+                f"{r.at('bindingTimeout')}: Invalid value: {format_duration(binding_timeout)}: "
                 "must be at least 1 second"
             )
         return cls(filter_timeout, binding_timeout), problems
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "filterTimeout": helper.format_duration(self.filter_timeout_seconds),
-            "bindingTimeout": helper.format_duration(self.binding_timeout_seconds),
+            "filterTimeout": format_duration(self.filter_timeout_seconds),
+            "bindingTimeout": format_duration(self.binding_timeout_seconds),
         }
 
 
@@ -137,5 +138,5 @@ SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=DynamicResources,
     args_type=DynamicResourcesArgs,
-    reads=("resourceclaims", "resourceslices", "deviceclasses", "pods"),
+    api_access=("resourceclaims", "resourceslices", "deviceclasses", "pods"),
 )

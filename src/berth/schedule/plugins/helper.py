@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from berth.kube import selectors
+from berth.schedule.framework.durations import parse_duration
 from berth.schedule.framework.interface import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -172,58 +174,77 @@ def label_value_problems(value: str, path: str) -> list[str]:
     return []
 
 
-# --- Go durations (metav1.Duration) --------------------------------------------------------------------------------
-
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|ms|s|m|h)")
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
-def parse_duration(text: str) -> float | None:
-    """Seconds of a Go duration string (``1m30s``, ``-5s``, ``0``); None when malformed."""
-    s = text.strip()
-    sign = 1.0
-    if s[:1] in "+-" and s:
-        sign = -1.0 if s[0] == "-" else 1.0
-        s = s[1:]
-    if s == "0":
-        return 0.0
-    if not s:
-        return None
-    total = 0.0
-    pos = 0
-    for m in _DURATION_PART.finditer(s):
-        if m.start() != pos:
-            return None
-        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(s):
-        return None
-    return sign * total
+# --- label selectors (metav1.LabelSelectorAsSelector) -------------------------------------------------------------
 
 
-def format_duration(seconds: float) -> str:
-    """Go ``time.Duration.String``: ``10s``, ``1m30s``, ``10m0s``, ``1.5s``, ``500ms``, ``-1s``, ``0s``."""
-    nanos = round(seconds * 1e9)
-    if nanos == 0:
-        return "0s"
-    sign = "-" if nanos < 0 else ""
-    nanos = abs(nanos)
-    if nanos < 1_000_000_000:  # below a second Go switches to ms / µs / ns
-        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
-            if nanos >= size:
-                return f"{sign}{_trim(nanos / size)}{unit}"
-    hours, rest = divmod(nanos, 3_600_000_000_000)
-    minutes, rest = divmod(rest, 60_000_000_000)
-    secs = f"{_trim(rest / 1e9)}s"
-    if hours:
-        return f"{sign}{hours}h{minutes}m{secs}"
-    if minutes:
-        return f"{sign}{minutes}m{secs}"
-    return f"{sign}{secs}"
+def go_quote(value: str) -> str:
+    return json.dumps(value)
 
 
-def _trim(x: float) -> str:
-    return f"{x:.9f}".rstrip("0").rstrip(".")
+def _requirement_error(key: str, values: Sequence[str], op: str) -> str | None:
+    """The first problem ``labels.NewRequirement`` reports for one requirement, in its wording (paths relative)."""
+    key_problems = qualified_name_problems(key, "key")
+    if key_problems:
+        return key_problems[0]
+    shown = "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
+    if op in ("In", "NotIn") and not values:
+        return f"values: Invalid value: {shown}: for 'in', 'notin' operators, values set can't be empty"
+    if op in ("Exists", "DoesNotExist") and values:
+        return f"values: Invalid value: {shown}: values set must be empty for exists and does not exist"
+    for i, v in enumerate(values):
+        value_problems = label_value_problems(v, f"values[{i}]")
+        if value_problems:
+            return value_problems[0]
+    return None
+
+
+def label_selector_as_selector(raw: Any) -> tuple[selectors.Selector | None, str | None]:
+    """``metav1.LabelSelectorAsSelector``: (selector, error).
+
+    ``None`` (a nil selector) gives ``(None, None)``: it matches nothing. ``{}`` gives the empty selector, which
+    matches everything. A malformed selector gives ``(None, message)`` with upstream's message; callers turn it
+    into the status upstream returns, never an exception.
+    """
+    if raw is None:
+        return None, None
+    if not isinstance(raw, Mapping):
+        return None, f"invalid label selector: {go_value(raw)}"
+    match_labels = raw.get("matchLabels") or {}
+    expressions = raw.get("matchExpressions") or []
+    if not isinstance(match_labels, Mapping) or not isinstance(expressions, list):
+        return None, "invalid label selector: matchLabels must be a map and matchExpressions a list"
+    if not match_labels and not expressions:
+        return selectors.EVERYTHING, None
+    reqs: list[selectors.Requirement] = []
+    for k, v in match_labels.items():
+        err = _requirement_error(str(k), [str(v)], "In")
+        if err:
+            return None, err
+        reqs.append(selectors.Requirement(str(k), "In", (str(v),)))
+    for expr in expressions:
+        if not isinstance(expr, Mapping):
+            return None, f"invalid label selector requirement: {go_value(expr)}"
+        op = str(expr.get("operator") or "")
+        if op not in _SELECTOR_OPERATORS:
+            return None, f"{go_quote(op)} is not a valid label selector operator"
+        key = str(expr.get("key") or "")
+        raw_values = expr.get("values") or ()
+        if not isinstance(raw_values, (list, tuple)):
+            return None, f"values: Invalid value: {go_value(raw_values)}: must be a list"
+        values = tuple(str(v) for v in raw_values)
+        err = _requirement_error(key, values, op)
+        if err:
+            return None, err
+        reqs.append(selectors.Requirement(key, op, values))
+    return selectors.Selector(tuple(reqs)), None
+
+
+def selector_matches(sel: selectors.Selector | None, labels: Mapping[str, str]) -> bool:
+    """Nil matches nothing, empty matches everything."""
+    return sel is not None and sel.matches(labels)
 
 
 # --- strict args reading -------------------------------------------------------------------------------------------

@@ -146,4 +146,4 @@ class ImageLocality(fw.ScorePlugin):
         return out, fw.SUCCESS
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=ImageLocality, reads=("nodes",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=ImageLocality, api_access=("nodes",))

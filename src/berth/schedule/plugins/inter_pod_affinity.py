@@ -7,8 +7,8 @@ place such pods exactly where kube-scheduler would.
 - An *affinity term* is ``(namespaces, namespaceSelector, labelSelector, topologyKey)``; it matches a pod when
   the pod's namespace is listed (no list and no namespaceSelector = the term owner's own namespace) or the
   namespaceSelector matches the labels of the pod's namespace, and the labelSelector matches the pod's labels.
-  Namespace labels come from the handle's optional object lister (``handle.objects`` or
-  ``handle.list_objects``, see :func:`berth.schedule.plugins.pod_topology_spread.list_objects`); every namespace also carries the
+  Namespace labels come from ``handle.objects`` (:mod:`berth.schedule.framework.listers`); every namespace also
+  carries the
   ``kubernetes.io/metadata.name`` label the API server guarantees, so simulations without Namespace objects
   still resolve ``namespaceSelector`` by name. ``matchLabelKeys``/``mismatchLabelKeys`` are merged into the
   selector as the API server does at pod creation (``key In/NotIn (pod's value)``; idempotent on live pods).
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -51,9 +50,9 @@ import numpy.typing as npt
 from berth.kube import selectors
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework import listers
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
-from berth.schedule.plugins import pod_topology_spread as pts
 from berth.schedule.vector import topology
 
 NAME = "InterPodAffinity"
@@ -71,6 +70,15 @@ _MATCH_TABLES_LIMIT = 64  # bounds memory: at most this many terms x nodes remem
 # Optional Snapshot methods (upstream's precomputed lists); used when the runtime's snapshot provides them.
 HAVE_AFFINITY = "have_pods_with_affinity"
 HAVE_REQUIRED_ANTI_AFFINITY = "have_pods_with_required_anti_affinity"
+
+
+def _listing(snapshot: fw.Snapshot, which: str) -> Sequence[NodeInfo]:
+    """The snapshot's precomputed list ``which`` (:data:`HAVE_AFFINITY` or :data:`HAVE_REQUIRED_ANTI_AFFINITY`)."""
+    if which == HAVE_AFFINITY:
+        return snapshot.have_pods_with_affinity()
+    return snapshot.have_pods_with_required_anti_affinity()
+
+
 _AFFINITY_NOT_MATCH = fw.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
 _ANTI_AFFINITY_NOT_MATCH = fw.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
 _EXISTING_ANTI_AFFINITY_NOT_MATCH = fw.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
@@ -127,7 +135,7 @@ class NamespaceLabels:
             return hit
         if self._by_name is None:
             self._by_name = {}
-            for obj in pts.list_objects(self._handle, "Namespace", None):
+            for obj in listers.list_objects(self._handle, "Namespace", None):
                 meta = obj.get("metadata") or {}
                 self._by_name[str(meta.get("name") or "")] = meta.get("labels") or {}
         labels = {str(k): str(v) for k, v in self._by_name.get(namespace, {}).items()}
@@ -209,11 +217,11 @@ def parse_term(raw: Any, pod: PodInfo) -> tuple[AffinityTerm | None, str | None]
     """Upstream ``newAffinityTerm`` (+ the API server's label-key merge): (term, error)."""
     if not isinstance(raw, Mapping):
         return None, f"invalid pod affinity term: {helper.go_value(raw)}"
-    sel, err = pts.label_selector_as_selector(_merge_label_keys(raw, pod.labels))
+    sel, err = helper.label_selector_as_selector(_merge_label_keys(raw, pod.labels))
     if err is not None:
         return None, err
     ns_raw = raw.get("namespaceSelector")
-    ns_sel, err = pts.label_selector_as_selector(ns_raw)
+    ns_sel, err = helper.label_selector_as_selector(ns_raw)
     if err is not None:
         return None, err
     raw_namespaces = raw.get("namespaces") or ()
@@ -474,30 +482,13 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         return terms
 
     def _nodes_hosting(self, which: str, nodes: Sequence[NodeInfo]) -> Sequence[NodeInfo]:
-        """Nodes that may host pods with pod (anti-)affinity terms.
-
-        The snapshot's precomputed list when it offers one (``which`` names the method, as upstream's
-        ``HavePodsWithAffinityList`` / ``HavePodsWithRequiredAntiAffinityList``); otherwise ``nodes`` narrowed by
-        a scan that leaves at once when no pod has any affinity at all (the common case).
-        """
-        try:
-            listing = getattr(self.handle.snapshot(), which, None)
-        except Exception:  # a handle without a snapshot (unit use)
-            listing = None
-        if callable(listing):
-            offered: Sequence[NodeInfo] = listing()
-            return offered
-        if not any(map(_AFFINITY_OF, chain.from_iterable(map(_PODS_OF, nodes)))):
-            return ()
-        return [n for n in nodes if any(map(_AFFINITY_OF, n.pods))]
+        """Nodes that may host pods with pod (anti-)affinity terms: the snapshot's precomputed list (upstream's
+        ``HavePodsWithAffinityList`` / ``HavePodsWithRequiredAntiAffinityList``)."""
+        return _listing(self.handle.snapshot(), which)
 
     def _none_listed(self, which: str) -> bool:
-        """The snapshot offers upstream's list ``which`` and it is empty (False when it offers none)."""
-        try:
-            listing = getattr(self.handle.snapshot(), which, None)
-        except Exception:  # a handle without a snapshot (unit use)
-            return False
-        return callable(listing) and not listing()
+        """The snapshot's list ``which`` is empty."""
+        return not _listing(self.handle.snapshot(), which)
 
     def _existing_anti_pairs(
         self, pod: PodInfo, node: NodeInfo, ns_labels: NamespaceLabels
@@ -796,10 +787,7 @@ class InterPodAffinity(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, f
         terms = self.terms_of(pod)
         if terms.error is not None:
             return fw.error(f"failed to parse pod: {terms.error}")
-        try:
-            all_nodes: Sequence[NodeInfo] = self.handle.snapshot().node_infos()
-        except Exception:  # a handle without a snapshot (unit use): the nodes we were given are all we know
-            all_nodes = nodes
+        all_nodes: Sequence[NodeInfo] = self.handle.snapshot().node_infos()
         if not has_constraints and self._none_listed(HAVE_AFFINITY):
             return fw.skip()  # no pod with terms anywhere: nothing scores this pod
         if vector.enabled(self.handle):
@@ -999,5 +987,5 @@ SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=InterPodAffinity,
     args_type=InterPodAffinityArgs,
-    reads=("pods", "nodes", "namespaces"),
+    api_access=("pods", "nodes", "namespaces"),
 )

@@ -447,4 +447,4 @@ def _labels_and_name(node: Mapping[str, Any]) -> tuple[Mapping[str, str], str]:
     return meta.get("labels") or {}, str(meta.get("name") or "")
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeAffinity, args_type=NodeAffinityArgs, reads=("nodes",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeAffinity, args_type=NodeAffinityArgs, api_access=("nodes",))

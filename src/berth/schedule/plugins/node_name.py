@@ -42,4 +42,4 @@ class NodeName(fw.FilterPlugin):
         return (fw.ClusterEventWithHint(fw.ClusterEvent("Node", "Add")),)
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeName, reads=("nodes",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeName, api_access=("nodes",))

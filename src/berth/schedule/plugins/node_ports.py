@@ -108,4 +108,4 @@ class NodePorts(fw.PreFilterPlugin, fw.FilterPlugin):
         return helper.queue_if(not fits_ports(pod.host_ports, freed))
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=NodePorts, reads=("pods", "nodes"))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=NodePorts, api_access=("pods", "nodes"))

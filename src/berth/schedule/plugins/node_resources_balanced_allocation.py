@@ -171,5 +171,5 @@ SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=NodeResourcesBalancedAllocation,
     args_type=NodeResourcesBalancedAllocationArgs,
-    reads=("nodes", "pods"),
+    api_access=("nodes", "pods"),
 )

@@ -92,4 +92,4 @@ def is_schedulable_after_pod_toleration_change(pod: PodInfo, old: Any, new: Any)
     return helper.queue_if(taints.tolerated(_UNSCHEDULABLE_TAINT, tolerations))
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeUnschedulable, reads=("nodes",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=NodeUnschedulable, api_access=("nodes",))

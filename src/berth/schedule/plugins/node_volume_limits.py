@@ -300,5 +300,11 @@ class NodeVolumeLimits(fw.PreFilterPlugin, fw.FilterPlugin):
 SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=NodeVolumeLimits,
-    reads=("csinodes", "persistentvolumes", "persistentvolumeclaims", "storageclasses", "volumeattachments"),
+    api_access=(
+        "csinodes",
+        "persistentvolumes",
+        "persistentvolumeclaims",
+        "storageclasses",
+        "volumeattachments",
+    ),
 )

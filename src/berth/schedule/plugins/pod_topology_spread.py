@@ -24,10 +24,9 @@ kube-scheduler does it, and berth must decide exactly as it does. The model:
   constraints are the system defaults; weight ``ln(domains among candidates + 2)`` (hostname: candidate count);
   raw = ``round(sum(count * weight + maxSkew - 1))``; NormalizeScore ``100 * (max + min - raw) / max``.
 
-Non-pod objects (Services, ReplicationControllers, ReplicaSets, StatefulSets) come from the framework handle's
-optional object lister -- ``handle.objects`` (``list(kind)``/``get(kind, namespace, name)``, the convention of
-:mod:`berth.schedule.plugins.volumes`) or ``handle.list_objects(kind, namespace)``; a handle with neither (or a
-lister that fails) yields no default selector, so system-default spreading does not apply -- never an exception.
+Non-pod objects (Services, ReplicationControllers, ReplicaSets, StatefulSets) come from ``handle.objects``
+(:mod:`berth.schedule.framework.listers`); a lister without them (or one that fails) yields no default selector, so
+system-default spreading does not apply -- never an exception.
 
 Bad input never raises: a constraint with an invalid label selector gives upstream's Error status
 (``obtaining pod's hard topology spread constraints: ...``), and a topology key no node has makes every node
@@ -55,233 +54,51 @@ import numpy.typing as npt
 from berth.kube import selectors, taints
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.listers import get_object, list_objects
 from berth.schedule.framework.types import NodeInfo, PodInfo
-from berth.schedule.plugins import helper, node_affinity, volumes
+from berth.schedule.plugins import helper, node_affinity
+from berth.schedule.plugins.helper import label_selector_as_selector, selector_matches
+from berth.schedule.plugins.pod_topology_spread_args import (
+    ARGS_KIND,
+    DO_NOT_SCHEDULE,
+    HONOR,
+    IGNORE,
+    LABEL_HOSTNAME,
+    LIST_DEFAULTING,
+    MAX_INT32,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULTING,
+    PodTopologySpreadArgs,
+    TopologySpreadConstraint,
+)
 from berth.schedule.vector import topology
 
 NAME = "PodTopologySpread"
-ARGS_KIND = "PodTopologySpreadArgs"
+# What this module offers (its args types live in pod_topology_spread_args).
+__all__ = [
+    "ARGS_KIND",
+    "DO_NOT_SCHEDULE",
+    "HONOR",
+    "IGNORE",
+    "LIST_DEFAULTING",
+    "MAX_INT32",
+    "SCHEDULE_ANYWAY",
+    "SPEC",
+    "SYSTEM_DEFAULTING",
+    "PodTopologySpread",
+    "PodTopologySpreadArgs",
+    "TopologySpreadConstraint",
+]
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-
-LABEL_HOSTNAME = "kubernetes.io/hostname"
-LABEL_ZONE = "topology.kubernetes.io/zone"
-HONOR = "Honor"
-IGNORE = "Ignore"
-MAX_INT32 = 2**31 - 1
 _DO_NOT_SCHEDULE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
-_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _COUNT_TABLES_LIMIT = 64  # bounds memory: at most this many selectors x nodes remembered
 _PARSED_LIMIT = 4096  # parsed constraint lists remembered (by their text)
 _MISSING_LABEL = fw.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
 _SKEWED = fw.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 _VERDICTS = (fw.SUCCESS, _MISSING_LABEL, _SKEWED)
-
-SYSTEM_DEFAULTING = "System"
-LIST_DEFAULTING = "List"
-DO_NOT_SCHEDULE = "DoNotSchedule"
-SCHEDULE_ANYWAY = "ScheduleAnyway"
-
-
-@dataclass(frozen=True)
-class TopologySpreadConstraint:
-    """A (default) topology spread constraint as written in ``defaultConstraints``."""
-
-    max_skew: int
-    topology_key: str
-    when_unsatisfiable: str
-    label_selector: Mapping[str, Any] | None = None
-    min_domains: int | None = None
-    node_affinity_policy: str | None = None
-    node_taints_policy: str | None = None
-    match_label_keys: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "maxSkew": self.max_skew,
-            "topologyKey": self.topology_key,
-            "whenUnsatisfiable": self.when_unsatisfiable,
-        }
-        if self.label_selector is not None:
-            out["labelSelector"] = dict(self.label_selector)
-        if self.min_domains is not None:
-            out["minDomains"] = self.min_domains
-        if self.node_affinity_policy is not None:
-            out["nodeAffinityPolicy"] = self.node_affinity_policy
-        if self.node_taints_policy is not None:
-            out["nodeTaintsPolicy"] = self.node_taints_policy
-        if self.match_label_keys:
-            out["matchLabelKeys"] = list(self.match_label_keys)
-        return out
-
-
-# Applied by the plugin (not written into args) when defaultingType is System.
-SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
-    TopologySpreadConstraint(3, "kubernetes.io/hostname", SCHEDULE_ANYWAY),
-    TopologySpreadConstraint(5, "topology.kubernetes.io/zone", SCHEDULE_ANYWAY),
-)
-
-
-def _decode_constraint(raw: Any, path: str, problems: list[str]) -> TopologySpreadConstraint:
-    r = helper.ArgsReader(raw, path, problems)
-    max_skew = r.get_int("maxSkew", 0)
-    key = r.get_str("topologyKey", "")
-    when = r.get_str("whenUnsatisfiable", "")
-    selector = r.get_mapping("labelSelector")
-    min_domains = r.get_int("minDomains", 0) if r.has("minDomains") else None
-    affinity_policy = r.get_str("nodeAffinityPolicy", "") if r.has("nodeAffinityPolicy") else None
-    taints_policy = r.get_str("nodeTaintsPolicy", "") if r.has("nodeTaintsPolicy") else None
-    match_label_keys = r.get_str_list("matchLabelKeys")
-    r.finish()
-    return TopologySpreadConstraint(
-        max_skew, key, when, selector, min_domains, affinity_policy, taints_policy, match_label_keys
-    )
-
-
-def _constraint_problems(
-    constraints: Sequence[TopologySpreadConstraint], index: int, list_path: str
-) -> list[str]:
-    c = constraints[index]
-    p = f"{list_path}[{index}]"
-    out: list[str] = []
-    if c.max_skew <= 0:
-        out.append(helper.invalid(f"{p}.maxSkew", c.max_skew, "not in valid range (0, inf)"))
-    if not c.topology_key:
-        out.append(helper.required(f"{p}.topologyKey", "can not be empty"))
-    else:
-        out.extend(helper.qualified_name_problems(c.topology_key, f"{p}.topologyKey"))
-    if not c.when_unsatisfiable:
-        out.append(helper.required(f"{p}.whenUnsatisfiable", "can not be empty"))
-    elif c.when_unsatisfiable not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-        out.append(
-            helper.not_supported(
-                f"{p}.whenUnsatisfiable", c.when_unsatisfiable, [DO_NOT_SCHEDULE, SCHEDULE_ANYWAY]
-            )
-        )
-    if c.label_selector is not None:
-        out.append(
-            helper.forbidden(
-                f"{p}.labelSelector", "constraint must not define a selector, as they deduced for each pod"
-            )
-        )
-    for other in constraints[:index]:
-        if other.topology_key == c.topology_key and other.when_unsatisfiable == c.when_unsatisfiable:
-            out.append(helper.duplicate(p, f"{{{c.topology_key}, {c.when_unsatisfiable}}}"))
-            break
-    return out
-
-
-@dataclass(frozen=True)
-class PodTopologySpreadArgs:
-    default_constraints: tuple[TopologySpreadConstraint, ...] = ()
-    defaulting_type: str = SYSTEM_DEFAULTING
-
-    @classmethod
-    def decode(cls, raw: Mapping[str, Any] | None, path: str) -> tuple[PodTopologySpreadArgs, list[str]]:
-        problems: list[str] = []
-        r = helper.ArgsReader(raw, path, problems, ARGS_KIND)
-        raw_constraints = r.get_list("defaultConstraints") or []
-        defaulting = r.get_str("defaultingType", "") or SYSTEM_DEFAULTING
-        r.finish()
-        list_path = r.at("defaultConstraints")
-        constraints = tuple(
-            _decode_constraint(c, f"{list_path}[{i}]", problems) for i, c in enumerate(raw_constraints)
-        )
-        if defaulting not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-            problems.append(
-                helper.not_supported(r.at("defaultingType"), defaulting, [LIST_DEFAULTING, SYSTEM_DEFAULTING])
-            )
-        elif defaulting == SYSTEM_DEFAULTING and constraints:
-            problems.append(
-                helper.invalid(r.at("defaultingType"), defaulting, "when .defaultConstraints are not empty")
-            )
-        for i in range(len(constraints)):
-            problems.extend(_constraint_problems(constraints, i, list_path))
-        return cls(constraints, defaulting), problems
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"defaultingType": self.defaulting_type}
-        if self.default_constraints:
-            out["defaultConstraints"] = [c.to_dict() for c in self.default_constraints]
-        return out
-
-    def effective_default_constraints(self) -> tuple[TopologySpreadConstraint, ...]:
-        """What the plugin applies to pods without constraints of their own."""
-        if self.defaulting_type == SYSTEM_DEFAULTING:
-            return SYSTEM_DEFAULT_CONSTRAINTS
-        return self.default_constraints
-
-
-# --- label selectors (metav1.LabelSelectorAsSelector) -------------------------------------------------------------
-
-
-def _go_quote(value: str) -> str:
-    return json.dumps(value)
-
-
-def _requirement_error(key: str, values: Sequence[str], op: str) -> str | None:
-    """The first problem ``labels.NewRequirement`` reports for one requirement, in its wording (paths relative)."""
-    key_problems = helper.qualified_name_problems(key, "key")
-    if key_problems:
-        return key_problems[0]
-    shown = "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
-    if op in ("In", "NotIn") and not values:
-        return f"values: Invalid value: {shown}: for 'in', 'notin' operators, values set can't be empty"
-    if op in ("Exists", "DoesNotExist") and values:
-        return f"values: Invalid value: {shown}: values set must be empty for exists and does not exist"
-    for i, v in enumerate(values):
-        value_problems = helper.label_value_problems(v, f"values[{i}]")
-        if value_problems:
-            return value_problems[0]
-    return None
-
-
-def label_selector_as_selector(raw: Any) -> tuple[selectors.Selector | None, str | None]:
-    """``metav1.LabelSelectorAsSelector``: (selector, error).
-
-    ``None`` (a nil selector) gives ``(None, None)``: it matches nothing. ``{}`` gives the empty selector, which
-    matches everything. A malformed selector gives ``(None, message)`` with upstream's message; callers turn it
-    into the status upstream returns, never an exception.
-    """
-    if raw is None:
-        return None, None
-    if not isinstance(raw, Mapping):
-        return None, f"invalid label selector: {helper.go_value(raw)}"
-    match_labels = raw.get("matchLabels") or {}
-    expressions = raw.get("matchExpressions") or []
-    if not isinstance(match_labels, Mapping) or not isinstance(expressions, list):
-        return None, "invalid label selector: matchLabels must be a map and matchExpressions a list"
-    if not match_labels and not expressions:
-        return selectors.EVERYTHING, None
-    reqs: list[selectors.Requirement] = []
-    for k, v in match_labels.items():
-        err = _requirement_error(str(k), [str(v)], "In")
-        if err:
-            return None, err
-        reqs.append(selectors.Requirement(str(k), "In", (str(v),)))
-    for expr in expressions:
-        if not isinstance(expr, Mapping):
-            return None, f"invalid label selector requirement: {helper.go_value(expr)}"
-        op = str(expr.get("operator") or "")
-        if op not in _SELECTOR_OPERATORS:
-            return None, f"{_go_quote(op)} is not a valid label selector operator"
-        key = str(expr.get("key") or "")
-        raw_values = expr.get("values") or ()
-        if not isinstance(raw_values, (list, tuple)):
-            return None, f"values: Invalid value: {helper.go_value(raw_values)}: must be a list"
-        values = tuple(str(v) for v in raw_values)
-        err = _requirement_error(key, values, op)
-        if err:
-            return None, err
-        reqs.append(selectors.Requirement(key, op, values))
-    return selectors.Selector(tuple(reqs)), None
-
-
-def selector_matches(sel: selectors.Selector | None, labels: Mapping[str, str]) -> bool:
-    """Nil matches nothing, empty matches everything."""
-    return sel is not None and sel.matches(labels)
 
 
 def _pod_counter(sel: selectors.Selector, namespace: str) -> Callable[[NodeInfo], int]:
@@ -306,32 +123,6 @@ def count_matching_pods(pods: Sequence[PodInfo], sel: selectors.Selector | None,
         if sel.matches(p.labels):
             n += 1
     return n
-
-
-# --- non-pod objects through the handle ---------------------------------------------------------------------------
-
-
-def list_objects(handle: Any, kind: str, namespace: str | None) -> Sequence[Mapping[str, Any]]:
-    """Objects of ``kind`` (in ``namespace``; None = all) from the handle's optional object lister
-    (:func:`berth.schedule.plugins.volumes.lister_of`: ``handle.objects`` or ``handle.list_objects``). Nothing
-    when the handle has none or it fails -- upstream also ignores lister errors when building default selectors.
-    """
-    try:
-        objs = [o for o in volumes.lister_of(handle).list(kind) or () if isinstance(o, Mapping)]
-    except Exception:  # a broken lister must not break scheduling
-        return ()
-    if namespace is None:
-        return objs
-    return [o for o in objs if str((o.get("metadata") or {}).get("namespace") or "default") == namespace]
-
-
-def get_object(handle: Any, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-    """One object by key from the handle's optional object lister (None when absent or the lister fails)."""
-    try:
-        obj = volumes.lister_of(handle).get(kind, namespace, name)
-    except Exception:  # a broken lister must not break scheduling
-        return None
-    return obj if isinstance(obj, Mapping) else None
 
 
 _RC_KIND = ("v1", "ReplicationController")
@@ -914,14 +705,8 @@ class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, 
 
     # --- PreScore / Score / NormalizeScore ---------------------------------------------------------------------
 
-    def _all_nodes(self, fallback: Sequence[NodeInfo]) -> Sequence[NodeInfo]:
-        try:
-            return self.handle.snapshot().node_infos()
-        except Exception:  # a handle without a snapshot (unit use): the nodes we were given are all we know
-            return fallback
-
     def pre_score(self, state: fw.CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> fw.Status:
-        all_nodes = self._all_nodes(nodes)
+        all_nodes = self.handle.snapshot().node_infos()
         if not all_nodes:
             return fw.skip()
         own = _has_own_constraints(pod)
@@ -1211,5 +996,5 @@ SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=PodTopologySpread,
     args_type=PodTopologySpreadArgs,
-    reads=("pods", "nodes", "services", "replicasets", "statefulsets", "replicationcontrollers"),
+    api_access=("pods", "nodes", "services", "replicasets", "statefulsets", "replicationcontrollers"),
 )

@@ -30,4 +30,4 @@ class PrioritySort(fw.QueueSortPlugin):
         return (-qp.pod_info.priority, qp.timestamp, qp.sequence)
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=PrioritySort, reads=("pods",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=PrioritySort, api_access=("pods",))

@@ -33,4 +33,4 @@ class SchedulingGates(fw.PreEnqueuePlugin):
         return (fw.ClusterEvent("Pod", "UpdatePodSchedulingGatesEliminated"),)
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=SchedulingGates, reads=("pods",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=SchedulingGates, api_access=("pods",))

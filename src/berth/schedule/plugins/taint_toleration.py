@@ -220,4 +220,4 @@ def is_schedulable_after_pod_toleration_change(pod: PodInfo, old: Any, new: Any)
     return helper.queue_if(helper.raw_pod_uid(new) == pod.uid)
 
 
-SPEC = fw.PluginSpec(name=NAME, plugin_class=TaintToleration, reads=("nodes",))
+SPEC = fw.PluginSpec(name=NAME, plugin_class=TaintToleration, api_access=("nodes",))

@@ -28,7 +28,7 @@ Upstream ``volumebinding`` at the level a simulation can honour:
 - PreScore/Score: upstream scores only with the alpha ``StorageCapacityScoring`` gate (``shape`` is rejected below
   as upstream rejects it with the gate off), so PreScore always skips.
 
-Live: a handle with a ``volume_writer`` (:class:`berth.schedule.plugins.volumes.VolumeWriter`) gets the PV and
+Live: a handle with a ``volume_writer`` (:class:`berth.schedule.framework.listers.VolumeWriter`) gets the PV and
 claim updates in PreBind instead of the simulated completion (upstream ``bindAPIUpdate``); a failed write is an
 Error ``binding volumes: ...``.
 
@@ -45,6 +45,7 @@ from typing import Any
 
 from berth.kube import objects, selectors
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.listers import VolumeWriter
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.plugins import volumes as vol
@@ -433,7 +434,7 @@ class VolumeBinding(
         pod_volumes = s.by_node.get(node_name)
         if pod_volumes is None:
             return fw.error(f'no pod volumes found for node "{node_name}"')
-        writer = vol.writer_of(self.handle)
+        writer = self.handle.volume_writer
         if writer is not None:
             return self._write_bindings(writer, pod_volumes)
         v = vol.Volumes(self.handle)
@@ -452,7 +453,7 @@ class VolumeBinding(
         return fw.SUCCESS
 
     @staticmethod
-    def _write_bindings(writer: vol.VolumeWriter, pod_volumes: PodVolumes) -> fw.Status:
+    def _write_bindings(writer: VolumeWriter, pod_volumes: PodVolumes) -> fw.Status:
         """Live: upstream ``bindAPIUpdate`` -- the PVs with their claimRef, then the claims to provision with their
         selected node. The PV controller and the provisioner finish the binding; the informers bring the result
         back (a newer resourceVersion replaces the assumptions). Upstream then waits up to ``bindTimeoutSeconds``
@@ -583,7 +584,7 @@ SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=VolumeBinding,
     args_type=VolumeBindingArgs,
-    reads=(
+    api_access=(
         "persistentvolumes",
         "persistentvolumeclaims",
         "storageclasses",

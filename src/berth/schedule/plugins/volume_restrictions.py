@@ -183,5 +183,5 @@ class VolumeRestrictions(fw.PreFilterPlugin, fw.FilterPlugin):
 SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=VolumeRestrictions,
-    reads=("pods", "persistentvolumeclaims"),
+    api_access=("pods", "persistentvolumeclaims"),
 )

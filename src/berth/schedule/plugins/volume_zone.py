@@ -149,5 +149,5 @@ class VolumeZone(fw.PreFilterPlugin, fw.FilterPlugin):
 SPEC = fw.PluginSpec(
     name=NAME,
     plugin_class=VolumeZone,
-    reads=("persistentvolumes", "persistentvolumeclaims", "storageclasses"),
+    api_access=("persistentvolumes", "persistentvolumeclaims", "storageclasses"),
 )

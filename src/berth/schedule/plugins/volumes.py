@@ -4,12 +4,9 @@ Why it exists: VolumeBinding, VolumeRestrictions, VolumeZone and NodeVolumeLimit
 PersistentVolumes, StorageClasses and CSI objects, and upstream spells the same rules (a claim's class, "not found"
 errors, zone labels, node affinity of a PV) in shared helpers. Keeping them here gives each rule one home.
 
-Where objects come from. The framework handle may offer an ``objects`` attribute implementing
-:class:`ObjectLister` (``list(kind)`` and ``get(kind, namespace, name)``, raw dicts). In simulation it is fed from
-the cluster and workload files (the Scheduler's ``ObjectCache``); live, from informers. A handle with only a
-``list_objects(kind, namespace)`` method is adapted; a handle with neither has *no* storage objects, so a pod naming
-a claim gets upstream's ``persistentvolumeclaim "<name>" not found`` -- never an exception. :class:`ObjectStore` is
-a plain in-memory lister for tests and tools.
+Where objects come from: ``handle.objects``, an :class:`~berth.schedule.framework.listers.ObjectLister` fed from
+the cluster and workload files in simulation and from informers live. A claim it does not hold gets upstream's
+``persistentvolumeclaim "<name>" not found`` -- never an exception.
 
 The assume cache (upstream ``PVAssumeCache``/``PVCAssumeCache``). VolumeBinding's Reserve records the PV it picked
 (``spec.claimRef`` set) or the claim it provisions for (annotation ``volume.kubernetes.io/selected-node``) here;
@@ -34,12 +31,13 @@ StorageClass without ``volumeBindingMode`` is Immediate (the API default). :func
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from berth.kube import quantity, selectors
-from berth.schedule.framework.interface import Code, Status
+from berth.schedule.framework.interface import Code, Handle, Status
+from berth.schedule.framework.listers import ObjectLister
 from berth.schedule.framework.types import PodInfo
 
 Obj = Mapping[str, Any]
@@ -92,103 +90,6 @@ _RESOURCE_OF_KIND = {
 def not_found(kind: str, name: str) -> str:
     """Upstream's NotFound message, e.g. ``persistentvolumeclaim "data" not found``."""
     return f'{_RESOURCE_OF_KIND.get(kind, kind.lower())} "{name}" not found'
-
-
-# --- where objects come from ---------------------------------------------------------------------------------------
-
-
-@runtime_checkable
-class ObjectLister(Protocol):
-    """Non-pod objects by kind, as the framework handle's optional ``objects`` attribute offers them.
-
-    ``list(kind)`` returns every object of ``kind`` (all namespaces); ``get(kind, namespace, name)`` one object or
-    None (``namespace`` is "" for cluster-scoped kinds). Kinds used here: see :data:`KINDS`.
-    """
-
-    def list(self, kind: str) -> Sequence[Obj]: ...
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj | None: ...
-
-
-class _NoObjects:
-    def list(self, kind: str) -> Sequence[Obj]:
-        return ()
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
-        return None
-
-
-class _ListObjectsAdapter:
-    """Adapts a ``list_objects(kind, namespace)`` callable (the PodTopologySpread convention) to ObjectLister."""
-
-    def __init__(self, fn: Callable[[str, str | None], Sequence[Obj]]) -> None:
-        self._fn = fn
-
-    def list(self, kind: str) -> Sequence[Obj]:
-        return [o for o in self._fn(kind, None) or () if isinstance(o, Mapping)]
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
-        for o in self._fn(kind, namespace or None) or ():
-            meta = o.get("metadata") or {}
-            if meta.get("name") == name and str(meta.get("namespace") or "") in ("", namespace):
-                return o
-        return None
-
-
-NO_OBJECTS: ObjectLister = _NoObjects()
-
-
-class ObjectStore:
-    """A plain in-memory :class:`ObjectLister` over raw objects (what a simulation can hand the scheduler).
-
-    Objects are keyed by kind, namespace ("" for cluster-scoped kinds) and name; a later object with the same key
-    replaces an earlier one. ``list`` keeps insertion order.
-    """
-
-    CLUSTER_SCOPED = frozenset(
-        {PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, VOLUME_ATTACHMENT, "Node", "Namespace", "PriorityClass"}
-    )
-
-    def __init__(self, objects: Iterable[Obj] = ()) -> None:
-        self._by_kind: dict[str, dict[tuple[str, str], Obj]] = {}
-        for o in objects:
-            self.add(o)
-
-    def add(self, obj: Obj) -> None:
-        kind = str(obj.get("kind") or "")
-        ns = "" if kind in self.CLUSTER_SCOPED else str(meta(obj).get("namespace") or "default")
-        self._by_kind.setdefault(kind, {})[(ns, name_of(obj))] = obj
-
-    def list(self, kind: str) -> Sequence[Obj]:
-        return list(self._by_kind.get(kind, {}).values())
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
-        ns = "" if kind in self.CLUSTER_SCOPED else (namespace or "default")
-        return self._by_kind.get(kind, {}).get((ns, name))
-
-
-def lister_of(handle: Any) -> ObjectLister:
-    """The handle's object lister: ``handle.objects``, else an adapter over ``handle.list_objects``, else none."""
-    objs = getattr(handle, "objects", None)
-    if objs is not None and callable(getattr(objs, "list", None)) and callable(getattr(objs, "get", None)):
-        return objs  # type: ignore[no-any-return]
-    fn = getattr(handle, "list_objects", None)
-    if callable(fn):
-        return _ListObjectsAdapter(fn)
-    return NO_OBJECTS
-
-
-class VolumeWriter(Protocol):
-    """Live only: writes a PV or claim through the API (``handle.volume_writer``; upstream's client updates in
-    VolumeBinding's PreBind). ``update`` raises on failure; its message becomes the PreBind error."""
-
-    def update(self, obj: Obj) -> Any: ...
-
-
-def writer_of(handle: Any) -> VolumeWriter | None:
-    """The handle's optional volume writer (None in simulation: PreBind completes bindings in the assume cache)."""
-    writer = getattr(handle, "volume_writer", None)
-    return writer if writer is not None and callable(getattr(writer, "update", None)) else None
 
 
 # --- small accessors -----------------------------------------------------------------------------------------------
@@ -459,28 +360,15 @@ class AssumeCache:
         self.pvcs.pop(key, None)
 
 
-_SHARED: weakref.WeakKeyDictionary[Any, AssumeCache] = weakref.WeakKeyDictionary()
-_NO_OBJECTS_CACHE = AssumeCache()
+_SHARED: weakref.WeakKeyDictionary[ObjectLister, AssumeCache] = weakref.WeakKeyDictionary()
 
 
 def assume_cache_for(objects: ObjectLister) -> AssumeCache:
     """The one assume cache of a lister (so every profile's plugins see the same assumptions)."""
-    if isinstance(objects, _ListObjectsAdapter):
-        key: Any = getattr(objects._fn, "__self__", objects._fn)
-    else:
-        key = objects
-    if objects is NO_OBJECTS:
-        return _NO_OBJECTS_CACHE
-    try:
-        cache = _SHARED.get(key)
-        if cache is None:
-            cache = _SHARED[key] = AssumeCache()
-        return cache
-    except TypeError:  # not weak-referenceable or not hashable: one cache per lister object id
-        return _BY_ID.setdefault(id(key), AssumeCache())
-
-
-_BY_ID: dict[int, AssumeCache] = {}
+    cache = _SHARED.get(objects)
+    if cache is None:
+        cache = _SHARED[objects] = AssumeCache()
+    return cache
 
 
 class Volumes:
@@ -488,8 +376,8 @@ class Volumes:
 
     __slots__ = ("cache", "objects")
 
-    def __init__(self, handle: Any) -> None:
-        self.objects = lister_of(handle)
+    def __init__(self, handle: Handle) -> None:
+        self.objects = handle.objects
         self.cache = assume_cache_for(self.objects)
 
     def pvc(self, namespace: str, name: str) -> Obj | None:

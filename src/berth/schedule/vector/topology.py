@@ -618,12 +618,5 @@ def index_for(handle: Any, owner: Any) -> NodeIndex:
 def synced_index(handle: Any, owner: Any, nodes: Sequence[NodeInfo]) -> NodeIndex:
     """:func:`index_for`, brought in step with ``nodes`` (the snapshot's list when the handle has a snapshot)."""
     index = index_for(handle, owner)
-    try:
-        snapshot = handle.snapshot()
-    except Exception:  # a handle without a snapshot (unit use): compare the rows instead of reading the log
-        snapshot = None
-    if snapshot is not None and getattr(snapshot, "node_infos", None) is not None:
-        index.sync(nodes, snapshot)
-    else:
-        index.sync(nodes, None)
+    index.sync(nodes, handle.snapshot())
     return index

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from berth.install import package, revisions, setup
+from berth.install import package, revisions, swap
 from berth.kube import yamlio
 
 from .conftest import Run, edge_next_chart, tree_digest
@@ -105,17 +105,17 @@ def test_a_killed_swap_is_finished_or_undone_by_the_next_recover(
     work, stage = work_dir(tmp_path)
     kill_at(monkeypatch, k, after)
     with pytest.raises(Killed):
-        setup.swap(stage, work, NAMES)
+        swap.swap(stage, work, NAMES)
     monkeypatch.undo()
-    assert (work / setup.SWAP_JOURNAL).is_file()
+    assert (work / swap.SWAP_JOURNAL).is_file()
     if not stage_left:  # the owner's `finally` ran (any exception but kill -9)
         shutil.rmtree(stage)
-    line = setup.recover(work)
+    line = swap.recover(work)
     assert line is not None and line.startswith("recovered an interrupted swap")
     assert ("finished it" in line) == (expected == "new")
     assert capsys.readouterr().err == f"{line}\n"
     assert held(work) == expected and leftovers(work) == []
-    assert setup.recover(work) is None  # nothing left to do
+    assert swap.recover(work) is None  # nothing left to do
 
 
 @pytest.mark.parametrize("j", [1, 2, 3])
@@ -126,12 +126,12 @@ def test_a_recovery_killed_part_way_is_undone_again(
     work, stage = work_dir(tmp_path)
     kill_at(monkeypatch, 4, False)
     with pytest.raises(Killed):
-        setup.swap(stage, work, NAMES)
+        swap.swap(stage, work, NAMES)
     kill_at(monkeypatch, j, False)
     with pytest.raises(Killed):
-        setup.recover(work)
+        swap.recover(work)
     monkeypatch.undo()
-    assert setup.recover(work) is not None
+    assert swap.recover(work) is not None
     assert held(work) == "old" and leftovers(work) == []
 
 
@@ -142,9 +142,9 @@ def test_a_first_swap_killed_leaves_both_folders_or_neither(
     work, stage = work_dir(tmp_path, old=False)
     kill_at(monkeypatch, k, after)
     with pytest.raises(Killed):
-        setup.swap(stage, work, NAMES)
+        swap.swap(stage, work, NAMES)
     monkeypatch.undo()
-    assert setup.recover(work) is not None
+    assert swap.recover(work) is not None
     assert held(work) == expected and leftovers(work) == []
 
 
@@ -165,7 +165,7 @@ def test_a_failed_rename_or_ctrl_c_is_undone_at_once(
 
     monkeypatch.setattr(Path, "rename", rename)
     with pytest.raises(type(error)):
-        setup.swap(stage, work, NAMES)
+        swap.swap(stage, work, NAMES)
     monkeypatch.undo()
     assert held(work) == "old"
     assert leftovers(work) == [stage.name]  # its owner removes the stage
@@ -174,7 +174,7 @@ def test_a_failed_rename_or_ctrl_c_is_undone_at_once(
 def test_a_load_waits_for_a_swap_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A command loading the work dir while another swaps must not take the live journal for a crashed one."""
     work, stage = work_dir(tmp_path)
-    owner = os.open(stage, os.O_RDONLY)  # the swapping command holds its stage, as setup.stage_dir does
+    owner = os.open(stage, os.O_RDONLY)  # the swapping command holds its stage, as swap.stage_dir does
     fcntl.flock(owner, fcntl.LOCK_EX)
     real = Path.rename
     paused, go = threading.Event(), threading.Event()
@@ -194,8 +194,8 @@ def test_a_load_waits_for_a_swap_in_progress(tmp_path: Path, monkeypatch: pytest
 
     monkeypatch.setattr(Path, "rename", rename)
     monkeypatch.setattr(fcntl, "flock", flock)
-    swapper = threading.Thread(target=setup.swap, args=(stage, work, NAMES), daemon=True)
-    loader = threading.Thread(target=setup.recover, args=(work,), daemon=True)
+    swapper = threading.Thread(target=swap.swap, args=(stage, work, NAMES), daemon=True)
+    loader = threading.Thread(target=swap.recover, args=(work,), daemon=True)
     swapper.start()
     paused.wait()
     loader.start()
@@ -219,11 +219,11 @@ def test_a_stage_whose_command_died_is_removed_and_a_live_one_kept(tmp_path: Pat
     work.mkdir()
     dead = Path(tempfile.mkdtemp(prefix=".berth-setup-", dir=work))  # its owner died: nobody holds it
     (dead / "package").mkdir()
-    with setup.stage_dir(work, ".berth-rollback-") as live:
-        line = setup.recover(work)
+    with swap.stage_dir(work, ".berth-rollback-") as live:
+        line = swap.recover(work)
         assert line is not None and dead.name in line and live.name not in line
         assert leftovers(work) == [live.name]
-        assert setup.recover(work) is None  # nothing more to do
+        assert swap.recover(work) is None  # nothing more to do
     assert leftovers(work) == []  # the owner removes its own stage when it ends
 
 
@@ -253,7 +253,7 @@ def test_setup_killed_mid_swap_then_plan_recovers(
     work = workdir_copy
     before = tree_digest(work / "package"), tree_digest(work / "out")
     assert versions(work) == ("0.3.0", "0.3.0")
-    journal = work / setup.SWAP_JOURNAL
+    journal = work / swap.SWAP_JOURNAL
     chart = edge_next_chart(tmp_path)
     # As kill -9: from the kill on, nothing runs (setup's `finally` would remove its stage).
     kill_at(monkeypatch, k, after, journal.exists, lambda: monkeypatch.setattr(shutil, "rmtree", _noop))
@@ -289,7 +289,7 @@ def test_setup_interrupted_by_ctrl_c_mid_swap_leaves_the_old_pair(
     calls = [0]
 
     def rename(self: Path, target: Any) -> Path:
-        if (work / setup.SWAP_JOURNAL).exists():
+        if (work / swap.SWAP_JOURNAL).exists():
             calls[0] += 1
             if calls[0] == 3:
                 raise KeyboardInterrupt
@@ -311,9 +311,7 @@ def test_a_normal_setup_leaves_no_journal(run: Run, workdir_copy: Path, tmp_path
 
 
 def test_a_journal_berth_did_not_write_is_refused(run: Run, workdir_copy: Path) -> None:
-    (workdir_copy / setup.SWAP_JOURNAL).write_text(
-        "spec: {stage: ../elsewhere, names: [out], replaced: []}\n"
-    )
+    (workdir_copy / swap.SWAP_JOURNAL).write_text("spec: {stage: ../elsewhere, names: [out], replaced: []}\n")
     r = run("install", "plan", "--work-dir", workdir_copy)
     assert r.code == 2 and "not a swap journal berth wrote" in r.err
     assert (workdir_copy / "out").is_dir()
