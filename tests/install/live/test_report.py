@@ -150,6 +150,17 @@ def test_an_uninstall_is_drawn_with_its_deletions(
     assert "pre-delete" in [s.phase for s in t.steps] and "✓ uninstall result" in page
 
 
+def test_no_report_when_the_run_wrote_no_receipt(
+    capsys: pytest.CaptureFixture[str], edge_work: Path, tmp_path: Path
+) -> None:
+    page = tmp_path / "never.html"
+    missing = tmp_path / "no-such-kubeconfig"
+    res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", missing, "--report", page)
+    assert res.code != 0  # the connection error, as without --report
+    assert "no report: the run stopped before it wrote a receipt" in res.err
+    assert not page.exists()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
