@@ -28,14 +28,15 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from berth.install import kubeops, layout, receipt, revisions, workdir
+from berth.install import kubeops, layout, lock, receipt, revisions, workdir
 from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
 from berth.kube import objects, yamlio
@@ -78,6 +79,23 @@ class ApplyOptions:
     wait: bool = True
     """Add the plan's readiness step (like ``helm --wait``)."""
     preflight: bool = True
+    wait_lock: bool = False
+    """Wait for another command holding the work dir (:mod:`berth.install.lock`) instead of refusing (exit 2)."""
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def locked(fn: Callable[Concatenate[ApplyOptions, _P], _R]) -> Callable[Concatenate[ApplyOptions, _P], _R]:
+    """Run a live command holding its work dir's lock (one writer per work dir: :mod:`berth.install.lock`)."""
+
+    def run(options: ApplyOptions, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with lock.hold(options.work_dir, options.wait_lock):
+            return fn(options, *args, **kwargs)
+
+    functools.update_wrapper(run, fn)
+    return run
 
 
 def live_command(action: plan_mod.Action, work_dir: Path | str) -> str:
@@ -840,6 +858,7 @@ def _changed_error(inst: Installed, release: str, context: str, work: Path) -> I
     return InputError(text)
 
 
+@locked
 def run(options: ApplyOptions, reporter: Reporter | None = None) -> Outcome:
     """``berth install apply``: the install plan; on a release the work dir records installed here, its objects
     again without any hook (``helm install`` refuses a release name in use; install hooks never run twice)."""

@@ -65,7 +65,11 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+WAIT_LOCK_HELP = "When another berth command is using WORK_DIR, wait for it instead of refusing (exit 2)."
+
+
 def _runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--wait-lock", is_flag=True, help=WAIT_LOCK_HELP)(fn)
     fn = click.option(
         "--timeout", default="5m", show_default=True, help="Per hook and per wait (300, 90s, 5m)."
     )(fn)
@@ -96,6 +100,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         resume: bool,
         dry_run: bool,
         force_conflicts: bool,
+        wait_lock: bool,
         **own: Any,
     ) -> Any:
         from berth.install import apply
@@ -108,6 +113,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             resume,
             dry_run,
             force_conflicts,
+            wait_lock=wait_lock,
         )
         return fn(opts, **own)
 

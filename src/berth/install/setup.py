@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.install import chart as chart_mod
-from berth.install import collector, helm, layout, package, revisions, wizard
+from berth.install import collector, helm, layout, lock, package, revisions, wizard
 from berth.install import split as split_mod
 from berth.install import swap as swap_mod
 from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
@@ -49,6 +49,8 @@ class SetupOptions:
     context: str | None = None
     api_versions: tuple[str, ...] | None = None
     """``--api-versions`` flags (None: keep the earlier run's)."""
+    wait_lock: bool = False
+    """Wait for another command holding the work dir (:mod:`berth.install.lock`) instead of refusing."""
 
 
 @dataclass(frozen=True)
@@ -157,13 +159,14 @@ def run(
     against ``cluster`` (default: a client for ``opts.kubeconfig``/``opts.context``)."""
     work = opts.work_dir.resolve()
     fresh = not work.exists()
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        return _run(opts, work, prompt, cluster)
-    except BaseException:
-        if fresh and not any(work.iterdir()):
-            work.rmdir()  # a first setup that failed leaves no empty work dir behind
-        raise
+    with lock.hold(work, opts.wait_lock, create=True):
+        try:
+            return _run(opts, work, prompt, cluster)
+        except BaseException:
+            if fresh and [p.name for p in work.iterdir()] == [lock.LOCK_FILE]:
+                lock.release_file(work)  # a first setup that failed leaves no empty work dir behind
+                work.rmdir()
+            raise
 
 
 def _run(
@@ -173,6 +176,33 @@ def _run(
     cluster: collector.LiveCluster | None,
 ) -> SetupResult:
     swap_mod.recover(work)  # setup reads W/out (earlier answers, the render it records as a revision)
+    committed: list[int | None] = []
+
+    def in_place() -> str:
+        recorded = committed[0] if committed else None
+        return (
+            f"interrupted, but setup had already put the new render in place: {work / 'out'} holds it and "
+            f"{work / 'package'} its package"
+            + (f"; the render it replaced is recorded as revision {recorded}" if recorded is not None else "")
+        )
+
+    try:
+        return _stage_and_swap(opts, work, prompt, cluster, committed, in_place)
+    except KeyboardInterrupt:
+        if committed:
+            raise lock.InterruptedAfterCommit(in_place()) from None
+        raise
+
+
+def _stage_and_swap(
+    opts: SetupOptions,
+    work: Path,
+    prompt: Callable[[package.Input], str] | None,
+    cluster: collector.LiveCluster | None,
+    committed: list[int | None],
+    in_place: Callable[[], str],
+) -> SetupResult:
+    """Build everything in a stage folder, then swap it in (the commit: ``committed`` gets the recorded revision)."""
     with swap_mod.stage_dir(work, ".berth-setup-") as stage:
         ref = Path(opts.ref)
         if ref.is_dir() and (ref / package.MANIFEST).is_file():
@@ -255,7 +285,9 @@ def _run(
         (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
         shutil.rmtree(stage / "scratch", ignore_errors=True)
-        swap_mod.swap(stage, work, ("package", "out"))
+        with lock.no_interrupt(in_place):  # a Ctrl-C from here on reports the new render in place
+            swap_mod.swap(stage, work, ("package", "out"))
+            committed.append(recorded)
     out_dir = work / "out"
     n_manifests = len(result.ordinary) + len(result.crds)
     lines = [

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from berth.install import apply, receipt, setup, workdir
+from berth.install import apply, lock, receipt, setup, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -101,6 +101,7 @@ def rerender(
         reporter.print(line.replace(str(work), shown_as) if shown_as else line)
 
 
+@apply.locked
 def run(
     options: apply.ApplyOptions, source: UpgradeSource | None, reporter: apply.Reporter | None = None
 ) -> apply.Outcome:
@@ -131,11 +132,32 @@ def run(
         old = workdir.load_workdir(work)
         if options.dry_run:
             return _dry_run(options, source, old, reporter)
-        rerender(work, source, old.namespace, reporter)
-        new = workdir.load_workdir(work)
-        reporter.print("Changes to release objects:")
-        for line in diff_lines(old, new):
-            reporter.print(f"  {line}")
+        try:
+            rerender(work, source, old.namespace, reporter)
+        except lock.InterruptedAfterCommit as exc:
+            raise lock.InterruptedAfterCommit(
+                f"{exc}; nothing was applied to the cluster: upgrade to it with "
+                f"{apply.live_command(plan_mod.Action.UPGRADE, work)}"
+            ) from None
+        runs_before = len(receipt.receipts(work, plan_mod.Action.UPGRADE.value))
+        try:
+            new = workdir.load_workdir(work)
+            reporter.print("Changes to release objects:")
+            for line in diff_lines(old, new):
+                reporter.print(f"  {line}")
+            return _execute(options, work, reporter)
+        except KeyboardInterrupt:
+            command = apply.live_command(plan_mod.Action.UPGRADE, work)
+            started = len(receipt.receipts(work, plan_mod.Action.UPGRADE.value)) > runs_before
+            raise lock.InterruptedAfterCommit(
+                f"interrupted: {work / 'out'} already holds the new render (set up from {source.ref}); "
+                + (
+                    f"the upgrade on the cluster stopped where its receipt in {work / receipt.RUNS_DIR} says: "
+                    f"continue it with {command} --resume"
+                    if started
+                    else f"nothing was applied to the cluster: upgrade to it with {command}"
+                )
+            ) from None
     return _execute(options, work, reporter)
 
 
