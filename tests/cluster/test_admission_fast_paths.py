@@ -1,6 +1,6 @@
 """Admission fast paths give exactly what the general paths give: decode verdicts, create managedFields, keys.
 
-The general paths (``validation._type_error``, ``patch.record_update`` against an empty old object, the JSON
+The general paths (``decoding._type_error``, ``patch.record_update`` against an empty old object, the JSON
 encoder) are the oracle; objects are drawn from the built-in schemas with random deviations (wrong types, unknown
 fields, floats into integers, bad base64, nulls) so both the passing and the failing branches are compared.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
-from berth.cluster import patch, schema, validation
+from berth.cluster import decoding, managed_fields, names, patch, patch_json, schema, validation
 
 KINDS = [
     (f"{group}/{version}" if group else version, kind)
@@ -77,9 +77,9 @@ def draw_object(data: st.DataObject, odds: int = 8) -> tuple[dict[str, Any], sch
 @given(data=st.data())
 def test_decode_fast_verdict_is_the_general_verdict(data: st.DataObject) -> None:
     obj, node, kind = draw_object(data)
-    general = validation._type_error(copy.deepcopy(obj), node, (), kind)
+    general = decoding._type_error(copy.deepcopy(obj), node, (), kind)
     event("decodes" if general is None else "decode error")
-    assert validation._decodes(obj, node) == (general is None)
+    assert decoding._decodes(obj, node) == (general is None)
     err = validation.decode_error(obj)
     assert (err is None) == (general is None)
     if err is not None:
@@ -128,13 +128,16 @@ JSON = st.recursive(
 @given(value=JSON)
 def test_canonical_json_is_the_encoders(value: Any) -> None:
     expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    assert patch._canon(value) == expected
+    assert managed_fields.canon(value) == expected
 
 
 def test_list_item_keys_take_the_direct_form() -> None:
-    assert patch._canon({"containerPort": 80, "protocol": "TCP"}) == '{"containerPort":80,"protocol":"TCP"}'
-    assert patch._canon({"name": 'we"b'}) == '{"name":"we\\"b"}'
-    assert patch._canon({"n": True}) == '{"n":true}'
+    assert (
+        managed_fields.canon({"containerPort": 80, "protocol": "TCP"})
+        == '{"containerPort":80,"protocol":"TCP"}'
+    )
+    assert managed_fields.canon({"name": 'we"b'}) == '{"name":"we\\"b"}'
+    assert managed_fields.canon({"n": True}) == '{"n":true}'
 
 
 @settings(max_examples=300, deadline=None)
@@ -143,17 +146,17 @@ def test_list_item_keys_take_the_direct_form() -> None:
 )
 def test_remembered_syntax_checks_answer_as_the_checks(value: str) -> None:
     for cached, check in [
-        (validation._dns1123_label_problems, validation.is_dns1123_label),
-        (validation._qualified_name_problems, validation.is_qualified_name),
-        (validation._label_value_problems, validation.is_label_value),
-        (validation._config_key_problems, validation.is_config_map_key),
+        (names.dns1123_label_problems, validation.is_dns1123_label),
+        (names._qualified_name_problems, validation.is_qualified_name),
+        (names._label_value_problems, validation.is_label_value),
+        (names.config_key_problems, validation.is_config_map_key),
     ]:
         assert cached(value) == check(value)
         assert cached(value) == check(value)  # the second answer may come from memory
 
 
 def test_remembered_syntax_checks_are_bounded() -> None:
-    cached = validation._KnownGood(validation.is_dns1123_label)
+    cached = names._KnownGood(validation.is_dns1123_label)
     for i in range(cached.LIMIT + 10):
         assert cached(f"ns-{i}") == []
     assert len(cached._ok) == cached.LIMIT
@@ -208,14 +211,14 @@ FIELD_TREES = st.recursive(
 @given(raw=FIELD_TREES)
 def test_fields_v1_decoding_and_reuse(raw: dict[str, Any]) -> None:
     paths: set[tuple[str, ...]] = set()
-    canonical = patch._decode_into(raw, (), paths)
+    canonical = managed_fields._decode_into(raw, (), paths)
     event("kept as is" if canonical else "re-encoded")
     assert paths == reference_decode(raw) == patch.decode_fields(raw)
     encoded = patch.encode_fields(paths)
     assert json.dumps(encoded) == json.dumps(reference_encode(paths))
     if canonical:  # what is kept is byte for byte what re-encoding would write
         assert json.dumps(encoded) == json.dumps(raw)
-    assert patch._decode_into(encoded, (), set())  # whatever berth writes is kept the next time
+    assert managed_fields._decode_into(encoded, (), set())  # whatever berth writes is kept the next time
 
 
 def test_untouched_managers_keep_their_fields_object() -> None:
@@ -236,7 +239,7 @@ def test_untouched_managers_keep_their_fields_object() -> None:
 
 
 def reference_json_equal(a: Any, b: Any) -> bool:
-    """patch._json_equal as first written (the oracle)."""
+    """patch_json._json_equal as first written (the oracle)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
@@ -258,5 +261,5 @@ CLOSE_JSON = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(a=CLOSE_JSON, b=CLOSE_JSON)
 def test_json_equality_is_the_reference(a: Any, b: Any) -> None:
-    assert patch._json_equal(a, b) == reference_json_equal(a, b)
-    assert patch._json_equal(a, a) and patch._json_equal(b, b)
+    assert patch_json._json_equal(a, b) == reference_json_equal(a, b)
+    assert patch_json._json_equal(a, a) and patch_json._json_equal(b, b)

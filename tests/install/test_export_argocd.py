@@ -276,7 +276,7 @@ def render_of(hooks: list[Any], ordinary: list[Any]) -> split.Split:
 
 
 def plans_for(render: split.Split) -> export.Plans:
-    return export.plans_of(lambda action: plan.build(render, action, "r", NS), render, 300)
+    return export.plans_of(lambda action: plan.build(action, plan.PlanInputs(render, "r", NS)), render, 300)
 
 
 def reader_for(render: split.Split) -> Any:
@@ -576,6 +576,8 @@ def test_plan_for_argocd_puts_each_step_beside_argo(run: Run, edge_workdir: Path
     crd = next(line for line in lines if "CustomResourceDefinition gadgets" in line)
     assert "Sync wave 0" in crd and "≠ 1" in crd
     assert "Argo CD only (Helm runs these in another action):" in res.out
+    only = next(line for line in lines if line.strip().startswith("Job edge/upgrade-check (pre-upgrade)"))
+    assert "PreSync wave 7" in only and "≠" in only
     assert "The same in 20 of 23 row(s)." in res.out
     data = json.loads(run("install", "plan", "--work-dir", edge_workdir, "--for", "argocd", "-o", "json").out)
     assert data["action"] == "install"
@@ -637,3 +639,30 @@ def test_policies_map_from_the_plans_effective_policies() -> None:
     got = {i.ref.name: i.body["metadata"]["annotations"][HOOK_DELETE_POLICY] for i in x.items}
     assert got == {"d": "BeforeHookCreation", "f": "HookFailed,HookSucceeded"}
     assert POLICIES[DeletePolicy.BEFORE_HOOK_CREATION].value == "BeforeHookCreation"
+
+
+def test_a_crd_delete_hook_stays_a_hook_argo_never_deletes() -> None:
+    render, plans = synthetic(
+        hook_doc(
+            "CustomResourceDefinition",
+            "gone.x.example.com",
+            "post-delete",
+            "hook-succeeded",
+            "apiextensions.k8s.io/v1",
+        )
+    )
+    (item,) = translate(plans, reader_for(render)).items
+    assert item.body["metadata"]["annotations"][HOOK] == "PostDelete"
+    assert item.body["metadata"]["annotations"][HOOK_DELETE_POLICY] == "BeforeHookCreation"
+    assert any("Helm never deletes a CRD hook" in n for n in item.notes)
+
+
+def test_plan_for_argocd_uninstall_says_how_argo_deletes(run: Run, edge_workdir: Path) -> None:
+    res = run("install", "plan", "--work-dir", edge_workdir, "--for", "argocd", "--action", "uninstall")
+    assert res.code == 0, res.err
+    assert "Job edge/drain (weight 0)" in res.out and "PreDelete (all at once)" in res.out
+    assert "Argo CD never deletes a CRD with its Application" in res.out
+    assert (
+        "Argo CD deletes the Application's objects a wave at a time, the highest first (this one with Sync wave 3)"
+        in (res.out)
+    )

@@ -20,14 +20,13 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import Any
 
 from berth.cluster import errors as E
-from berth.cluster import rbac
+from berth.cluster import objmeta, rbac
+from berth.cluster.host import ApiHost
 from berth.kube.objects import Obj
-
-if TYPE_CHECKING:
-    from berth.cluster.api import Api
 
 ADMIN_USER = "kubernetes-admin"
 MASTERS = "system:masters"
@@ -70,7 +69,7 @@ def service_account_identity(namespace: str, name: str, uid: str = "") -> Identi
     )
 
 
-def identity_of(api: Api, user: str) -> Identity:
+def identity_of(api: ApiHost, user: str) -> Identity:
     """The identity behind an audit user name (in-process callers and the admin are masters)."""
     if user.startswith(SA_PREFIX):
         ns, _, name = user[len(SA_PREFIX) :].partition(":")
@@ -84,7 +83,7 @@ def identity_of(api: Api, user: str) -> Identity:
 _ADMIN_TOKENS: dict[int, str] = {}
 
 
-def admin_token(api: Api) -> str:
+def admin_token(api: ApiHost) -> str:
     """The cluster's admin bearer token (created on first use, kept in the store, cached per store)."""
     key = id(api.store)
     tok = _ADMIN_TOKENS.get(key)
@@ -98,7 +97,7 @@ def admin_token(api: Api) -> str:
     return tok
 
 
-def _signing_key(api: Api) -> bytes:
+def _signing_key(api: ApiHost) -> bytes:
     key = api.store.get_meta("sa-signing-key")
     if key is None:
         key = secrets.token_hex(32)
@@ -115,7 +114,7 @@ def _unb64(text: str) -> bytes:
 
 
 def issue_token(
-    api: Api, namespace: str, name: str, uid: str, seconds: int | None, audiences: list[str] | None = None
+    api: ApiHost, namespace: str, name: str, uid: str, seconds: int | None, audiences: list[str] | None = None
 ) -> tuple[str, int]:
     """A signed ServiceAccount JWT and its expiry (unix seconds; 0 = never, for legacy Secrets)."""
     now = int(time.time())
@@ -136,7 +135,7 @@ def issue_token(
     return f"{header}.{body}.{sig}", exp
 
 
-def authenticate(api: Api, authorization: str | None) -> Identity:
+def authenticate(api: ApiHost, authorization: str | None) -> Identity:
     """The identity for an ``Authorization`` header; raises 401 for anonymous or invalid credentials."""
     if not authorization or not authorization.lower().startswith("bearer "):
         raise E.unauthorized()
@@ -149,7 +148,7 @@ def authenticate(api: Api, authorization: str | None) -> Identity:
     return ident
 
 
-def impersonate(api: Api, ident: Identity, user: str, groups: list[str]) -> Identity:
+def impersonate(api: ApiHost, ident: Identity, user: str, groups: list[str]) -> Identity:
     """``kubectl --as USER [--as-group G]``: act as another identity. Only ``system:masters`` may impersonate
     (upstream checks the ``impersonate`` verb; the admin holds it through cluster-admin)."""
     if not ident.is_admin:
@@ -161,7 +160,7 @@ def impersonate(api: Api, ident: Identity, user: str, groups: list[str]) -> Iden
     return Identity(user, out)
 
 
-def verify_token(api: Api, token: str) -> Identity | None:
+def verify_token(api: ApiHost, token: str) -> Identity | None:
     parts = token.split(".")
     if len(parts) != 3:
         return None
@@ -183,12 +182,8 @@ def verify_token(api: Api, token: str) -> Identity | None:
     return service_account_identity(ns, name, uid)
 
 
-def token_request(api: Api, namespace: str, sa_name: str, request: Obj) -> Obj:
+def token_request(api: ApiHost, namespace: str, sa_name: str, request: Obj) -> Obj:
     """Answer ``POST serviceaccounts/<sa>/token`` with a TokenRequest carrying a signed token."""
-    from datetime import UTC, datetime
-
-    from berth.cluster.api import format_time
-
     sa = api.do_get(api.resource_type("serviceaccounts"), sa_name, namespace)
     spec = dict(request.get("spec") or {})
     seconds = int(spec.get("expirationSeconds") or DEFAULT_TOKEN_SECONDS)
@@ -213,11 +208,14 @@ def token_request(api: Api, namespace: str, sa_name: str, request: Obj) -> Obj:
         "apiVersion": "authentication.k8s.io/v1",
         "metadata": {"name": sa_name, "namespace": namespace, "creationTimestamp": None},
         "spec": spec,
-        "status": {"token": token, "expirationTimestamp": format_time(datetime.fromtimestamp(exp, UTC))},
+        "status": {
+            "token": token,
+            "expirationTimestamp": objmeta.format_time(datetime.fromtimestamp(exp, UTC)),
+        },
     }
 
 
-def fill_service_account_secret(api: Api, secret: Obj) -> None:
+def fill_service_account_secret(api: ApiHost, secret: Obj) -> None:
     """Legacy token Secrets (type ``kubernetes.io/service-account-token``) get a non-expiring token at create."""
     if secret.get("type") != "kubernetes.io/service-account-token":
         return
@@ -238,7 +236,7 @@ def fill_service_account_secret(api: Api, secret: Obj) -> None:
     data["namespace"] = base64.b64encode(ns.encode()).decode()
 
 
-def token_review(api: Api, review: Obj) -> Obj:
+def token_review(api: ApiHost, review: Obj) -> Obj:
     token = str((review.get("spec") or {}).get("token") or "")
     ident = ADMIN if token and hmac.compare_digest(token, admin_token(api)) else verify_token(api, token)
     review["status"] = (
@@ -255,12 +253,12 @@ _AUTHZ_CACHE: dict[int, tuple[int, rbac.Authorizer]] = {}
 _AUTHZ_LOCK = threading.Lock()
 
 
-def _objects(api: Api, resource: str) -> list[Obj]:
+def _objects(api: ApiHost, resource: str) -> list[Obj]:
     items, _ = api.store.list(resource)
     return [json.loads(text) for _ns, _n, (_rv, text) in items]
 
 
-def authorizer(api: Api) -> rbac.Authorizer:
+def authorizer(api: ApiHost) -> rbac.Authorizer:
     """An RBAC authorizer over the current Roles/ClusterRoles/bindings (rebuilt when the store has changed)."""
     rev = api.store.revision
     with _AUTHZ_LOCK:
@@ -278,12 +276,12 @@ def authorizer(api: Api) -> rbac.Authorizer:
     return built
 
 
-def review(api: Api, ident: Identity, spec: dict[str, Any]) -> dict[str, Any]:
+def review(api: ApiHost, ident: Identity, spec: dict[str, Any]) -> dict[str, Any]:
     """The ``status`` of an access review for ``ident`` and the review's ``spec``."""
     return authorizer(api).access_review(ident.name, list(ident.groups), spec)
 
 
-def authorize(api: Api, ident: Identity, attrs: dict[str, Any]) -> None:
+def authorize(api: ApiHost, ident: Identity, attrs: dict[str, Any]) -> None:
     """Raise 403 Forbidden (upstream wording) unless ``ident`` may do ``attrs``: a resource request
     (verb, group, resource, subresource, namespace, name) or, with ``path``, a non-resource URL."""
     if ident.is_admin:
@@ -304,7 +302,7 @@ def authorize(api: Api, ident: Identity, attrs: dict[str, Any]) -> None:
         raise rbac.forbidden_error(ident.name, verb, resource, group, sub, ns, name, decision.reason)
 
 
-def rules_for(api: Api, ident: Identity, namespace: str) -> dict[str, Any]:
+def rules_for(api: ApiHost, ident: Identity, namespace: str) -> dict[str, Any]:
     """``SelfSubjectRulesReview.status`` for ``ident`` in ``namespace``."""
     return authorizer(api).rules_review(ident.name, list(ident.groups), namespace)
 

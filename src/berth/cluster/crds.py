@@ -14,22 +14,19 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from berth.cluster import errors as E
+from berth.cluster import objmeta, validation
+from berth.cluster.host import ApiHost
 from berth.cluster.resources import ResourceType, _sort_versions
 from berth.kube.objects import Obj
-
-if TYPE_CHECKING:
-    from berth.cluster.api import Api
 
 CRD_RESOURCE = "customresourcedefinitions.apiextensions.k8s.io"
 
 
-def _now(api: Api) -> str:
-    from berth.cluster.api import format_time
-
-    return format_time(api.clock())
+def _now(api: ApiHost) -> str:
+    return objmeta.format_time(api.clock())
 
 
 def resource_type(crd: Obj) -> ResourceType | None:
@@ -65,7 +62,7 @@ def resource_type(crd: Obj) -> ResourceType | None:
     )
 
 
-def crd_of(api: Api, rt: ResourceType) -> Obj | None:
+def crd_of(api: ApiHost, rt: ResourceType) -> Obj | None:
     entry = api.store.get(CRD_RESOURCE, "", f"{rt.plural}.{rt.group}")
     return json.loads(entry[1]) if entry else None
 
@@ -77,7 +74,7 @@ def version_of(crd: Obj, version: str) -> dict[str, Any]:
     return {}
 
 
-def load_all(api: Api) -> None:
+def load_all(api: ApiHost) -> None:
     """Register every stored, established CRD (at start-up)."""
     items, _ = api.store.list(CRD_RESOURCE)
     for _ns, _name, (_rv, text) in items:
@@ -86,7 +83,7 @@ def load_all(api: Api) -> None:
             api.registry.add(rt)
 
 
-def prepare_crd(api: Api, crd: Obj, old: Obj | None) -> None:
+def prepare_crd(api: ApiHost, crd: Obj, old: Obj | None) -> None:
     """Validate and default a CRD before it is stored; raises 422 with every problem."""
     spec = crd.setdefault("spec", {})
     names = spec.setdefault("names", {})
@@ -143,7 +140,7 @@ def _condition(
     return {"type": ctype, "status": status, "lastTransitionTime": now, "reason": reason, "message": message}
 
 
-def _set_status(api: Api, crd: Obj, old: Obj | None) -> None:
+def _set_status(api: ApiHost, crd: Obj, old: Obj | None) -> None:
     spec = crd["spec"]
     names = spec["names"]
     now = _now(api)
@@ -179,7 +176,7 @@ def _set_status(api: Api, crd: Obj, old: Obj | None) -> None:
     crd["status"] = status
 
 
-def _name_clash(api: Api, crd: Obj) -> str:
+def _name_clash(api: ApiHost, crd: Obj) -> str:
     spec = crd["spec"]
     names = spec["names"]
     me = crd["metadata"].get("name")
@@ -193,7 +190,7 @@ def _name_clash(api: Api, crd: Obj) -> str:
     return ""
 
 
-def established(api: Api, crd: Obj) -> Obj:
+def established(api: ApiHost, crd: Obj) -> Obj:
     """After a CRD write: (re)register its type when its names are accepted."""
     conds = {c.get("type"): c.get("status") for c in (crd.get("status") or {}).get("conditions") or []}
     rt = resource_type(crd)
@@ -202,14 +199,14 @@ def established(api: Api, crd: Obj) -> Obj:
     return crd
 
 
-def removed(api: Api, crd: Obj) -> None:
+def removed(api: ApiHost, crd: Obj) -> None:
     spec = crd.get("spec") or {}
     plural = (spec.get("names") or {}).get("plural")
     if plural and spec.get("group"):
         api.registry.remove(f"{plural}.{spec['group']}")
 
 
-def delete_custom_objects(api: Api, crd: Obj) -> None:
+def delete_custom_objects(api: ApiHost, crd: Obj) -> None:
     """Delete every object of the CRD's type (finalizers are ignored: the type itself goes away)."""
     rt = resource_type(crd)
     if rt is None:
@@ -243,7 +240,7 @@ def _apply_defaults(schema: Any, value: Any) -> Any:
     return value
 
 
-def prepare_custom(api: Api, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+def prepare_custom(api: ApiHost, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
     """Default and validate a custom object against its CRD's schema (422 on failure)."""
     crd = crd_of(api, rt)
     if crd is None:
@@ -251,8 +248,6 @@ def prepare_custom(api: Api, rt: ResourceType, obj: Obj, old: Obj | None) -> Non
     version = str(obj.get("apiVersion", "")).rpartition("/")[2] or rt.version
     ver = version_of(crd, version) or version_of(crd, rt.version)
     schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
-    from berth.cluster import validation
-
     stored, problems = validation.admit_custom_resource(obj, schema)
     if old is not None:
         problems = [p for p in problems if not str(getattr(p, "field", "")).startswith("metadata.name")]
@@ -271,7 +266,7 @@ def _get_path(obj: Obj, path: str) -> Any:
     return cur
 
 
-def scale_of(api: Api, rt: ResourceType, obj: Obj) -> Obj:
+def scale_of(api: ApiHost, rt: ResourceType, obj: Obj) -> Obj:
     crd = crd_of(api, rt) or {}
     scale = (version_of(crd, rt.version).get("subresources") or {}).get("scale") or {}
     meta = obj.get("metadata") or {}
@@ -291,7 +286,7 @@ def scale_of(api: Api, rt: ResourceType, obj: Obj) -> Obj:
     }
 
 
-def set_scale_replicas(api: Api, rt: ResourceType, obj: Obj, replicas: int) -> None:
+def set_scale_replicas(api: ApiHost, rt: ResourceType, obj: Obj, replicas: int) -> None:
     """Write ``replicas`` at the CRD's ``specReplicasPath`` (default ``.spec.replicas``)."""
     crd = crd_of(api, rt) or {}
     scale = (version_of(crd, rt.version).get("subresources") or {}).get("scale") or {}

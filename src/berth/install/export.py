@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from berth import __version__
-from berth.install import plan, setup, split
+from berth.install import plan, split
+from berth.install import workdir as workdir_mod
 from berth.kube import objects, yamlio
 from berth.kube.errors import InputError
 from berth.kube.hooks import HookEvent
@@ -58,7 +59,7 @@ class Source:
 
     work_dir: Path
     out_dir: Path
-    workdir: setup.Workdir
+    workdir: workdir_mod.Workdir
     plans: Plans
 
     def read(self, file: str) -> tuple[dict[str, Any], str]:
@@ -79,10 +80,10 @@ class Source:
 
 def load(work_dir: Path, wait: bool = False, timeout: int = plan.DEFAULT_HOOK_TIMEOUT_SECONDS) -> Source:
     """The work dir and the plans of every action a GitOps system runs (a bad work dir: :class:`InputError`)."""
-    wd = setup.load_workdir(work_dir)
+    wd = workdir_mod.load_workdir(work_dir)
 
     def build(action: plan.Action) -> plan.Plan:
-        return setup.build_plan(wd, action, str(work_dir), wait, timeout)
+        return workdir_mod.build_plan(wd, action, str(work_dir), wait, timeout)
 
     return Source(work_dir, work_dir.resolve() / "out", wd, plans_of(build, wd.split, timeout))
 

@@ -494,10 +494,10 @@ class _Translator:
         o = h.first
         phases = tuple(dict.fromkeys(EVENT_PHASE[e] for e in _ordered(h.events)))
         policies = [POLICIES[p] for p in (o.delete_policies or ())]
-        if r.kind == split.CRD_KIND:
-            policies = [
-                Policy.BEFORE_HOOK_CREATION
-            ]  # never HookSucceeded/HookFailed: Helm never deletes a CRD hook
+        if r.kind == split.CRD_KIND:  # a delete hook only (sync CRD hooks are plain resources)
+            if set(policies) - {Policy.BEFORE_HOOK_CREATION}:
+                self.note(r, "HookSucceeded/HookFailed left out: Helm never deletes a CRD hook")
+            policies = [Policy.BEFORE_HOOK_CREATION]
         elif not policies:
             policies = [Policy.BEFORE_HOOK_CREATION]
             self.note(

@@ -133,7 +133,8 @@ def readme(src: export.Source, x: ArgoExport, path: str, found: bool) -> str:
         lines += ["None.", ""]
     if x.upgrade_only:
         lines += [
-            f"Helm runs {', '.join(x.upgrade_only)} on upgrade only; Argo CD runs them on every sync.",
+            "Helm runs these on upgrade only; Argo CD runs them on every sync, the first included: "
+            f"{', '.join(x.upgrade_only)}.",
             "",
         ]
     lines += ["## Not exported", ""]
@@ -204,6 +205,7 @@ def rows(p: plan.Plan, x: ArgoExport) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     phases_here: set[Phase] = set()
     seen: set[objects.Ref] = set()
+    release_waves = {i.wave for i in x.items if not i.hook and not i.events}
     for n, step in enumerate(p.steps, 1):
         event = _event(step.phase)
         for o in step.objects:
@@ -220,6 +222,11 @@ def rows(p: plan.Plan, x: ArgoExport) -> list[dict[str, Any]]:
                 notes = []
                 if step.phase == plan.Phase.DELETE.value and o.kind == "CustomResourceDefinition":
                     notes.append("Argo CD never deletes a CRD with its Application")
+                elif step.phase == plan.Phase.DELETE.value and item is not None and len(release_waves) > 1:
+                    notes.append(
+                        f"Argo CD deletes the Application's objects a wave at a time, the highest first (this one "
+                        f"with Sync wave {item.wave}); Helm issues every deletion in its uninstall order"
+                    )
                 out.append(_row(n, step.phase, helm, PLAIN_PHASES[step.phase], notes))
                 continue
             if item is None:
@@ -230,9 +237,8 @@ def rows(p: plan.Plan, x: ArgoExport) -> list[dict[str, Any]]:
             out.append(_row(n, step.phase, helm, where(item, phase), list(item.notes)))
     for phase, item in x.runs():
         if phase in phases_here and item.ref not in seen and item.hook:
-            out.append(
-                _row(0, "", "(not in this plan)", f"{where(item, phase)}: {item.label}", list(item.notes))
-            )
+            helm = f"{item.label} ({', '.join(e.value for e in item.events)})"
+            out.append(_row(0, "", helm, where(item, phase), list(item.notes)))
     return out
 
 

@@ -14,18 +14,29 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from berth.cluster import objmeta
 from berth.cluster.controllers import client
 from berth.cluster.controllers.informer import InformerFactory
 from berth.cluster.controllers.workqueue import WorkQueue
 from berth.kube.objects import Obj
 
 if TYPE_CHECKING:
-    from berth.cluster.controllers import ControllerOptions
-    from berth.cluster.controllers.events import EventRecorder
+    from berth.cluster.controllers.options import ControllerOptions
 
 log = logging.getLogger(__name__)
+
+
+class Recorder(Protocol):
+    """What controllers record events through (``events.EventRecorder``, upstream's ``record.EventRecorder``):
+    declared here so this module needs nothing from the recorder's own."""
+
+    def event(
+        self, obj: Obj, etype: str, reason: str, message: str, component: str | None = None
+    ) -> None: ...
+
+    def stop(self, timeout: float = 2.0) -> None: ...
 
 
 @dataclass
@@ -35,7 +46,7 @@ class Context:
     api: client.ApiLike
     options: ControllerOptions
     informers: InformerFactory
-    recorder: EventRecorder
+    recorder: Recorder
     stop: threading.Event
 
 
@@ -97,8 +108,7 @@ class Controller:
         between would otherwise write from the older copy and get a 409 (again and again while events arrive)."""
         if not self.TRACK_WRITES:
             return
-        m = meta(obj)
-        key = f"{m.get('namespace')}/{m.get('name')}" if m.get("namespace") else str(m.get("name") or "")
+        key = objmeta.object_key(obj)
         with self._written_lock:
             self._written[key] = obj
 
@@ -298,8 +308,7 @@ def owner_key(obj: Obj, kind: str) -> str | None:
     ref = controller_ref(obj)
     if ref is None or ref.get("kind") != kind:
         return None
-    ns = meta(obj).get("namespace") or ""
-    return f"{ns}/{ref.get('name', '')}" if ns else str(ref.get("name", ""))
+    return objmeta.ns_name_key(str(meta(obj).get("namespace") or ""), str(ref.get("name", "")))
 
 
 def condition(obj: Obj, ctype: str) -> dict[str, Any] | None:
@@ -414,7 +423,7 @@ def ensure_revision(ctrl: Controller, revisions: Any, owner: Obj, kind: str, rev
     owner_uid = uid(owner)
     owned = [r for r in revisions.by_index("owner-uid", owner_uid) if owned_by(r, owner_uid)]
     top = max((int(r.get("revision") or 0) for r in owned), default=0)
-    existing = revisions.get(f"{ns}/{rev_name}")
+    existing = revisions.get(objmeta.ns_name_key(ns, rev_name))
     if existing is not None:
         if int(existing.get("revision") or 0) < top:
             bumped = copy.deepcopy(existing)

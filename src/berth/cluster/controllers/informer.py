@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, cast
 
+from berth.cluster import objmeta
 from berth.cluster.controllers import client
 from berth.kube.objects import Obj, compact
 
@@ -38,17 +39,9 @@ OWNER_UID_INDEX = "owner-uid"
 """Built-in index: the uids in ``metadata.ownerReferences`` (how dependents of an owner are found)."""
 
 
-def key_of(obj: Obj) -> str:
-    """Cache key: ``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones."""
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace") or ""
-    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
-
-
-def split_key(key: str) -> tuple[str, str]:
-    """``ns/name`` -> ``(ns, name)``; ``name`` -> ``("", name)``."""
-    ns, sep, name = key.partition("/")
-    return (ns, name) if sep else ("", ns)
+key_of = objmeta.object_key
+"""Cache key: ``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones."""
+split_key = objmeta.split_key
 
 
 def owner_uids(obj: Obj) -> list[str]:

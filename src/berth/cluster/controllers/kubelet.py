@@ -54,7 +54,7 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from berth.cluster import quota
+from berth.cluster import objmeta, quota
 from berth.cluster.controllers import base, client, nodes
 from berth.cluster.controllers.informer import Handler, key_of, split_key
 from berth.kube import quantity
@@ -254,7 +254,7 @@ class Kubelet(base.Controller):
         if ref is None or ref.get("kind") != "Job":
             return False
         ns = base.meta(pod).get("namespace", "")
-        job = self.jobs.get(f"{ns}/{ref.get('name', '')}")
+        job = self.jobs.get(objmeta.ns_name_key(ns, str(ref.get("name", ""))))
         if job is None:
             try:
                 job = self.api.get("jobs.batch", str(ref.get("name", "")), ns)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from berth.cluster import objmeta
 from berth.cluster.controllers import base, client
 from berth.cluster.controllers.deployment import template_hash
 from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, key_of, split_key
@@ -151,7 +152,7 @@ class StatefulSetController(base.Controller):
         template = copy.deepcopy(spec.get("template") or {})
         if rev != f"{name}-{template_hash(template)}":
             # an older revision: use the template stored with it when we have it
-            stored = self.revisions.get(f"{ns}/{rev}")
+            stored = self.revisions.get(objmeta.ns_name_key(ns, rev))
             if stored is not None:
                 t = copy.deepcopy(((stored.get("data") or {}).get("spec") or {}).get("template") or {})
                 t.pop("$patch", None)

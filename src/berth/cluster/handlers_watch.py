@@ -1,0 +1,122 @@
+"""Watch streams: chunked JSON lines, one event each, BOOKMARKs when asked, ended at ``timeoutSeconds``."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from berth.cluster import errors as E
+from berth.cluster.api import ApiError, Watch
+from berth.cluster.http_base import TABLE_MARK, HandlerBase, truthy
+from berth.cluster.resources import ResourceType
+
+DEFAULT_WATCH_TIMEOUT = 1800
+BOOKMARK_EVERY = 60.0
+
+
+class WatchHandlers(HandlerBase):
+    def _watch(
+        self, rt: ResourceType, version: str, namespace: str, name: str, query: dict[str, str], accept: str
+    ) -> int:
+        api = self.server.api
+        field_selector = query.get("fieldSelector", "")
+        if name:
+            field_selector = ",".join(filter(None, [field_selector, f"metadata.name={name}"]))
+        send_initial = query.get("sendInitialEvents")
+        initial: bool | None = None if send_initial is None else truthy(send_initial)
+        bookmarks = truthy(query.get("allowWatchBookmarks"))
+        if initial is not None:
+            if query.get("resourceVersionMatch") != "NotOlderThan":
+                raise E.invalid(
+                    "ListOptions",
+                    "",
+                    [
+                        E.forbidden_field(
+                            "resourceVersionMatch",
+                            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                        )
+                    ],
+                    "meta.k8s.io",
+                )
+            if initial and not bookmarks:
+                raise E.invalid(
+                    "ListOptions",
+                    "",
+                    [
+                        E.forbidden_field(
+                            "allowWatchBookmarks",
+                            "sendInitialEvents requires setting allowWatchBookmarks to true",
+                        )
+                    ],
+                    "meta.k8s.io",
+                )
+        try:
+            timeout = float(query.get("timeoutSeconds") or DEFAULT_WATCH_TIMEOUT)
+        except ValueError as exc:
+            raise E.bad_request(f"invalid timeoutSeconds {query.get('timeoutSeconds')!r}") from exc
+        table = TABLE_MARK in accept.replace(" ", "")
+        error: ApiError | None = None
+        w: Watch | None = None
+        try:
+            w = api.do_watch(
+                rt,
+                namespace or None,
+                query.get("resourceVersion"),
+                query.get("labelSelector", ""),
+                field_selector,
+                send_initial_events=initial,
+                version=version,
+            )
+        except ApiError as exc:
+            if exc.code != 410:
+                raise
+            error = exc
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.send_header("Transfer-Encoding", "chunked")
+        # The connection ends with the stream. Said in a header, or a client that read the stream to its end puts
+        # the connection back in its pool and its next request meets the close (RemoteDisconnected).
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        if error is not None or w is None:
+            assert error is not None
+            self._chunk(json.dumps({"type": "ERROR", "object": error.status()}).encode() + b"\n")
+            self._chunk(b"")
+            return 200
+        deadline = time.monotonic() + timeout
+        last_sent = time.monotonic()
+        try:
+            while not self.server.stopping.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    ev = w.next_event(min(left, 1.0))
+                except ApiError as exc:
+                    self._chunk(json.dumps({"type": "ERROR", "object": exc.status()}).encode() + b"\n")
+                    break
+                if ev is None:
+                    if w.closed or self._client_gone():
+                        break
+                    if bookmarks and time.monotonic() - last_sent > BOOKMARK_EVERY:
+                        self._chunk(json.dumps({"type": "BOOKMARK", "object": w.bookmark()}).encode() + b"\n")
+                        last_sent = time.monotonic()
+                    continue
+                typ, obj = ev
+                if typ == "BOOKMARK" and not bookmarks:
+                    continue
+                if table and typ != "BOOKMARK":
+                    obj = self._table(
+                        rt, [obj], str((obj.get("metadata") or {}).get("resourceVersion", "")), "", query
+                    )
+                self._chunk(json.dumps({"type": typ, "object": obj}, separators=(",", ":")).encode() + b"\n")
+                last_sent = time.monotonic()
+            self._chunk(b"")
+        except (ConnectionError, BrokenPipeError, OSError):
+            pass
+        finally:
+            w.close()
+        return 200
