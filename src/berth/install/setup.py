@@ -95,13 +95,14 @@ def render_selection(
     answers: dict[str, Any],
     namespace: str,
     scratch: Path,
+    shown: str | None = None,
 ) -> tuple[
     split_mod.Split, split_mod.Split | None, frozenset[objects.Ref], list[str], tuple[str, str] | None
 ]:
     """The install render (split), the upgrade render when it differs, the identities only the install variant
     has, notes on the differences, and the chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print
-    it (None when it has none)."""
-    chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart")
+    it (None when it has none). ``shown``: how an error names the package's chart archive (the user's path)."""
+    chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart", shown)
     extra = selection.api_versions
     req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, api_versions=extra
@@ -227,8 +228,9 @@ def _stage_and_swap(
             prior_answers,
             None if opts.non_interactive else prompt,
         )
+        shown = str(ref / pkg.chart.archive) if (ref / package.MANIFEST).is_file() else opts.ref
         result, upgrade, install_only, notes, chart_notes = render_selection(
-            pkg, selection, answers.effective, namespace, stage / "scratch"
+            pkg, selection, answers.effective, namespace, stage / "scratch", shown
         )
         if notes:
             result = split_mod.Split(
