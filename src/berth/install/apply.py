@@ -272,6 +272,10 @@ class Executor:
     def label(self, o: PlanObject, ns: str) -> str:
         return f"{o.kind} {ns}/{o.name}" if ns else f"{o.kind} {o.name}"
 
+    def show_event(self, line: str) -> None:
+        """A Warning event about what is being waited on, shown as it arrives (:mod:`berth.install.diagnose`)."""
+        self.reporter.print(f"      ! {line}")
+
     def timeout(self, step: Step) -> float:
         return float(min(step.timeout_seconds, self.options.timeout))
 
@@ -386,7 +390,9 @@ class Executor:
                 continue
             with self.reporter.waiting(f"waiting for CRD {o.name} to be Established"):
                 try:
-                    self.kube.wait_ready(res, o.name, "", Wait.ESTABLISHED.value, self.timeout(step))
+                    self.kube.wait_ready(
+                        res, o.name, "", Wait.ESTABLISHED.value, self.timeout(step), on_event=self.show_event
+                    )
                 except kubeops.WaitTimeout as exc:
                     raise kubeops.WaitTimeout(
                         f"CRD {o.name} was not Established within {self.timeout(step):g}s "
@@ -458,8 +464,9 @@ class Executor:
                 since = self.state.applied_objects.get((o.kind, ns, o.name))
             with self.reporter.waiting(f"waiting for {self.label(o, ns)} ({(o.wait or Wait.NONE).value})"):
                 r = self.kube.wait_ready(
-                    res, o.name, ns, (o.wait or Wait.ROLLOUT).value, self.timeout(step), since=since
-                )
+                    res, o.name, ns, (o.wait or Wait.ROLLOUT).value, self.timeout(step), since,
+                    self.show_event,
+                )  # fmt: skip
             self.record(i, j, o, "ready", ns, detail=r.detail)
             self.reporter.object(f"✓ {self.label(o, ns)} ready ({r.detail})")
 
@@ -533,7 +540,7 @@ class Executor:
             if o.wait in (Wait.JOB_COMPLETE, Wait.POD_SUCCEEDED):
                 try:
                     with self.reporter.waiting(f"waiting for {label} ({o.wait.value}, timeout {timeout:g}s)"):
-                        self.kube.wait_ready(res, o.name, ns, o.wait.value, timeout, since=live)
+                        self.kube.wait_ready(res, o.name, ns, o.wait.value, timeout, live, self.show_event)
                 except (kubeops.WaitFailed, kubeops.WaitTimeout) as exc:
                     self.record(
                         i, j, o, "failed", ns, uid=uid, detail=str(exc).split("\n", 1)[0], logs=exc.logs

@@ -108,7 +108,7 @@ def _acquire(work: Path, wait: bool, create: bool, say: Callable[[str], None]) -
         try:
             fd = _open(path)
         except FileNotFoundError:
-            raise InputError("no berth work dir here; run berth install setup first", str(work)) from None
+            raise InputError("no berth setup here; run berth install setup first", str(work)) from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

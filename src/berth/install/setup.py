@@ -160,13 +160,16 @@ def run(
     against ``cluster`` (default: a client for ``opts.kubeconfig``/``opts.context``)."""
     work = opts.work_dir.resolve()
     fresh = not work.exists()
+    had_lock = (work / lock.LOCK_FILE).exists()
     with lock.hold(work, opts.wait_lock, create=True):
         try:
             return _run(opts, work, prompt, cluster)
         except BaseException:
-            if fresh and [p.name for p in work.iterdir()] == [lock.LOCK_FILE]:
-                lock.release_file(work)  # a first setup that failed leaves no empty work dir behind
-                work.rmdir()
+            # A first setup that failed leaves the folder as it found it: no lock file, no empty work dir.
+            if not had_lock and not (work / "out").exists() and not (work / "package").exists():
+                lock.release_file(work)
+                if fresh and not any(work.iterdir()):
+                    work.rmdir()
             raise
 
 
