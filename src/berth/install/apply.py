@@ -728,11 +728,13 @@ def execute(
     ]
     lines += [f"warning: {w}" for w in executor.warnings]
     lines += [f"Left in place: {k.obj.label} ({k.reason})" for k in plan.kept]
-    # One line per command that runs the hook steps this one does not (pre- and post- of an event together).
+    # One line per command that runs the hook steps this one does not (pre- and post- of an event together), when
+    # that command is a valid next step for the release this run leaves behind.
     others: dict[str, list[str]] = {}
     for n in plan.not_run:
         action = plan_mod.EVENT_ACTION.get(HookEvent(n.phase), plan.action)
-        others.setdefault(live_command(action, work), []).append(n.phase)
+        if valid_next(plan.action, action, bool(revisions.numbers(work / "out"))):
+            others.setdefault(live_command(action, work), []).append(n.phase)
     for command, phases in others.items():
         if len(phases) == 1:
             lines.append(f"Not run by this command: the {phases[0]} step; run it with: {command}")
@@ -740,6 +742,17 @@ def execute(
             named = ", ".join(phases[:-1]) + f" and {phases[-1]}"
             lines.append(f"Not run by this command: the {named} steps; run them with: {command}")
     return Outcome(rec.path, ran, len(steps), tuple(lines))
+
+
+def valid_next(done: plan_mod.Action, other: plan_mod.Action, has_revision: bool) -> bool:
+    """Whether ``other`` is a step that makes sense after ``done`` succeeded: after an uninstall only an install;
+    otherwise the release is installed, so never ``apply`` for its install hooks (it re-applies without them), and a
+    rollback only when the work dir has a revision to go back to."""
+    if done == plan_mod.Action.UNINSTALL:
+        return other == plan_mod.Action.INSTALL
+    if other == plan_mod.Action.INSTALL:
+        return False
+    return other != plan_mod.Action.ROLLBACK or has_revision
 
 
 def load_plan(options: ApplyOptions, action: plan_mod.Action) -> tuple[workdir.Workdir, Plan]:
@@ -787,10 +800,10 @@ def _recorded_objects_present(kube: kubeops.KubeOps, spec: dict[str, Any]) -> bo
     return not checked
 
 
-def installed(kube: kubeops.KubeOps, work: Path, plan: Plan) -> Installed | None:
-    """The plan's release (name and namespace) installed on ``kube``'s cluster per the work dir's receipts
+def installed(kube: kubeops.KubeOps, work: Path, release: str, namespace: str) -> Installed | None:
+    """The release (name and namespace) installed on ``kube``'s cluster per the work dir's receipts
     (:func:`receipt.deployed`), with whether ``W/out`` still holds its render; None when it records none there."""
-    found = receipt.deployed(work, kube.context, kube.server, plan.release, plan.namespace)
+    found = receipt.deployed(work, kube.context, kube.server, release, namespace)
     if found is None:
         return None
     path, spec = found
@@ -874,7 +887,7 @@ def run(options: ApplyOptions, reporter: Reporter | None = None) -> Outcome:
     kube = connect_checked(options, reporter)
     try:
         work = options.work_dir
-        inst = installed(kube, work, p)
+        inst = installed(kube, work, p.release, p.namespace)
         variant = "install"
         if inst is not None and not inst.present:
             reporter.print(

@@ -67,11 +67,12 @@ _LOOKUP_CALL = re.compile(r"\blookup\s+[\"$.(]")
 """A call of Helm's ``lookup`` (its first argument is a string, a variable, a field or a sub-expression)."""
 
 
-def lookup_notes(result: split_mod.Split, chart_dir: Path) -> list[str]:
-    """One review note per template that calls ``lookup``: offline it finds nothing, so its objects hold the
-    chart's fallback (a generated password, a default), where ``helm install``/``upgrade`` read the live object
-    and keep it. An upgrade from this render overwrites such live values (or stops at a field-manager conflict,
-    where ``--force-conflicts`` would overwrite them)."""
+def lookup_sources(result: split_mod.Split, chart_dir: Path) -> list[str]:
+    """The templates that call ``lookup``: offline it finds nothing, so their objects hold the chart's fallback (a
+    generated password, a default), where ``helm install``/``upgrade`` read the live object and keep it. Recorded
+    in the manifest index (``status`` names them when such an object drifted) and named in a review note each: an
+    upgrade from this render overwrites such live values (or stops at a field-manager conflict, where
+    ``--force-conflicts`` would overwrite them)."""
     out = []
     for source in dict.fromkeys(o.source for o in result.all_objects()):
         rel = Path(*Path(source).parts[1:])  # "<chart>/templates/x.yaml" -> chart_dir/templates/x.yaml
@@ -81,12 +82,16 @@ def lookup_notes(result: split_mod.Split, chart_dir: Path) -> list[str]:
         except (OSError, UnicodeDecodeError):
             continue
         if _LOOKUP_CALL.search(text):
-            out.append(
-                f"{source} calls lookup, which finds nothing offline: what it renders from the result is the "
-                "chart's fallback where helm install/upgrade would read and keep the live value; before an "
-                "upgrade (or --force-conflicts) check that no live value is overwritten"
-            )
+            out.append(source)
     return out
+
+
+def lookup_note(source: str) -> str:
+    return (
+        f"{source} calls lookup, which finds nothing offline: what it renders from the result is the chart's "
+        "fallback where helm install/upgrade would read and keep the live value; before an upgrade (or "
+        "--force-conflicts) check that no live value is overwritten"
+    )
 
 
 def render_selection(
@@ -97,11 +102,17 @@ def render_selection(
     scratch: Path,
     shown: str | None = None,
 ) -> tuple[
-    split_mod.Split, split_mod.Split | None, frozenset[objects.Ref], list[str], tuple[str, str] | None
+    split_mod.Split,
+    split_mod.Split | None,
+    frozenset[objects.Ref],
+    list[str],
+    tuple[str, str] | None,
+    list[str],
 ]:
     """The install render (split), the upgrade render when it differs, the identities only the install variant
-    has, notes on the differences, and the chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print
-    it (None when it has none). ``shown``: how an error names the package's chart archive (the user's path)."""
+    has, notes on the differences, the chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print it
+    (None when it has none), and the templates that call ``lookup``. ``shown``: how an error names the package's
+    chart archive (the user's path)."""
     chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart", shown)
     extra = selection.api_versions
     req = package.render_request(
@@ -142,12 +153,14 @@ def render_selection(
             )
         elif canonical.canonical_json(o.body) != canonical.canonical_json(mine[r].body):
             notes.append(f"{r} renders differently on upgrade; the upgrade plan uses out/{UPGRADE_DIR}/")
+    lookups = lookup_sources(result, chart_dir)
     return (
         result,
         (upgrade if notes else None),
         install_only,
-        [*notes, *lookup_notes(result, chart_dir)],
+        [*notes, *(lookup_note(s) for s in lookups)],
         (chart_notes[0], chart_notes[1]) if len(chart_notes) == 2 else None,
+        lookups,
     )
 
 
@@ -232,7 +245,7 @@ def _stage_and_swap(
             None if opts.non_interactive else prompt,
         )
         shown = str(ref / pkg.chart.archive) if (ref / package.MANIFEST).is_file() else opts.ref
-        result, upgrade, install_only, notes, chart_notes = render_selection(
+        result, upgrade, install_only, notes, chart_notes, lookups = render_selection(
             pkg, selection, answers.effective, namespace, stage / "scratch", shown
         )
         if notes:
@@ -265,7 +278,7 @@ def _stage_and_swap(
         if chart_notes is not None:
             for action, text in zip(NOTES_FILES, chart_notes, strict=True):
                 (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
-        written = layout.write_split(result, out, pkg.name, install_only)
+        written = layout.write_split(result, out, pkg.name, install_only, lookups)
         hook_secrets = [
             w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group
         ]
@@ -281,7 +294,7 @@ def _stage_and_swap(
             "".join(f"{p}\n" for p in ["secrets/", *hook_secrets]), encoding="utf-8"
         )
         if upgrade is not None:
-            layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade")
+            layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=lookups)
         recorded = revisions.record(
             work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )
