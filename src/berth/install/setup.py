@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from berth.install import split as split_mod
 from berth.install import swap as swap_mod
 from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
 from berth.kube import canonical, objects, yamlio
-from berth.kube.errors import MultiInputError
+from berth.kube.errors import InputError, MultiInputError
 
 FACTS_FILE = "facts.yaml"
 
@@ -211,6 +212,17 @@ def _run(
         raise
 
 
+def _current_package(work: Path) -> package.Package | None:
+    """The package the work dir holds (None: a first setup, or one that cannot be read, which setup replaces)."""
+    if not (work / "package" / package.MANIFEST).is_file():
+        return None
+    try:
+        return package.load(work / "package")
+    except InputError as exc:
+        print(f"warning: {exc}; setting up from the chart's defaults", file=sys.stderr)
+        return None
+
+
 def _stage_and_swap(
     opts: SetupOptions,
     work: Path,
@@ -222,9 +234,12 @@ def _stage_and_swap(
     """Build everything in a stage folder, then swap it in (the commit: ``committed`` gets the recorded revision)."""
     with swap_mod.stage_dir(work, ".berth-setup-") as stage:
         ref = Path(opts.ref)
+        current = _current_package(work)
         if ref.is_dir() and (ref / package.MANIFEST).is_file():
             package.load(ref)  # validate before copying
             shutil.copytree(ref, stage / "package")
+        elif current is not None:  # a newer chart for this work dir: keep its bases, components and inputs
+            package.rebase(current, opts.ref, stage / "package", opts.version, opts.repo, opts.namespace)
         else:
             package.build(
                 opts.ref,
