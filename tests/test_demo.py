@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import re
 import socket
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,6 +20,8 @@ from berth.kube.errors import InputError
 from berth.schedule import config as config_mod
 from berth.schedule import rbac
 from berth.schedule.plugins import registry as registry_mod
+
+DEMO_DOC = Path(__file__).resolve().parents[1] / "docs" / "demo.md"
 
 
 def test_demo_end_to_end(tmp_path: Path) -> None:
@@ -89,11 +92,28 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
         "a third behaviour costs",
     ]
 
+    # docs/demo.md quotes this run's counts: they must still be what the demo finds
+    doc = DEMO_DOC.read_text(encoding="utf-8")
+    assert f"one line per missing permission ({len(result.forbidden)} on this cluster)" in doc
+    assert f"computes ({result.rules_minimal} rules, each with the plugins that need it)" in doc
+    for shape in (c.profiles, c.separate):
+        assert f"| {shape.written.objects} objects; {shape.written.lines} lines of YAML |" in doc
+        assert f"+{shape.third.config_lines} config lines, +{shape.third.objects} objects" in doc
+        assert (
+            f"{shape.processes} process{'es' if shape.processes > 1 else ''}, {shape.traffic.watches} watch"
+            in doc
+        )
+
     # the report, and the cluster stopped (its port closed)
     assert result.report == report.resolve()
     page = report.read_text(encoding="utf-8")
-    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+    assert page.startswith("<!DOCTYPE html>")
     assert "academy-concentrate" in page and "what the API server sees" in page
+    # the placement report: each node's cpu as the live scheduler's cache held it (4-cpu nodes; the 6
+    # concentrated pods request 100m each, so their node holds at least 600m of 4 cores)
+    assert "of 4 cores" in page
+    cpu = [float(m) for m in re.findall(r"([\d.]+) of 4 cores", page)]
+    assert len(cpu) == 4 and max(cpu) >= 0.6
     assert "missing permission: list nodes" in page
     assert result.cluster_stopped
     url = urlsplit(result.url)

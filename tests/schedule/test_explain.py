@@ -287,8 +287,9 @@ def test_cli_prints_the_breakdown_and_json_carries_it(
     assert main([*args, "--explain", "web", "--report", str(page)]) == 0
     capsys.readouterr()
     text = page.read_text(encoding="utf-8")
-    assert "<h2>Explained pods (1)</h2>" in text and "<th>a *</th>" in text
-    assert "<code>c</code>: TaintToleration: node(s) had untolerated taint(s)" in text
+    assert "<h2>Explained pods (1)</h2>" in text and '<td class="node">a ★</td>' in text
+    assert "<b>1</b> by TaintToleration: node(s) had untolerated taint(s)" in text
+    assert "<code>c</code>" in text
     assert main([*args, "--explain", "nope"]) == 2
     err = capsys.readouterr().err
     assert "--explain 'nope' matches no pod of the workload" in err

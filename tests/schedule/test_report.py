@@ -1,15 +1,21 @@
-"""The placement table and the self-contained HTML report."""
+"""The terminal views: the placement table, and --explain's score table coloured only where colour can show."""
 
 from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 
-from berth.schedule.report import print_table, render_html, table_rows
+from berth.schedule import config as schedconfig
+from berth.schedule.report import print_explanations, print_table, score_colour, table_rows
 from berth.schedule.scheduler import Failure, Ignored, Placement, Preemption
-from berth.schedule.simulate import SimulationResult
+from berth.schedule.simulate import SimulationResult, simulate
+
+TWO = Path(__file__).resolve().parents[2] / "examples" / "two-profiles"
+COLOUR = re.compile(r"\x1b\[[0-9;]*[34]8;")  # an SGR sequence that sets a foreground or background colour
 
 
 def result() -> SimulationResult:
@@ -53,13 +59,45 @@ def test_printed_table_lists_unschedulable_preempted_and_ignored_pods() -> None:
     assert "4/6 pods placed" in text
 
 
-def test_html_is_self_contained_and_escapes() -> None:
-    page = render_html(result())
-    assert page.startswith("<!DOCTYPE html>")
-    assert not re.search(r"(src|href)=\"(https?:)?//", page)  # nothing fetched from the network
-    assert "<script" not in page
-    assert "ns/&lt;f&gt;" in page and "ns/<f>" not in page
-    # One bar per node and profile, titled with its count.
-    assert page.count("<rect") >= 6 + 2  # bars + legend swatches
-    assert "<title>n2 / pack: 2</title>" in page
-    assert "<td>unschedulable</td><td>0</td><td>1</td><td>1</td>" in page
+def explained() -> SimulationResult:
+    cfg = schedconfig.load(TWO / "config.yaml")
+    return simulate(
+        [cfg], str(TWO / "nodes.yaml"), str(TWO / "workload.yaml"), explain_patterns=["academy/packed-*"]
+    )
+
+
+def test_score_cells_are_coloured_on_a_colour_terminal() -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, width=160, force_terminal=True, color_system="truecolor")
+    print_explanations(explained().explanations or (), console)
+    text = buf.getvalue()
+    assert COLOUR.search(text)
+    assert "darker green scored higher" in text  # the legend says what the colours mean
+
+
+@pytest.mark.parametrize("how", ["pipe", "no-color"])
+def test_score_cells_are_plain_when_piped_or_no_color(how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = io.StringIO()
+    if how == "no-color":
+        monkeypatch.setenv("NO_COLOR", "1")
+        console = Console(file=buf, width=160, force_terminal=True, color_system="truecolor")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+        console = Console(file=buf, width=160)
+    print_explanations(explained().explanations or (), console)
+    text = buf.getvalue()
+    assert "total" in text and "TaintToleration (x3)" in text
+    assert not COLOUR.search(text)
+    assert "darker green" not in text
+    if how == "pipe":
+        assert "\x1b" not in text
+
+
+def test_score_colour_darkens_with_the_score() -> None:
+    from berth.kube.htmlpage import _luminance
+
+    low, mid, high = (score_colour(v, 0, 100) for v in (0, 50, 100))
+    assert low and mid and high
+    assert _luminance(low) > _luminance(mid) > _luminance(high)
+    assert score_colour(7, 7, 7) == score_colour(50, 0, 100)  # no spread: the middle, not an extreme
+    assert score_colour("n/a", 0, 100) is None

@@ -348,3 +348,102 @@ def test_fields_of_the_wrong_type_are_input_errors(tmp_path: Path, spec: dict[st
     workload = write(tmp_path, "w.yaml", _pod_doc(**spec))
     with pytest.raises(InputError, match=r"w.yaml, document 1 \(Pod p\): malformed object"):
         simulate([schedconfig.default_config()], cluster, workload)
+
+
+# --- amounts that cannot be: refused at load, naming file, document and field (issue 20) ---------------------------
+
+
+def _cpu_pod(requests: Any = None, limits: Any = None, overhead: Any = None) -> dict[str, Any]:
+    resources: dict[str, Any] = {}
+    if requests is not None:
+        resources["requests"] = requests
+    if limits is not None:
+        resources["limits"] = limits
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "pause", "resources": resources}]}
+    if overhead is not None:
+        spec["overhead"] = overhead
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        (
+            _cpu_pod(requests={"cpu": "-1"}),
+            r"spec.containers\[0\].resources.requests.cpu: Invalid value: '-1'",
+        ),
+        (_cpu_pod(requests={"cpu": -1}), r"spec.containers\[0\].resources.requests.cpu: Invalid value: -1"),
+        (_cpu_pod(limits={"memory": "-1Gi"}), r"resources.limits.memory: Invalid value: '-1Gi'"),
+        (_cpu_pod(overhead={"cpu": "-100m"}), r"spec.overhead.cpu: Invalid value: '-100m'"),
+        (
+            _cpu_pod(requests={"cpu": float("inf")}),
+            r"requests.cpu: Invalid value: inf: must be a finite quantity",
+        ),
+        (_cpu_pod(requests={"cpu": "NaN"}), r"requests.cpu: Invalid value: 'NaN': must be a finite quantity"),
+    ],
+    ids=["negative-string", "negative-number", "negative-limit", "negative-overhead", "infinite", "nan"],
+)
+def test_negative_or_non_finite_pod_amounts_are_refused(
+    tmp_path: Path, doc: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(InputError, match=r"w.yaml, document 1 \(Pod p\): .*" + field) as info:
+        expand(tmp_path, doc)
+    assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("status", "field"),
+    [
+        ({"allocatable": {"cpu": "-4"}}, r"status.allocatable.cpu: Invalid value: '-4'"),
+        (
+            {"allocatable": {"cpu": "4"}, "capacity": {"memory": "-8Gi"}},
+            r"status.capacity.memory: Invalid value",
+        ),
+        ({"allocatable": {"cpu": "inf"}}, r"status.allocatable.cpu: Invalid value: 'inf': must be a finite"),
+    ],
+    ids=["negative-allocatable", "negative-capacity", "infinite-allocatable"],
+)
+def test_negative_or_non_finite_node_amounts_are_refused(tmp_path: Path, status: Any, field: str) -> None:
+    with pytest.raises(InputError, match=r"c.yaml, document 1 \(Node n1\): .*" + field):
+        load_cluster(write(tmp_path, "c.yaml", {**NODE, "status": status}))
+
+
+def test_an_empty_cluster_file_is_refused_naming_it(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match="the cluster file holds no objects") as info:
+        load_cluster(str(empty))
+    assert str(empty) in str(info.value)
+
+
+def test_a_negative_request_exits_2_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from berth.cli import main
+
+    cluster = write(tmp_path, "c.yaml", NODE)
+    workload = write(tmp_path, "w.yaml", _cpu_pod(requests={"cpu": "-1"}))
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    code = main(
+        ["schedule", "simulate", "--config", str(config), "--cluster", cluster, "--workload", workload]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "w.yaml, document 1 (Pod p)" in err and "requests.cpu: Invalid value: '-1'" in err
+
+
+# --- generated names (upstream generateName retries on conflict) -------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "Job"])
+def test_generated_names_are_unique_for_any_size_and_repeat_per_seed(tmp_path: Path, kind: str) -> None:
+    replicas = 10_000
+    extra = {"parallelism": replicas, "completions": replicas} if kind == "Job" else {}
+    doc = controller(kind, "big", replicas=replicas if kind != "Job" else None, **extra)
+    if kind == "ReplicaSet":
+        doc["metadata"]["uid"] = "rs-uid"
+    pods = expand(tmp_path, doc, seed=3)
+    names = [p["metadata"]["name"] for p in pods]
+    assert len(names) == replicas == len(set(names))
+    assert names == [p["metadata"]["name"] for p in expand(tmp_path, doc, seed=3)]

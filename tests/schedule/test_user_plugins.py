@@ -106,3 +106,35 @@ def test_registering_a_plugin_name_twice_is_refused() -> None:
     reg.register(spec)
     with pytest.raises(InputError, match="already exists"):
         reg.register(spec)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "words"),
+    [
+        ("import os\n\ndef broken(:\n    pass\n", 3, "syntax error in plugin module 'broken_plugin'"),
+        ("import os\nimport no_such_package_for_berth\n", 2, "cannot import module 'broken_plugin'"),
+        ("X = 1\nY = X / 0\n", 2, "raised ZeroDivisionError: division by zero"),
+    ],
+    ids=["syntax-error", "missing-import", "raises-on-load"],
+)
+def test_a_broken_plugin_module_is_refused_naming_its_path_and_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    source: str,
+    line: int,
+    words: str,
+) -> None:
+    (tmp_path / "broken_plugin.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(__import__("sys").modules, "broken_plugin", raising=False)
+    with pytest.raises(InputError) as info:
+        registry_mod.load_user_plugin("broken_plugin:Plugin")
+    message = str(info.value)
+    assert f"{tmp_path / 'broken_plugin.py'}:{line}" in message
+    assert words in message
+    assert info.value.exit_code == 2
+    # Through the CLI: one message, exit code 2, no traceback.
+    code, _, err = simulate(capsys, EXAMPLE / "config.yaml", "--plugin", "broken_plugin:Plugin")
+    assert code == 2
+    assert "broken_plugin.py" in err and "Traceback" not in err

@@ -39,9 +39,10 @@ from berth.demo.admin import Admin, DemoError, wait_for
 from berth.demo.shapes import SA_NAMESPACE, Comparison, Fleet, measure, start_scheduler
 from berth.kube import yamlio
 from berth.kube.errors import BerthError, InputError
-from berth.schedule import Placement, rbac, report, run_live_scheduler
+from berth.schedule import Placement, rbac, report, report_live, run_live_scheduler
 from berth.schedule import config as schedule_config
 from berth.schedule.plugins import registry as registry_mod
+from berth.schedule.simulate import NodeUsage
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "two-profiles"
@@ -76,6 +77,8 @@ class DemoResult:
     nodes: list[str] = field(default_factory=list)
     profiles: list[str] = field(default_factory=list)
     place_seconds: float = 0.0
+    usage: tuple[NodeUsage, ...] = ()
+    """Each node's requests and capacity once the workload is placed, as the live scheduler's cache held them."""
     separate_placement: dict[str, dict[str, int]] = field(default_factory=dict)
     """The same workload placed by the separate shape (step 5)."""
     comparison: Comparison | None = None
@@ -232,6 +235,7 @@ def _run(
         _install(steps, base, cluster, result)
         sched = _rbac_phases(steps, admin, cfg, registry, fleet, seed, capture, result)
         _deploy(steps, admin, result)
+        result.usage = report_live.live_result(sched.scheduler, result.place_seconds).usage
         fleet.stop(sched)
 
         steps.begin("compare the two deployment shapes (measured)")

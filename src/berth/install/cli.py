@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from berth.install import live_cli
+from berth.install import live_cli, report
 from berth.kube.errors import InputError
 
 ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
@@ -331,6 +331,7 @@ group.add_command(live_cli.upgrade_command, "upgrade")
 group.add_command(live_cli.rollback_command, "rollback")
 group.add_command(live_cli.release_test_command, "test")
 group.add_command(live_cli.status_command, "status")
+group.add_command(report.report_command, "report")
 
 
 @click.command("install")

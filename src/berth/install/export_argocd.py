@@ -184,11 +184,7 @@ class Item:
 
     @property
     def label(self) -> str:
-        return (
-            f"{self.ref.kind} {self.ref.namespace}/{self.ref.name}"
-            if self.ref.namespace
-            else (f"{self.ref.kind} {self.ref.name}")
-        )
+        return _label(self.ref)
 
 
 @dataclass(frozen=True)

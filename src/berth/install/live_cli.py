@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from berth.install import report
 from berth.kube.errors import InputError
 
 if TYPE_CHECKING:
@@ -138,6 +139,7 @@ def _print_notes(opts: ApplyOptions, action: str) -> None:
 @click.command("apply")
 @live_options
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
+@report.with_report
 def apply_command(opts: ApplyOptions, no_wait: bool) -> None:
     """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs."""
     from berth.install import apply

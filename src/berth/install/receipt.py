@@ -178,6 +178,8 @@ class RunReceipt:
         item: dict[str, Any] = {"key": key, "apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name}
         if namespace or obj.namespace:
             item["namespace"] = namespace or obj.namespace
+        if obj.weight is not None:
+            item["weight"] = obj.weight  # a hook's: the install report shows it
         item["action"] = action
         item["at"] = now()
         item.update({k: v for k, v in extra.items() if v not in (None, "")})

@@ -110,7 +110,7 @@ def simulate_command(
 
     from berth.kube import yamlio
     from berth.schedule import config as config_mod
-    from berth.schedule import deploy_cli, report, simulate
+    from berth.schedule import deploy_cli, report, report_html, simulate
 
     reg = deploy_cli.build_registry(plugin_refs)
     configs = [config_mod.load(path, reg) for path in config_paths]
@@ -118,7 +118,7 @@ def simulate_command(
         configs, cluster_path, workload_path, seed=seed, registry=reg, explain_patterns=explain_patterns
     )
     if report_path:
-        yamlio.write_atomic(report_path, report.render_html(result))
+        yamlio.write_atomic(report_path, report_html.render_html(result))
     if output == "json":
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif output == "yaml":
@@ -146,6 +146,12 @@ def simulate_command(
 @_input_files
 @click.option("--seed", type=int, default=1, show_default=True, help="The same seed for every run.")
 @_output_option
+@click.option(
+    "--report",
+    "report_path",
+    metavar="FILE.html",
+    help="Also write a self-contained HTML report, side by side.",
+)
 @plugin_option
 @click.option(
     "--explain",
@@ -160,6 +166,7 @@ def compare_command(
     workload_path: str,
     seed: int,
     output: str,
+    report_path: str | None,
     plugin_refs: tuple[str, ...],
     explain_patterns: tuple[str, ...],
 ) -> None:
@@ -172,7 +179,7 @@ def compare_command(
 
     from berth.kube import yamlio
     from berth.kube.errors import InputError
-    from berth.schedule import compare, deploy_cli, report
+    from berth.schedule import compare, deploy_cli, report, report_html
     from berth.schedule import config as config_mod
 
     if len(config_paths) < 2:
@@ -182,6 +189,8 @@ def compare_command(
     comparison = compare.compare(
         configs, cluster_path, workload_path, seed=seed, registry=reg, explain_patterns=explain_patterns
     )
+    if report_path:
+        yamlio.write_atomic(report_path, report_html.render_comparison_html(comparison))
     if output == "json":
         click.echo(json.dumps(comparison.to_dict(), indent=2))
     elif output == "yaml":
@@ -194,3 +203,5 @@ def compare_command(
                 console.print()
                 console.rule(f"why, with {outcome.label}", align="left")
                 report.print_explanations(outcome.result.explanations, console)
+        if report_path:
+            click.echo(f"report written to {report_path}")

@@ -81,6 +81,12 @@ def _metrics_options(what: str) -> Callable[[F], F]:
     help="Log why these pods went where they did (as simulate --explain): ns/name or name, * and ? as "
     "wildcards; repeatable.",
 )
+@click.option(
+    "--report",
+    "report_path",
+    metavar="FILE.html",
+    help="On exit, write an HTML report of the cluster as the scheduler left it (pods, cpu and memory per node).",
+)
 def run_command(
     config_path: str,
     kubeconfig: str | None,
@@ -91,6 +97,7 @@ def run_command(
     plugin_refs: tuple[str, ...],
     verbose: bool,
     explain_patterns: tuple[str, ...],
+    report_path: str | None,
 ) -> None:
     """Schedule pods on a cluster with the configuration's profiles (the same framework as ``simulate``).
 
@@ -108,7 +115,15 @@ def run_command(
         metrics_address=metrics_address,
         explain=explain_patterns,
     )
-    stopped = _run_until_stopped(sched)
+    started = time.monotonic()
+    try:
+        stopped = _run_until_stopped(sched)
+    finally:
+        if report_path:
+            from berth.schedule import report_live
+
+            report_live.write(report_path, sched.scheduler, time.monotonic() - started)
+            logging.getLogger("berth.schedule.live").info("report written to %s", report_path)
     if sched.failure is not None and not stopped:
         raise SchedulerFailed(str(sched.failure))
 

@@ -1,25 +1,25 @@
-"""Human views of a simulation: the per-node x per-profile table (terminal) and a self-contained HTML page.
+"""Terminal views of a simulation: the per-node x per-profile table, ``--explain``'s score tables, ``compare``'s
+outcomes.
 
-Why: "where did my pods go" is a matrix (nodes x scheduler profiles). The terminal table and the HTML page show the
-same matrix; the page adds a grouped bar chart drawn as inline SVG, so it opens from disk with no network and no
-JavaScript.
+Why: "where did my pods go" is a matrix (nodes x scheduler profiles); the HTML reports
+(:mod:`berth.schedule.report_html`) show the same matrix with each node's cpu and memory. Score cells are coloured
+by value through rich styles, which rich drops by itself when NO_COLOR is set or the output is not a terminal, so a
+pipe or a log gets plain text.
 """
 
 from __future__ import annotations
 
-import html
 import io
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from berth.kube import htmlpage
 from berth.schedule import compare, explain
 from berth.schedule.simulate import SimulationResult
-
-# Colour-blind-safe palette (Okabe-Ito), cycled per profile.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
 
 def table_rows(result: SimulationResult) -> tuple[list[str], list[list[str]]]:
@@ -94,11 +94,11 @@ def attempt_text(pod: str, attempt: explain.Attempt, width: int = 120) -> str:
 
 def print_attempt(pod: str, a: explain.Attempt, console: Console) -> None:
     """One attempt: its headline, how the node was chosen, the score table, rejections, PostFilter."""
-    _say(console, f"explain {pod} ({a.scheduler_name}): attempt {a.number} {_headline(a)}")
+    _say(console, f"explain {pod} ({a.scheduler_name}): attempt {a.number} {headline(a)}")
     _print_attempt(a, console)
 
 
-def _headline(a: explain.Attempt) -> str:
+def headline(a: explain.Attempt) -> str:
     if a.result == "scheduled":
         return f"scheduled on {a.node}"
     if a.result == "waiting":
@@ -143,13 +143,21 @@ def _print_attempt(a: explain.Attempt, console: Console) -> None:
                 cell = str(score.normalized)
                 if score.raw != score.normalized:
                     cell += f" ({score.raw})"
-                cells.append(cell)
+                cells.append(Text(cell, style=score_style(score.normalized, 0, 100)))
             table.add_row(f"{plugin} (x{weight})", *cells)
         if any(n.extender_score for n in scored):
             table.add_row("extenders", *(str(n.extender_score) for n in shown))
-        table.add_row("total", *(str(n.total) for n in shown), end_section=True, style="bold")
+        totals = [n.total or 0 for n in scored]
+        table.add_row(
+            "total",
+            *(Text(str(n.total), style=score_style(n.total, min(totals), max(totals))) for n in shown),
+            end_section=True,
+            style="bold",
+        )
         console.print(table)
         legend = "  cells: normalized score (raw Score when NormalizeScore changed it); total = sum of score x weight"
+        if console.is_terminal and not console.no_color:
+            legend += "; darker green scored higher (total: from the lowest to the highest)"
         if a.node:
             legend += "; * chosen"
         _say(console, legend)
@@ -174,6 +182,23 @@ def _print_attempt(a: explain.Attempt, console: Console) -> None:
         _say(console, line)
     if not a.consistent:
         _say(console, f"  warning: {a.problem}")
+
+
+def score_colour(value: object, low: float, high: float) -> str | None:
+    """Where a score sits between ``low`` and ``high``, as a colour of the Greens scale (darker scored higher);
+    None for a value that is not a number. The HTML report and the terminal share it."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    fraction = (float(value) - low) / (high - low) if high > low else 0.5
+    # The scale's light two thirds: a table of high scores stays readable, black text on every cell.
+    return htmlpage.scale_colour(htmlpage.GREENS, 0.04 + 0.56 * min(1.0, max(0.0, fraction)))
+
+
+def score_style(value: object, low: float, high: float) -> str:
+    """:func:`score_colour` as a rich style: a background with legible text. Rich drops it when NO_COLOR is set or
+    the console is not a terminal (a pipe, a log)."""
+    bg = score_colour(value, low, high)
+    return f"{htmlpage.text_on(bg)} on {bg}" if bg else ""
 
 
 def _some(names: Sequence[str]) -> str:
@@ -233,172 +258,3 @@ def print_comparison(comparison: compare.Comparison, console: Console | None = N
         _say(console, f"  ... and {len(moved) - COMPARE_MOVED_LINES} more (all of them in -o json)")
     if not moved:
         _say(console, f"  every pod went where {baseline} put it")
-
-
-def _chart(result: SimulationResult) -> str:
-    counts = result.counts()
-    profiles = list(result.profiles) or ["(none)"]
-    nodes = list(result.nodes)
-    top = max([c for per in counts.values() for c in per.values()] + [1])
-    bar_w, gap, group_gap = 18, 2, 22
-    group_w = len(profiles) * (bar_w + gap) + group_gap
-    plot_h, left, top_pad, bottom = 220, 40, 20, 80
-    width = left + max(1, len(nodes)) * group_w + 20
-    height = top_pad + plot_h + bottom + 24 * ((len(profiles) + 2) // 3)
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="pods per node per profile">',
-        f'<line x1="{left}" y1="{top_pad + plot_h}" x2="{width - 10}" y2="{top_pad + plot_h}" stroke="#444"/>',
-        f'<line x1="{left}" y1="{top_pad}" x2="{left}" y2="{top_pad + plot_h}" stroke="#444"/>',
-    ]
-    for tick in _ticks(top):
-        y = top_pad + plot_h - plot_h * tick / top
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{tick}</text>')
-        parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - 10}" y2="{y:.1f}" stroke="#ddd"/>')
-    for i, node in enumerate(nodes):
-        x0 = left + 10 + i * group_w
-        for j, prof in enumerate(profiles):
-            value = counts.get(node, {}).get(prof, 0)
-            h = plot_h * value / top
-            x = x0 + j * (bar_w + gap)
-            y = top_pad + plot_h - h
-            parts.append(
-                f'<rect x="{x}" y="{y:.1f}" width="{bar_w}" height="{h:.1f}" fill="{PALETTE[j % len(PALETTE)]}">'
-                f"<title>{html.escape(node)} / {html.escape(prof)}: {value}</title></rect>"
-            )
-            if value:
-                parts.append(
-                    f'<text x="{x + bar_w / 2}" y="{y - 3:.1f}" font-size="10" text-anchor="middle">{value}</text>'
-                )
-        cx = x0 + len(profiles) * (bar_w + gap) / 2
-        label_y = top_pad + plot_h + 14
-        parts.append(
-            f'<text x="{cx:.1f}" y="{label_y}" font-size="11" text-anchor="end" '
-            f'transform="rotate(-35 {cx:.1f} {label_y})">{html.escape(node)}</text>'
-        )
-    legend_y = top_pad + plot_h + bottom
-    for j, prof in enumerate(profiles):
-        lx = left + (j % 3) * 220
-        ly = legend_y + (j // 3) * 24
-        parts.append(
-            f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{PALETTE[j % len(PALETTE)]}"/>'
-        )
-        parts.append(f'<text x="{lx + 18}" y="{ly}" font-size="12">{html.escape(prof)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
-
-
-def _explanations_html(explanations: Sequence[explain.Explanation]) -> str:
-    """The same facts as :func:`print_explanations`, every feasible node included."""
-    esc = html.escape
-    parts = [f"<h2>Explained pods ({len(explanations)})</h2>"]
-    for ex in explanations:
-        for a in ex.attempts:
-            parts.append(
-                f"<h3><code>{esc(ex.pod)}</code> ({esc(a.scheduler_name)}), attempt {a.number}: "
-                f"{esc(_headline(a))}</h3>"
-            )
-            feasible = sum(1 for n in a.nodes if n.passed)
-            parts.append(
-                f"<p>{esc(a.decision)}. {len(a.nodes)} of {a.nodes_in_cluster} nodes examined, {feasible} feasible"
-                + (f", {a.excluded} excluded by PreFilter" if a.excluded else "")
-                + (f", {a.not_examined} not examined" if a.not_examined else "")
-                + ".</p>"
-            )
-            if a.message and a.result != "error":
-                parts.append(f"<p>{esc(a.message)}</p>")
-            scored = [n for n in a.nodes if n.passed and n.total is not None]
-            if scored:
-                head = "".join(f"<th>{esc(n.node)}{' *' if n.node == a.node else ''}</th>" for n in scored)
-                rows = []
-                for i, (plugin, weight) in enumerate(a.score_plugins):
-                    cells = "".join(
-                        f'<td title="raw {esc(str(n.scores[i].raw))}">{esc(str(n.scores[i].normalized))}</td>'
-                        for n in scored
-                    )
-                    rows.append(f"<tr><td>{esc(plugin)} (x{weight})</td>{cells}</tr>")
-                if any(n.extender_score for n in scored):
-                    cells = "".join(f"<td>{n.extender_score}</td>" for n in scored)
-                    rows.append(f"<tr><td>extenders</td>{cells}</tr>")
-                totals = "".join(f"<td>{n.total}</td>" for n in scored)
-                rows.append(f'<tr class="sum"><td>total</td>{totals}</tr>')
-                parts.append(
-                    f"<table><thead><tr><th>plugin (weight)</th>{head}</tr></thead>"
-                    f"<tbody>{''.join(rows)}</tbody></table>"
-                )
-            rejected = [n for n in a.nodes if not n.passed]
-            if rejected:
-                items = "".join(
-                    f"<li><code>{esc(n.node)}</code>: {esc(n.plugin)}: {esc(', '.join(n.reasons))}</li>"
-                    for n in rejected
-                )
-                parts.append(f"<p>Filtered out:</p><ul>{items}</ul>")
-            if a.post_filter_message or a.nominated_node or a.victims:
-                detail = a.post_filter_message or "made room"
-                if a.nominated_node:
-                    detail += f"; nominated node {a.nominated_node}"
-                if a.victims:
-                    detail += f"; evicted {', '.join(a.victims)}"
-                parts.append(f"<p>PostFilter: {esc(detail)}</p>")
-    return "\n".join(parts)
-
-
-def _ticks(top: int) -> Sequence[int]:
-    step = max(1, -(-top // 5))
-    return list(range(0, top + 1, step))
-
-
-def render_html(result: SimulationResult, title: str = "berth schedule simulate") -> str:
-    """A complete HTML document: summary, placement table, SVG chart, unschedulable and ignored pods, warnings."""
-    header, rows = table_rows(result)
-    esc = html.escape
-    thead = "".join(f"<th>{esc(h)}</th>" for h in header)
-    body = "".join(
-        "<tr"
-        + (' class="sum"' if i >= len(result.nodes) else "")
-        + ">"
-        + "".join(f"<td>{esc(c)}</td>" for c in row)
-        + "</tr>"
-        for i, row in enumerate(rows)
-    )
-    unsched = "".join(
-        f"<li><code>{esc(f.pod)}</code> ({esc(f.scheduler_name)}): {esc(f.message)}</li>"
-        for f in result.unschedulable
-    )
-    ignored = "".join(
-        f"<li><code>{esc(i.pod)}</code>: no profile named <code>{esc(i.scheduler_name)}</code></li>"
-        for i in result.ignored
-    )
-    warnings = "".join(f"<li>{esc(w)}</li>" for w in result.warnings)
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{esc(title)}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
-table {{ border-collapse: collapse; margin: 1em 0; }}
-th, td {{ border: 1px solid #bbb; padding: 4px 10px; text-align: right; }}
-th:first-child, td:first-child {{ text-align: left; }}
-tr.sum td {{ font-weight: bold; background: #f3f3f3; }}
-code {{ background: #f3f3f3; padding: 0 3px; }}
-</style>
-</head>
-<body>
-<h1>{esc(title)}</h1>
-<p>{result.scheduled} of {result.pods} pods placed on {len(result.nodes)} nodes by
-{len(result.profiles)} profile(s) in {result.seconds:.3f} s.</p>
-<h2>Pods per node and profile</h2>
-<table><thead><tr>{thead}</tr></thead><tbody>{body}</tbody></table>
-<h2>Chart</h2>
-{_chart(result)}
-<h2>Unschedulable ({len(result.unschedulable)})</h2>
-<ul>{unsched or "<li>none</li>"}</ul>
-<h2>Ignored ({len(result.ignored)})</h2>
-<ul>{ignored or "<li>none</li>"}</ul>
-<h2>Warnings</h2>
-<ul>{warnings or "<li>none</li>"}</ul>
-{_explanations_html(result.explanations) if result.explanations is not None else ""}
-</body>
-</html>
-"""

@@ -25,6 +25,7 @@ has its own cache and queue, they take turns one cycle at a time, and each sees 
 
 from __future__ import annotations
 
+import math
 import random
 import time
 import uuid
@@ -310,7 +311,7 @@ def _check_quantities(pod_spec: Mapping[str, Any], prefix: str, where: str) -> N
         if not isinstance(values, dict):
             raise InputError(f"{path}: must be a mapping of resource name to quantity", where)
         for name, q in values.items():
-            quantity.parse(q, f"{where}: {path}.{name}")
+            check_amount(q, f"{path}.{name}", where)
 
     for group in ("initContainers", "containers"):
         containers = pod_spec.get(group) or []
@@ -331,6 +332,17 @@ def _check_quantities(pod_spec: Mapping[str, Any], prefix: str, where: str) -> N
             check(pod_resources.get(part), f"{prefix}resources.{part}")
 
 
+def check_amount(value: Any, path: str, where: str) -> None:
+    """A resource amount must be a quantity, finite and not negative (the API server refuses the others): an
+    InputError (exit 2) naming the file and document (``where``) and the field (``path``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{path}: Invalid value: {value!r}: must be a finite quantity", where)
+    if isinstance(value, str) and value.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
+        raise InputError(f"{path}: Invalid value: {value!r}: must be a finite quantity", where)
+    if quantity.parse(value, f"{where}: {path}") < 0:
+        raise InputError(f"{path}: Invalid value: {value!r}: must be greater than or equal to 0", where)
+
+
 def load_cluster(path: str) -> ClusterInput:
     """Nodes, bound pods and PriorityClasses of the cluster file, validated."""
     nodes: list[Sourced] = []
@@ -338,7 +350,14 @@ def load_cluster(path: str) -> ClusterInput:
     objects: list[Sourced] = []
     classes = PriorityClasses()
     seen: dict[str, str] = {}
-    for item in _read(path, CLUSTER_KINDS, "cluster"):
+    items = _read(path, CLUSTER_KINDS, "cluster")
+    if not items:
+        raise InputError(
+            "the cluster file holds no objects: describe the nodes to schedule onto (kind: Node, with "
+            "status.allocatable), and optionally pods already running on them",
+            path,
+        )
+    for item in items:
         kind = item.obj["kind"]
         if kind == "Node":
             name = str(item.obj["metadata"]["name"])
@@ -360,7 +379,15 @@ def load_cluster(path: str) -> ClusterInput:
                     "status.allocatable: must be a mapping of resource name to quantity", item.where
                 )
             for res, q in alloc.items():
-                quantity.parse(q, f"{item.where}: status.allocatable.{res}")
+                check_amount(q, f"status.allocatable.{res}", item.where)
+            capacity = (item.obj.get("status") or {}).get("capacity")
+            if capacity is not None:
+                if not isinstance(capacity, dict):
+                    raise InputError(
+                        "status.capacity: must be a mapping of resource name to quantity", item.where
+                    )
+                for res, q in capacity.items():
+                    check_amount(q, f"status.capacity.{res}", item.where)
             nodes.append(item)
         elif kind == "PriorityClass":
             classes.add(item.obj, item.where)
@@ -412,9 +439,19 @@ class Expander:
         self.rng = rng
         self.classes = classes
         self.objects: list[Sourced] = []  # controller objects plugins may look up (owners of the pods)
+        self.names: set[str] = set()  # namespace/name of every pod made so far (generated names avoid them)
 
     def suffix(self) -> str:
         return "".join(self.rng.choice(ALPHANUMS) for _ in range(5))
+
+    def generated_name(self, namespace: str, prefix: str) -> str:
+        """Upstream ``generateName``: prefix + 5 random characters, drawn again while the name is taken (the API
+        server answers a conflict and the controller retries), so any number of replicas gets unique names --
+        deterministically per seed."""
+        while True:
+            name = f"{prefix}{self.suffix()}"
+            if f"{namespace}/{name}" not in self.names:
+                return name
 
     def uid(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -437,7 +474,8 @@ class Expander:
         meta = pod["metadata"]
         meta.setdefault("namespace", "default")
         if not meta.get("name"):
-            meta["name"] = f"{meta['generateName']}{self.suffix()}"
+            meta["name"] = self.generated_name(str(meta["namespace"]), str(meta["generateName"]))
+        self.names.add(f"{meta['namespace']}/{meta['name']}")
         meta.setdefault("uid", self.uid())
         spec = pod.get("spec") or {}
         pod["spec"] = spec
@@ -474,7 +512,9 @@ class Expander:
         }
         self.objects.append(Sourced(rs_obj, f"{item.where} -> ReplicaSet {ns}/{rs_name}"))
         return [
-            self._make_pod(item, template, ns, f"{rs_name}-", f"{rs_name}-{self.suffix()}", labels, owner)
+            self._make_pod(
+                item, template, ns, f"{rs_name}-", self.generated_name(ns, f"{rs_name}-"), labels, owner
+            )
             for _ in range(replicas)
         ]
 
@@ -489,7 +529,7 @@ class Expander:
         self.objects.append(item)
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         return [
-            self._make_pod(item, template, ns, f"{name}-", f"{name}-{self.suffix()}", labels, owner)
+            self._make_pod(item, template, ns, f"{name}-", self.generated_name(ns, f"{name}-"), labels, owner)
             for _ in range(replicas)
         ]
 
@@ -552,7 +592,7 @@ class Expander:
             if indexed:
                 labels["batch.kubernetes.io/job-completion-index"] = str(i)
                 prefix = f"{name}-{i}-"
-            made = self._make_pod(item, template, ns, prefix, f"{prefix}{self.suffix()}", labels, owner)
+            made = self._make_pod(item, template, ns, prefix, self.generated_name(ns, prefix), labels, owner)
             if indexed:
                 made.obj["metadata"].setdefault("annotations", {})[
                     "batch.kubernetes.io/job-completion-index"
@@ -624,6 +664,7 @@ class Expander:
             "uid": self.uid(),
             "labels": dict(labels),
         }
+        self.names.add(f"{namespace}/{name}")
         if generate_name:
             meta["generateName"] = generate_name
         if tmeta.get("annotations"):

@@ -581,7 +581,8 @@ def test_filter_reads_the_state_it_is_given() -> None:
         ("pods", False, False),
         ("example.com/gpu", True, True),
         ("nvidia.com/gpu", True, True),
-        ("kubernetes.io/something", False, False),
+        ("kubernetes.io/something", False, True),  # upstream IsPrefixedNativeResource
+        ("subdomain.kubernetes.io/something", False, True),
         ("requests.example.com/x", False, False),
         ("hugepages-2Mi", False, True),
         ("attachable-volumes-csi-x", False, True),
@@ -593,6 +594,50 @@ def test_resource_name_classes(name: str, extended: bool, scalar: bool) -> None:
     """Which requests Filter checks beyond cpu/memory/ephemeral-storage (upstream IsScalarResourceName)."""
     assert fit.is_extended_resource_name(name) is extended
     assert fit.is_scalar_resource_name(name) is scalar
+
+
+# Upstream fit_test.go (TestEnoughRequests), "kubernetes.io resource capacity enforced" and "... for init container":
+# a pod requesting 10 of kubernetes.io/something (resp. subdomain.kubernetes.io/something, from an init container)
+# does not fit a node that has none -- UnschedulableAndUnresolvable in 1.35 (capacity 0), reason Insufficient <name>.
+@pytest.mark.parametrize(
+    ("incoming", "name"),
+    [
+        (req_pod({"cpu": "1m", "memory": "1", "kubernetes.io/something": 10}), "kubernetes.io/something"),
+        (
+            pod(
+                init_containers=[
+                    container({"cpu": "1m", "memory": "1", "subdomain.kubernetes.io/something": 10})
+                ],
+                containers=[container({})],
+            ),
+            "subdomain.kubernetes.io/something",
+        ),
+    ],
+    ids=[
+        "kubernetes.io-resource-capacity-enforced",
+        "kubernetes.io-resource-capacity-enforced-for-init-container",
+    ],
+)
+def test_prefixed_native_resources_are_checked(incoming: PodInfo, name: str) -> None:
+    alloc = {"cpu": "10", "memory": "20", "pods": 32}
+    status = run_filter(plugin(), incoming, node(allocatable=alloc))
+    assert status.code is fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert status.reasons == (f"Insufficient {name}",)
+    assert run_filter(plugin(), incoming, node(allocatable={**alloc, name: 10})).is_success
+
+
+# Upstream helpers_test.go (TestPodRequests) with pod-level resources: a pod-level hugepages request replaces the
+# containers' sum, as cpu and memory do (IsSupportedPodLevelResource includes the hugepages- prefix).
+def test_pod_level_hugepages_request_counts() -> None:
+    incoming = pod(
+        containers=[container({"cpu": "100m", "hugepages-2Mi": "2Mi"})],
+        spec={"resources": {"requests": {"cpu": "1", "hugepages-2Mi": "10Mi"}}},
+    )
+    assert incoming.requests["hugepages-2Mi"] == 10 * 2**20
+    alloc = {"cpu": "2", "memory": "1Gi", "pods": 10}
+    status = run_filter(plugin(), incoming, node(allocatable={**alloc, "hugepages-2Mi": "4Mi"}))
+    assert status.reasons == ("Insufficient hugepages-2Mi",)
+    assert run_filter(plugin(), incoming, node(allocatable={**alloc, "hugepages-2Mi": "10Mi"})).is_success
 
 
 def test_unknown_plain_resource_is_not_checked() -> None:

@@ -149,6 +149,32 @@ def _out_of_range(names: Sequence[str], parts: Sequence[IntArray]) -> Status | N
     return None
 
 
+def _score_pair(result: Any) -> bool:
+    """Is a Score answer the ``(int, Status)`` pair the contract asks for?"""
+    return (
+        type(result) is tuple
+        and len(result) == 2
+        and isinstance(result[0], int | np.integer)
+        and not isinstance(result[0], bool)
+        and isinstance(result[1], Status)
+    )
+
+
+def _wrong_score(name: str, node: str, result: Any) -> Status:
+    """The cycle's error for a Score answer of the wrong shape: the plugin, the node and what it returned."""
+    shown = repr(result)
+    if len(shown) > 200:
+        shown = shown[:197] + "..."
+    return Status(
+        Code.ERROR,
+        (
+            f'running Score plugins: plugin "{name}" returned {shown} for node "{node}"; '
+            "Score must return (score: int, status: Status)",
+        ),
+        name,
+    )
+
+
 def inactive_warning(profile: str, plugin: str) -> str:
     return f'profile "{profile}": plugin {plugin} is accepted but not active yet in berth (it is skipped)'
 
@@ -827,6 +853,9 @@ class Framework:
             else:
                 score = plugin.score
                 results = [score(state, pod, node) for node in nodes]
+                for node, result in zip(nodes, results, strict=True):
+                    if not _score_pair(result):
+                        return [], _wrong_score(name, node.name, result)
                 raw_t, codes = zip(*results, strict=True) if results else ((), ())
                 raw = list(raw_t)
                 if codes.count(SUCCESS) != len(codes):

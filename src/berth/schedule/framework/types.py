@@ -96,7 +96,8 @@ def pod_requests(pod: Obj, non_missing: Mapping[str, int] | None = None, where: 
 
     S = sum over containers; walking init containers in order with R = sum of sidecars (restartPolicy Always) so
     far: a sidecar adds to S and R; a regular init container's effective value is its own + R; I = max effective.
-    Result = max(S, I), then pod-level ``spec.resources.requests`` override, then + ``spec.overhead``.
+    Result = max(S, I), then pod-level ``spec.resources.requests`` override (cpu, memory and ``hugepages-*``, upstream
+    ``IsSupportedPodLevelResource``), then + ``spec.overhead``.
     ``non_missing`` fills cpu/memory of containers that set no request (scoring's non-zero defaults).
     """
     spec = pod.get("spec") or {}
@@ -121,7 +122,7 @@ def pod_requests(pod: Obj, non_missing: Mapping[str, int] | None = None, where: 
     _max_into(total, init_max)
     pod_level = ((spec.get("resources") or {}).get("requests")) or {}
     for name, q in pod_level.items():
-        if name in (CPU, MEMORY):
+        if name in (CPU, MEMORY) or name.startswith("hugepages-"):  # upstream IsSupportedPodLevelResource
             total[name] = quantity.resource_amount(name, q, f"{where}.spec.resources.requests.{name}")
     for name, q in (spec.get("overhead") or {}).items():
         total[name] = total.get(name, 0) + quantity.resource_amount(name, q, f"{where}.spec.overhead.{name}")

@@ -233,7 +233,10 @@ class Informer:
         permissions: logs 403s once per missing permission.
         backoff: error backoff.
         watch_timeout: (min, max) seconds each watch may stay open.
-        on_unreachable: called when the API server stopped answering (the owner drops pooled connections).
+        on_unreachable: called with what failed when the API server stopped answering (the owner drops pooled
+            connections, re-reads the kubeconfig and logs the outage once).
+        on_reachable: called after every list, and when a watch delivers after a failure (the owner logs that
+            the server is back).
     """
 
     def __init__(
@@ -246,7 +249,8 @@ class Informer:
         backoff: Backoff | None = None,
         watch_timeout: tuple[int, int] = WATCH_TIMEOUT_SECONDS,
         seed: int | None = None,
-        on_unreachable: Callable[[], None] | None = None,
+        on_unreachable: Callable[[str], None] | None = None,
+        on_reachable: Callable[[], None] | None = None,
     ) -> None:
         self.resource = resource
         self.source = source
@@ -255,6 +259,7 @@ class Informer:
         self.backoff = backoff or Backoff()
         self.watch_timeout = watch_timeout
         self.on_unreachable = on_unreachable
+        self.on_reachable = on_reachable
         self.store: dict[str, Obj] = {}
         self.resource_version = ""
         self.synced = threading.Event()
@@ -264,6 +269,9 @@ class Informer:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._stream: WatchStream | None = None
+        self._watch_opened = (
+            False  # this round's watch request was answered (a later failure broke the stream)
+        )
         self._thread: threading.Thread | None = None
         self._rng = random.Random(seed)
 
@@ -300,6 +308,7 @@ class Informer:
         need_list = True
         watches = 0
         while not self._stop.is_set():
+            self._watch_opened = False
             try:
                 if need_list:
                     self._list()
@@ -340,13 +349,14 @@ class Informer:
                     return  # stop() closed the watch stream under us: not an outage
                 failures += 1
                 if self.on_unreachable is not None:
-                    self.on_unreachable()
-                log.warning(
-                    "%s: API server unreachable (%s); retrying from resourceVersion %s",
-                    self.resource.qualified,
-                    exc,
-                    self.resource_version or "(re-list)",
-                )
+                    self.on_unreachable(f"{self.resource.qualified}: {exc}")
+                # The owner logs the outage once; per informer it is a detail. A stream that broke is re-watched
+                # from its resourceVersion (client-go); a request the server did not answer at all means it is
+                # down or restarting, so the informer lists again once it answers: it may come back from another
+                # state (or be another server), and a re-list is diffed against the local copy.
+                if not self._watch_opened:
+                    need_list = True
+                log.debug("%s: API server unreachable (%s)", self.resource.qualified, exc)
                 self._pause(failures)
             except Exception:
                 if self._stop.is_set():
@@ -385,6 +395,8 @@ class Informer:
                 break
         if self.synced.is_set():
             self.relists += 1
+        if self.on_reachable is not None:
+            self.on_reachable()
         self._replace(items)
         self.resource_version = rv
         self.synced.set()
@@ -408,6 +420,9 @@ class Informer:
     def _watch(self) -> None:
         timeout = self._rng.randint(*self.watch_timeout)
         stream = self.source.watch(self.resource, self.resource_version, timeout)
+        self._watch_opened = True
+        if self.on_reachable is not None:
+            self.on_reachable()  # the server answered the watch request
         self._stream = stream
         try:
             if self._stop.is_set():

@@ -18,15 +18,13 @@ Because one thread applies every change and runs every cycle, a cycle never sees
 order of changes is the API server's order per resource. Scheduling starts once every informer has listed
 (upstream ``WaitForCacheSync``) and this process leads (when ``--leader-elect``).
 
-Where the kubeconfig comes from: ``--kubeconfig``, else ``$KUBECONFIG``, else ``./.berth/cluster/kubeconfig`` (the
-embedded cluster's default data dir) if it exists, else ``~/.kube/config`` if it exists, else the in-cluster
-ServiceAccount.
+Where the kubeconfig comes from, and what happens when the API server goes away (re-read kubeconfig, backoff,
+re-list, one log line per change of state): :mod:`.connection`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 import os
 import queue
@@ -34,15 +32,9 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
-from kubernetes.config.config_exception import ConfigException
-
-from berth.kube import client as kube_client
-from berth.kube.errors import BerthError, InputError
+from berth.kube.errors import BerthError
 from berth.kube.objects import Obj
 from berth.schedule import explain, rbac
 from berth.schedule.config import SchedulerConfiguration
@@ -56,6 +48,11 @@ from berth.schedule.live.binder import (
     PreemptionDone,
     binding_needs_no_unreserve,
 )
+from berth.schedule.live.connection import EMBEDDED_KUBECONFIG as EMBEDDED_KUBECONFIG
+from berth.schedule.live.connection import ServerLink
+from berth.schedule.live.connection import api_client_from as api_client_from
+from berth.schedule.live.connection import configuration as configuration
+from berth.schedule.live.connection import resolve_kubeconfig as resolve_kubeconfig
 from berth.schedule.live.informers import Delta, EventType, Informer, ListWatch, Resource
 from berth.schedule.live.leader import LeaderElector, default_identity
 from berth.schedule.live.metrics import HealthServer, Metrics
@@ -65,60 +62,11 @@ from berth.schedule.scheduler import CycleOutcome, FailureReason, Result, Schedu
 
 log = logging.getLogger("berth.schedule.live")
 
-EMBEDDED_KUBECONFIG = Path(".berth") / "cluster" / "kubeconfig"
 _TERMINAL = ("Succeeded", "Failed")
 
 
 class LeadershipLost(BerthError):
     """The lease was not renewed in time; the scheduler stopped (exit 1, like kube-scheduler)."""
-
-
-# --- connecting ---------------------------------------------------------------------------------------------------
-
-
-def resolve_kubeconfig(explicit: str | os.PathLike[str] | None, cwd: Path | None = None) -> str | None:
-    """The kubeconfig to use (see the module docstring); None means the in-cluster ServiceAccount."""
-    if explicit:
-        return str(explicit)
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return env.split(os.pathsep)[0]
-    embedded = (cwd or Path.cwd()) / EMBEDDED_KUBECONFIG
-    if embedded.is_file():
-        return str(embedded)
-    home = Path.home() / ".kube" / "config"
-    if home.is_file():
-        return str(home)
-    return None
-
-
-def configuration(kubeconfig: str | None, context: str | None) -> Any:
-    """A ``kubernetes.client.Configuration`` for the kubeconfig (through berth's client wrapper) or in-cluster."""
-    if kubeconfig is not None:
-        return kube_client.connect(kubeconfig, context).api_client.configuration
-    if context:
-        raise InputError(
-            "--context needs a kubeconfig (none found: pass --kubeconfig or set KUBECONFIG)", "--context"
-        )
-    cfg = k8s_client.Configuration()
-    try:
-        k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-    except ConfigException as exc:
-        raise InputError(
-            "no kubeconfig found ($KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config) and not running in a "
-            f"cluster ({exc}); pass --kubeconfig",
-            "--kubeconfig",
-        ) from exc
-    return cfg
-
-
-def api_client_from(cfg: Any, pool_size: int) -> Any:
-    """A separate ApiClient (own connection pool) on a copy of ``cfg``, its token refresh hook throttled
-    (:func:`berth.kube.client.throttle_token_refresh`)."""
-    mine = copy.deepcopy(cfg)
-    mine.connection_pool_maxsize = pool_size
-    kube_client.throttle_token_refresh(mine)
-    return k8s_client.ApiClient(mine)
 
 
 # --- what to watch ------------------------------------------------------------------------------------------------
@@ -215,6 +163,7 @@ class LiveScheduler:
         self.registry = registry
         self.options = options or LiveOptions()
         opts = self.options
+        path: str | None = None
         if client_configuration is None:
             path = resolve_kubeconfig(opts.kubeconfig)
             client_configuration = configuration(path, opts.context)
@@ -239,6 +188,8 @@ class LiveScheduler:
             framework.volume_writer = self.volume_writer
         resources = informer_resources(config, registry, self.writer)
         self.reader = api_client_from(client_configuration, len(resources) + 2)
+        # Both clients follow the server: a lost connection re-reads the kubeconfig (it may have moved).
+        self.link = ServerLink(path, opts.context, [self.reader, self.writer])
         source: ListWatch = informers.ApiListWatch(self.reader)
         if opts.wrap_source is not None:
             source = opts.wrap_source(source)
@@ -251,12 +202,11 @@ class LiveScheduler:
                 backoff=opts.backoff,
                 watch_timeout=opts.watch_timeout,
                 seed=opts.seed,
-                on_unreachable=self._drop_connections,
+                on_unreachable=self.link.lost,
+                on_reachable=self.link.reachable,
             )
             for r in resources
         }
-        self._last_drop = 0.0
-        self._drop_lock = threading.Lock()
         self.recorder = events.EventRecorder(self.writer, self.permissions) if opts.events else None
         self.api_binder.recorder = self.recorder  # Preempted events on preemption victims
         self.status = events.StatusWriter(self.writer, self.permissions)
@@ -371,21 +321,6 @@ class LiveScheduler:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def _drop_connections(self) -> None:
-        """The API server went away (a watch broke): close every pooled connection, so that no later request
-        reuses a kept-alive connection to a server that has since stopped or restarted (at most once a second)."""
-        now = time.monotonic()
-        with self._drop_lock:
-            if now - self._last_drop < 1.0:
-                return
-            self._last_drop = now
-        for client in (self.reader, self.writer):
-            with contextlib.suppress(Exception):
-                client.rest_client.pool_manager.clear()
-            keep_alive = api.KeepAlive.of(client)
-            if keep_alive is not None:
-                keep_alive.reset()
 
     # --- status ------------------------------------------------------------------------------------------------
 

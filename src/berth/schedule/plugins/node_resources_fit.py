@@ -60,10 +60,13 @@ def is_extended_resource_name(name: str) -> bool:
 
 
 def is_scalar_resource_name(name: str) -> bool:
-    """Extended resources, hugepages and attachable volumes (what NodeInfo tracks as scalar resources)."""
+    """Upstream ``IsScalarResourceName``: extended resources, hugepages, prefixed native resources (any name
+    containing ``kubernetes.io/``, upstream ``IsPrefixedNativeResource``) and attachable volumes -- what NodeInfo
+    tracks as scalar resources and Filter checks."""
     return (
         is_extended_resource_name(name)
         or name.startswith(_HUGE_PAGES_PREFIX)
+        or _DEFAULT_NAMESPACE_PREFIX in name
         or name.startswith(_ATTACHABLE_VOLUMES_PREFIX)
     )
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
+import traceback
 from collections.abc import Iterable
 
 from berth.kube.errors import InputError
@@ -97,6 +99,20 @@ def spec_from_object(obj: object, where: str) -> PluginSpec:
     )
 
 
+def _failing_line(exc: BaseException) -> str:
+    """``path:line`` of the innermost frame outside Python's import machinery ("" when there is none): where in
+    the user's module the import failed."""
+    machinery = os.path.dirname(importlib.__file__)
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<frozen")
+        and not f.filename.startswith(machinery)
+        and f.filename != __file__
+    ]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
 def load_user_plugin(ref: str) -> PluginSpec:
     """Resolve ``module:Attribute`` (the ``--plugin`` flag) to a plugin spec, with a clear message on failure."""
     where = f"--plugin {ref}"
@@ -105,8 +121,19 @@ def load_user_plugin(ref: str) -> PluginSpec:
         raise InputError("expected MODULE:CLASS, e.g. my_plugins.spread:Spread", where)
     try:
         module = importlib.import_module(module_name)
+    except SyntaxError as exc:
+        at = f"{exc.filename}:{exc.lineno}" if exc.filename else module_name
+        raise InputError(f"{at}: syntax error in plugin module {module_name!r}: {exc.msg}", where) from exc
     except ImportError as exc:
-        raise InputError(f"cannot import module {module_name!r}: {exc}", where) from exc
+        at = _failing_line(exc)
+        prefix = f"{at}: " if at else ""
+        raise InputError(f"{prefix}cannot import module {module_name!r}: {exc}", where) from exc
+    except Exception as exc:  # the module's own code failed while loading: the user's bug, shown as such
+        at = _failing_line(exc)
+        prefix = f"{at}: " if at else ""
+        raise InputError(
+            f"{prefix}importing plugin module {module_name!r} raised {type(exc).__name__}: {exc}", where
+        ) from exc
     obj: object = module
     for part in attr.split("."):
         if not hasattr(obj, part):
