@@ -60,11 +60,12 @@ def test_setup_output_lines_and_layout(edge_workdir: Path) -> None:
         "inputs.yaml",
         "manifest-index.yaml",
         "selection.yaml",
+        "values.yaml",
     ]
     assert len(list((out / "manifests").glob("*.yaml"))) == 10
     assert stat.S_IMODE((out / "secrets").stat().st_mode) == 0o700
     assert stat.S_IMODE((out / "secrets" / "secret-edge-app-token.yaml").stat().st_mode) == 0o600
-    assert (out / ".gitignore").read_text() == "secrets/\nupgrade/secrets/\n"
+    assert (out / ".gitignore").read_text() == "secrets/\nrelease/\nupgrade/secrets/\n"
     assert not list((out / "manifests").glob("secret-*"))
     assert (out / "lifecycle" / "plan.yaml").is_file()
     events = sorted(p.name for p in (out / "lifecycle").iterdir() if p.is_dir())
@@ -105,7 +106,8 @@ def test_setup_prints_the_issue_lines(run: Run, tmp_path: Path, edge_package: Pa
         lines[2] == "Base: default; components: [metrics, ha-extra]"
     )  # requires closed over, declaration order
     assert lines[3] == "Namespace: edge"
-    assert lines[4] == f"Rendered 11 manifest(s) to {out}/manifests"  # + ServiceMonitor from metrics
+    assert lines[4] == "Release: edge"
+    assert lines[5] == f"Rendered 11 manifest(s) to {out}/manifests"  # + ServiceMonitor from metrics
     assert "requirement: CRD for ServiceMonitor" in r.out
 
 

@@ -75,7 +75,13 @@ def package_cmd(
 @group.command("setup")
 @click.option("--pull", "ref", required=True, help="Package folder or chart reference.")
 @click.option("--base", help="Base variant (default: earlier choice, else the package default).")
-@click.option("--namespace", help="Release namespace (default: the package's).")
+@click.option(
+    "-n",
+    "--namespace",
+    help="Release namespace (default: the earlier setup's, else the package's, else the kube context's, "
+    "else default, as Helm's).",
+)
+@click.option("--release", help="Release name, as helm install's first argument (default: the package's).")
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--select", "selects", multiple=True, help="Component to enable (repeatable).")
 @click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Answer an input (repeatable).")
@@ -85,8 +91,13 @@ def package_cmd(
 @click.option(
     "--live", is_flag=True, help="Check the facts against the cluster (server version, CRDs, Secrets)."
 )
-@click.option("--kubeconfig", help="Kubeconfig for --live (default: $KUBECONFIG or ~/.kube/config).")
-@click.option("--context", help="Kube context for --live (default: current-context).")
+@click.option(
+    "--kubeconfig",
+    help="Kubeconfig for --live and the default namespace (default: $KUBECONFIG or ~/.kube/config).",
+)
+@click.option(
+    "--context", help="Kube context for --live and the default namespace (default: current-context)."
+)
 @click.option(
     "--api-versions",
     "api_versions",
@@ -96,10 +107,12 @@ def package_cmd(
     "comma-separated, repeatable; remembered; an empty value clears them).",
 )
 @click.option("--wait-lock", is_flag=True, help=live_cli.WAIT_LOCK_HELP)
+@live_cli.values_options
 def setup_cmd(
     ref: str,
     base: str | None,
     namespace: str | None,
+    release: str | None,
     work_dir: Path,
     selects: tuple[str, ...],
     inputs: tuple[str, ...],
@@ -111,8 +124,10 @@ def setup_cmd(
     context: str | None,
     api_versions: tuple[str, ...],
     wait_lock: bool,
+    value_flags: Any,
 ) -> None:
-    """Pull, ask, collect facts, render and plan into WORK_DIR (atomically)."""
+    """Pull, ask, collect facts, render and plan into WORK_DIR (atomically). Values flags (-f, --set...) go to
+    helm as given, after the package's base, components and inputs; a later setup without them keeps them."""
     from berth.install import package, setup
 
     def prompt(inp: package.Input) -> str:
@@ -124,6 +139,7 @@ def setup_cmd(
     opts = setup.SetupOptions(
         ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
         kubeconfig, context, api_versions if api_versions else None, wait_lock,
+        release, value_flags,
     )  # fmt: skip
     result = setup.run(opts, prompt)
     for line in result.lines:

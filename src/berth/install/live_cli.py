@@ -107,6 +107,33 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return common(_runner_options(command))
 
 
+VALUE_FLAG_OPTIONS = (
+    ("values", ("-f", "--values"), "FILE", "A values file, as helm takes it (repeatable; later files win)."),
+    ("set_json", ("--set-json",), "KEY=JSON", "helm's --set-json (repeatable)."),
+    ("set", ("--set",), "KEY=VAL", "helm's --set (repeatable; handed to helm as given)."),
+    ("set_string", ("--set-string",), "KEY=VAL", "helm's --set-string (repeatable)."),
+    ("set_file", ("--set-file",), "KEY=FILE", "helm's --set-file (repeatable; the file is recorded)."),
+    ("set_literal", ("--set-literal",), "KEY=VAL", "helm's --set-literal (repeatable)."),
+)
+
+
+def values_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Helm's values flags, handed to the command as one ``value_flags`` argument (None when none was given:
+    the work dir's recorded flags stay)."""
+
+    @functools.wraps(fn)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        from berth.install import values
+
+        given = {name: tuple(kwargs.pop(name)) for name, *_ in VALUE_FLAG_OPTIONS}
+        flags = values.ValueFlags(**given)
+        return fn(*args, value_flags=flags if flags else None, **kwargs)
+
+    for name, decls, metavar, text in reversed(VALUE_FLAG_OPTIONS):
+        command = click.option(*decls, name, multiple=True, metavar=metavar, help=text)(command)
+    return command
+
+
 def _print(outcome: Any) -> None:
     """A live run's summary lines (an ``apply.Outcome``), one per line."""
     for line in outcome.lines:
@@ -122,15 +149,23 @@ def _print_notes(opts: ApplyOptions, action: str) -> None:
         click.echo(f"NOTES:\n{text}")
 
 
+TAKE_OWNERSHIP_HELP = (
+    "Adopt existing objects that belong to another release or to none (Helm 4's --take-ownership) instead of "
+    "refusing."
+)
+
+
 @click.command("apply")
 @live_options
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
+@click.option("--take-ownership", is_flag=True, help=TAKE_OWNERSHIP_HELP)
 @report.with_report
-def apply_command(opts: ApplyOptions, no_wait: bool) -> None:
-    """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs."""
+def apply_command(opts: ApplyOptions, no_wait: bool, take_ownership: bool) -> None:
+    """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs, and record the
+    release as helm install does (helm list, status and history read it)."""
     from berth.install import apply
 
-    _print(apply.run(dataclasses.replace(opts, wait=not no_wait)))
+    _print(apply.run(dataclasses.replace(opts, wait=not no_wait, take_ownership=take_ownership)))
     _print_notes(opts, "install")
 
 
@@ -139,11 +174,17 @@ def apply_command(opts: ApplyOptions, no_wait: bool) -> None:
 @click.option(
     "--delete-crds", is_flag=True, help="Also delete the chart's crds/ CRDs (and every object of them)."
 )
-def uninstall_command(opts: ApplyOptions, delete_crds: bool) -> None:
-    """Run the uninstall plan: pre-delete hooks, deletions in Helm's order (keep objects stay), post-delete."""
+@click.option(
+    "--keep-history",
+    is_flag=True,
+    help="Keep the release's records, the last one marked uninstalled (as helm uninstall --keep-history).",
+)
+def uninstall_command(opts: ApplyOptions, delete_crds: bool, keep_history: bool) -> None:
+    """Run the uninstall plan: pre-delete hooks, deletions in Helm's order (keep objects stay), post-delete; then
+    the release's records go."""
     from berth.install import uninstall
 
-    _print(uninstall.run(opts, delete_crds))
+    _print(uninstall.run(opts, delete_crds, keep_history=keep_history))
 
 
 @click.command("upgrade")
@@ -164,6 +205,23 @@ def uninstall_command(opts: ApplyOptions, delete_crds: bool) -> None:
 )
 @click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Change an answer (repeatable).")
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
+@click.option(
+    "--release",
+    help="The release (as helm upgrade's first argument): on a WORK_DIR never set up, the release Helm installed "
+    "that berth adopts.",
+)
+@click.option(
+    "-n", "--namespace", help="The release's namespace (default: the kube context's, else default)."
+)
+@values_options
+@click.option("--reuse-values", "reuse", flag_value="reuse-values", help="Keep the last release's values and "
+              "chart defaults; new values flags go over them (helm's).")  # fmt: skip
+@click.option(
+    "--reset-values", "reuse", flag_value="reset-values", help="Only the values given now (helm's)."
+)
+@click.option("--reset-then-reuse-values", "reuse", flag_value="reset-then-reuse-values",
+              help="The new chart's defaults, the last release's values, the new values over them (helm's).")  # fmt: skip
+@click.option("--take-ownership", is_flag=True, help=TAKE_OWNERSHIP_HELP)
 def upgrade_command(
     opts: ApplyOptions,
     ref: str | None,
@@ -173,15 +231,24 @@ def upgrade_command(
     selects: tuple[str, ...],
     inputs: tuple[str, ...],
     no_wait: bool,
+    release: str | None,
+    namespace: str | None,
+    value_flags: Any,
+    reuse: str | None,
+    take_ownership: bool,
 ) -> None:
     """Re-render with --pull NEWREF (or take the render WORK_DIR holds now), show the diff, then pre-upgrade, apply,
-    prune, post-upgrade. Base, components, inputs and values carry over unless --base/--select/--input change them."""
-    from berth.install import upgrade
+    prune, post-upgrade, and record the new revision as helm upgrade does. Base, components, inputs and values
+    carry over unless --base/--select/--input or values flags change them (values flags as helm's; none keeps
+    them; --reuse-values and friends as helm's)."""
+    from berth.install import adopt, upgrade, values
 
     if not ref and (base or selects or inputs):
         ref = str(opts.work_dir / "package")  # a changed choice: render the work dir's own package again
     source = upgrade.UpgradeSource(ref, version, repo, base, selects, inputs) if ref else None
-    _print(upgrade.run(dataclasses.replace(opts, wait=not no_wait), source))
+    given = adopt.UpgradeValues(release, namespace, value_flags, values.Reuse(reuse or "default"))
+    options = dataclasses.replace(opts, wait=not no_wait, take_ownership=take_ownership)
+    _print(upgrade.run(options, source, given=given))
     _print_notes(opts, "upgrade")
 
 

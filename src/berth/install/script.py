@@ -101,9 +101,28 @@ begin_step() {
 # apply_file FILE NAMESPACE -- NAMESPACE is empty when the file names its own (or the kind is cluster-scoped)
 apply_file() {
   if [ -n "$2" ]; then
-    kc apply --server-side --field-manager=berth --force-conflicts -n "$2" -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm --force-conflicts -n "$2" -f "$OUT/$1"
   else
-    kc apply --server-side --field-manager=berth --force-conflicts -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm --force-conflicts -f "$OUT/$1"
+  fi
+}
+
+# owned FILE [-n NAMESPACE] -- the object of FILE with Helm's ownership metadata, made locally (release objects
+# only: hooks never get it)
+owned() {
+  file="$1"; shift
+  kc label --local -f "$OUT/$file" "$@" app.kubernetes.io/managed-by=Helm --overwrite -o yaml \
+    | kc annotate --local -f - "meta.helm.sh/release-name=$RELEASE" "meta.helm.sh/release-namespace=$RELEASE_NS" \
+        --overwrite -o yaml
+}
+
+# apply_owned FILE NAMESPACE [ARGS...] -- apply_file for a release object: with its ownership metadata
+apply_owned() {
+  file="$1"; ns="$2"; shift 2
+  if [ -n "$ns" ]; then
+    owned "$file" -n "$ns" | kc apply --server-side --field-manager=helm --force-conflicts -n "$ns" "$@" -f -
+  else
+    owned "$file" | kc apply --server-side --field-manager=helm --force-conflicts "$@" -f -
   fi
 }
 
@@ -166,9 +185,9 @@ job_logs() {
 # apply_rv FILE NAMESPACE -- apply_file, printing only the resourceVersion the object got (what wait_job replays from)
 apply_rv() {
   if [ -n "$2" ]; then
-    kc apply --server-side --field-manager=berth --force-conflicts -o 'jsonpath={.metadata.resourceVersion}' -n "$2" -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm --force-conflicts -o 'jsonpath={.metadata.resourceVersion}' -n "$2" -f "$OUT/$1"
   else
-    kc apply --server-side --field-manager=berth --force-conflicts -o 'jsonpath={.metadata.resourceVersion}' -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm --force-conflicts -o 'jsonpath={.metadata.resourceVersion}' -f "$OUT/$1"
   fi
 }
 
@@ -323,18 +342,19 @@ def _step_lines(step: Step, plan: Plan, job_rv: dict[str, str]) -> list[str]:
                 out.append(f"    apply_file {q(o.file)} ''")
                 out.append("  fi")
             else:
-                out.append(f"  apply_file {q(o.file)} ''")
+                out.append(f"  apply_owned {q(o.file)} ''")
             out.append(f"  wait_crd {q(o.name)} {step.timeout_seconds}")
         return out
     if step.phase in (Phase.SECRETS.value, Phase.APPLY.value):
         out = []
         for o in step.objects:
             if o.file in job_rv:
-                out.append(f'  {job_rv[o.file]}="$(apply_rv {q(o.file)} {_ns_arg(o, ns)})"')
+                rv = "-o 'jsonpath={.metadata.resourceVersion}'"
+                out.append(f'  {job_rv[o.file]}="$(apply_owned {q(o.file)} {_ns_arg(o, ns)} {rv})"')
                 applied = f"{o.kind} {_object_ns(o, ns)}/{o.name} applied"
                 out.append(f'  echo {q(applied)}" (resourceVersion ${job_rv[o.file]})"')
             else:
-                out.append(f"  apply_file {q(o.file)} {_ns_arg(o, ns)}")
+                out.append(f"  apply_owned {q(o.file)} {_ns_arg(o, ns)}")
         return out
     if step.phase == Phase.DELETE.value:
         return [f"  delete_nowait {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
@@ -373,6 +393,7 @@ def generate(plan: Plan, out_dir: Path) -> str:
         .replace("__ACTION__", plan.action.value)
         .replace("__RELEASE__", plan.release)
     )
+    prelude += f"RELEASE={q(plan.release)}\nRELEASE_NS={q(plan.namespace)}\n"
     body: list[str] = [f"echo {q('warning: ' + w)} >&2" for w in plan.warnings]
     job_rv = readiness_jobs(plan)
     body += [f"{var}=''" for var in job_rv.values()]

@@ -204,9 +204,15 @@ def test_the_release_in_another_namespace_is_another_release(
          "--work-dir", str(edge_work), "--non-interactive"]
     )  # fmt: skip
     assert code == 0
-    start = len(audit.writes())
-    res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    start = len(audit.writes(records=True))
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
+    res = run_live(capsys, apply_command, *args)
+    # The chart's cluster-scoped objects belong to the release in edge: Helm's ownership check refuses them.
+    assert res.code == 2
+    assert "it belongs to release edge-hooks in namespace edge" in res.err
+    assert audit.writes(records=True)[start:] == []
+    res = run_live(capsys, apply_command, *args, "--take-ownership")
     assert res.code == 0, res.err
     assert "is installed on context" not in res.out
-    assert "create namespaces edge-two" in audit.writes()[start:]
-    assert "patch jobs.batch migrate" in audit.writes()[start:]
+    assert "create namespaces edge-two" in audit.writes(records=True)[start:]
+    assert "patch jobs.batch migrate" in audit.writes(records=True)[start:]
