@@ -243,6 +243,26 @@ def removed(api: ApiHost, crd: Obj) -> None:
     plural = (spec.get("names") or {}).get("plural")
     if plural and spec.get("group"):
         api.registry.remove(f"{plural}.{spec['group']}")
+        reconsider_group(api, str(spec["group"]))
+
+
+def reconsider_group(api: ApiHost, group: str) -> None:
+    """A deleted CRD frees its names: every other CRD of its group whose names were refused is considered again
+    (upstream's naming controller, ``requeueAllOtherGroupCRDs``), and one whose names are free now is accepted and
+    established. Called with the store locked."""
+    items, _ = api.store.list(CRD_RESOURCE)
+    for _ns, name, (_rv, text) in items:
+        crd = json.loads(text)
+        if (crd.get("spec") or {}).get("group") != group:
+            continue
+        conds = {c.get("type"): c.get("status") for c in (crd.get("status") or {}).get("conditions") or []}
+        if conds.get("NamesAccepted") != "False":
+            continue
+        new = copy.deepcopy(crd)
+        _set_status(api, new, crd)
+        if new["status"] != crd["status"]:
+            api.store.put(CRD_RESOURCE, "", name, new, "MODIFIED")
+            established(api, new)
 
 
 def delete_custom_objects(api: ApiHost, crd: Obj) -> None:

@@ -19,8 +19,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import BaseRequestHandler
 from typing import Any
 
-import yaml
-
 from berth.cluster import errors as E
 from berth.cluster import jsonfast, request_warnings
 from berth.cluster.api import Api
@@ -28,6 +26,8 @@ from berth.cluster.audit import AuditLog
 from berth.cluster.metrics import ApiMetrics
 from berth.cluster.openapi import OpenApi
 from berth.cluster.resources import ResourceType
+from berth.kube import yamlio
+from berth.kube.errors import InputError
 from berth.kube.objects import Obj
 
 MAX_BODY = E.MAX_REQUEST_BODY_BYTES
@@ -383,8 +383,8 @@ class HandlerBase(BaseHTTPRequestHandler):
             return protobuf.decode(body)
         if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
             try:
-                return yaml.safe_load(body.decode("utf-8"))
-            except (yaml.YAMLError, UnicodeDecodeError) as exc:
+                return yamlio.load_one(body.decode("utf-8"), "request body")
+            except (InputError, UnicodeDecodeError) as exc:
                 raise E.bad_request(f"error converting YAML to JSON: {exc}") from exc
         try:
             return jsonfast.loads(body)
@@ -400,8 +400,8 @@ class HandlerBase(BaseHTTPRequestHandler):
             if ptype != "apply":
                 raise E.bad_request(f"error decoding patch: {exc}") from exc
         try:
-            return yaml.safe_load(body.decode("utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            return yamlio.load_one(body.decode("utf-8"), "request body")
+        except (InputError, UnicodeDecodeError) as exc:
             raise E.bad_request(f"error decoding YAML: {exc}") from exc
 
     def _table(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 import traceback
 from collections.abc import Iterable
 
@@ -101,8 +102,14 @@ def spec_from_object(obj: object, where: str) -> PluginSpec:
 def _failing_line(exc: BaseException) -> str:
     """``path:line`` of the innermost frame outside Python's import machinery ("" when there is none): where in
     the user's module the import failed."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
-    frames = [f for f in frames if f.filename != __file__]
+    machinery = os.path.dirname(importlib.__file__)
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<frozen")
+        and not f.filename.startswith(machinery)
+        and f.filename != __file__
+    ]
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
 
 
