@@ -52,7 +52,11 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+WAIT_LOCK_HELP = "When another berth command is using WORK_DIR, wait for it instead of refusing (exit 2)."
+
+
 def _runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--wait-lock", is_flag=True, help=WAIT_LOCK_HELP)(fn)
     fn = click.option(
         "--timeout", default="5m", show_default=True, help="Per hook and per wait (300, 90s, 5m)."
     )(fn)
@@ -83,6 +87,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         resume: bool,
         dry_run: bool,
         force_conflicts: bool,
+        wait_lock: bool,
         **own: Any,
     ) -> Any:
         from berth.install import apply
@@ -95,6 +100,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             resume,
             dry_run,
             force_conflicts,
+            wait_lock=wait_lock,
         )
         return fn(opts, **own)
 
@@ -149,15 +155,32 @@ def uninstall_command(opts: ApplyOptions, delete_crds: bool) -> None:
 )
 @click.option("--version", help="Chart version when --pull is a chart.")
 @click.option("--repo", help="Helm repository URL when --pull is a chart name.")
+@click.option("--base", help="Another base of the package (default: the one the work dir was set up with).")
+@click.option(
+    "--select",
+    "selects",
+    multiple=True,
+    help="Components to enable instead of the earlier ones (repeatable).",
+)
+@click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Change an answer (repeatable).")
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
 def upgrade_command(
-    opts: ApplyOptions, ref: str | None, version: str | None, repo: str | None, no_wait: bool
+    opts: ApplyOptions,
+    ref: str | None,
+    version: str | None,
+    repo: str | None,
+    base: str | None,
+    selects: tuple[str, ...],
+    inputs: tuple[str, ...],
+    no_wait: bool,
 ) -> None:
     """Re-render with --pull NEWREF (or take the render WORK_DIR holds now), show the diff, then pre-upgrade, apply,
-    prune, post-upgrade."""
+    prune, post-upgrade. Base, components, inputs and values carry over unless --base/--select/--input change them."""
     from berth.install import upgrade
 
-    source = upgrade.UpgradeSource(ref, version, repo) if ref else None
+    if not ref and (base or selects or inputs):
+        ref = str(opts.work_dir / "package")  # a changed choice: render the work dir's own package again
+    source = upgrade.UpgradeSource(ref, version, repo, base, selects, inputs) if ref else None
     _print(upgrade.run(dataclasses.replace(opts, wait=not no_wait), source))
     _print_notes(opts, "upgrade")
 
