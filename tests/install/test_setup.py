@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from berth.install import layout
 from berth.kube import yamlio
 
 from .conftest import EDGE_CHART, EDGE_SPEC, Run, tree_digest
@@ -59,8 +60,10 @@ def test_setup_output_lines_and_layout(edge_workdir: Path) -> None:
         "facts.yaml",
         "inputs.yaml",
         "manifest-index.yaml",
+        "render-id",
         "selection.yaml",
     ]
+    assert (out / "spec" / "render-id").read_text() == layout.render_digest(out) + "\n"
     assert len(list((out / "manifests").glob("*.yaml"))) == 10
     assert stat.S_IMODE((out / "secrets").stat().st_mode) == 0o700
     assert stat.S_IMODE((out / "secrets" / "secret-edge-app-token.yaml").stat().st_mode) == 0o600

@@ -212,7 +212,12 @@ def plan_cmd(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE (default stdout)."
 )
-@click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Include the readiness step, as apply does (the script's own --no-wait skips it at run time).",
+)
 @click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
 @revision_option
 def script_cmd(

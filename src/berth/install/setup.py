@@ -310,6 +310,7 @@ def _stage_and_swap(
         )
         if upgrade is not None:
             layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=lookups)
+        layout.write_render_id(out)
         recorded = revisions.record(
             work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )
