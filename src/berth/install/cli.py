@@ -119,7 +119,9 @@ def setup_cmd(
         text = inp.prompt or f"{inp.name} ({inp.type})"
         if inp.options:
             text += f" [{'/'.join(inp.options)}]"
-        return str(click.prompt(text, default="", show_default=False))
+        if inp.secret:
+            text += " (not shown as you type; or @env:VAR / @file:PATH)"
+        return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
 
     opts = setup.SetupOptions(
         ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,

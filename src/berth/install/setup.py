@@ -305,6 +305,8 @@ def _stage_and_swap(
                 if h.obj.kind == "Secret" and not h.obj.ref.group
                 for e in dict.fromkeys(h.events)
             ]
+        if (spec_dir / wizard.SECRET_INPUTS_FILE).is_file():
+            hook_secrets.append(f"spec/{wizard.SECRET_INPUTS_FILE}")
         (out / ".gitignore").write_text(
             "".join(f"{p}\n" for p in ["secrets/", *hook_secrets]), encoding="utf-8"
         )
