@@ -672,7 +672,7 @@ class Outcome:
 def connect_checked(options: ApplyOptions, reporter: Reporter) -> kubeops.KubeOps:
     """Connect, print the context, refuse a context the work dir was not applied to (unless --context)."""
     kube = kubeops.connect(options.kubeconfig, options.context)
-    reporter.print(f"Kube context: {kube.context} ({kube.server})")
+    reporter.print(kube.connection.target_line())
     receipt.check_target(options.work_dir, kube.context, kube.server, options.context is not None)
     return kube
 

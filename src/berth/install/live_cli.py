@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,27 +40,14 @@ def parse_duration(text: str) -> int:
     return seconds
 
 
-EMBEDDED_KUBECONFIG = Path(".berth") / "cluster" / "kubeconfig"
-"""Where ``berth cluster up`` (default ``--data``) writes its kubeconfig."""
-
-
-def default_kubeconfig(kubeconfig: str | None) -> str | None:
-    """``--kubeconfig`` if given; else ``$KUBECONFIG`` or ``~/.kube/config`` when either exists (kubectl's rule);
-    else the embedded cluster's ``./.berth/cluster/kubeconfig`` when ``berth cluster up`` wrote one here -- the
-    embedded cluster is berth's default target, never chosen over a kubeconfig the user has."""
-    if kubeconfig is not None or os.environ.get("KUBECONFIG"):
-        return kubeconfig
-    if (Path.home() / ".kube" / "config").is_file() or not EMBEDDED_KUBECONFIG.is_file():
-        return None
-    return str(EMBEDDED_KUBECONFIG)
-
-
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The options every live command shares."""
     fn = click.option(
         "--context", help="Kube context (required when it differs from the one first applied)."
     )(fn)
-    fn = click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")(fn)
+    fn = click.option(
+        "--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, as kubectl)."
+    )(fn)
     fn = click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))(fn)
     return fn
 
@@ -108,7 +94,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
         opts = apply.ApplyOptions(
             work_dir,
-            default_kubeconfig(kubeconfig),
+            kubeconfig,
             context,
             parse_duration(timeout),
             resume,
@@ -239,7 +225,7 @@ def status_command(work_dir: Path, kubeconfig: str | None, context: str | None, 
     """What the cluster has vs WORK_DIR: missing, drifted and extra objects (exit 1 when they differ)."""
     from berth.install import status
 
-    report = status.run(work_dir, default_kubeconfig(kubeconfig), context)
+    report = status.run(work_dir, kubeconfig, context)
     if output == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

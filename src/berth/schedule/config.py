@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from berth.kube import yamlio, yamlkeys
+from berth.kube import durations, yamlio, yamlkeys
 from berth.kube.errors import InputError, MultiInputError
 from berth.schedule import defaults
 from berth.schedule.config_fields import _Fields, _join
@@ -46,7 +46,6 @@ from berth.schedule.config_types import (
     Profile,
     SchedulerConfiguration,
 )
-from berth.schedule.framework import durations
 from berth.schedule.framework.interface import POINT_NAMES, PluginSpec
 from berth.schedule.plugin_sets import (
     MULTI_POINT,

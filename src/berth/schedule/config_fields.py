@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from berth.schedule.framework import durations
+from berth.kube import durations
 from berth.schedule.plugins import helper
 
 _INT32 = (-(2**31), 2**31 - 1)

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from berth.schedule.framework.durations import format_duration
+from berth.kube.durations import format_duration
 from berth.schedule.framework.interface import SUCCESS, Code, Status
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from berth.kube.durations import format_duration
 from berth.schedule.framework import interface as fw
-from berth.schedule.framework.durations import format_duration
 from berth.schedule.framework.interface import ClusterEvent
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from berth.kube import selectors
-from berth.schedule.framework.durations import parse_duration
+from berth.kube.durations import parse_duration
 from berth.schedule.framework.interface import (
     MAX_NODE_SCORE,
     SUCCESS,

@@ -1,7 +1,8 @@
 """Go ``time.Duration`` text (``metav1.Duration`` in configuration): parse and format as Go does.
 
-Why a module of its own: the configuration decoder, the waiting-pods messages and plugin args all spell
-durations; this sits below the framework and the plugins so none of them imports the other for it.
+Why on the floor: the scheduler configuration's decoder, the waiting-pods messages and plugin args spell durations,
+and so does every duration flag of the command line (``--timeout 5m``, through ``berth.cliopts``): one parser for
+all of them, below every part.
 """
 
 from __future__ import annotations
