@@ -119,7 +119,9 @@ def setup_cmd(
         text = inp.prompt or f"{inp.name} ({inp.type})"
         if inp.options:
             text += f" [{'/'.join(inp.options)}]"
-        return str(click.prompt(text, default="", show_default=False))
+        if inp.secret:
+            text += " (not shown as you type; or @env:VAR / @file:PATH)"
+        return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
 
     opts = setup.SetupOptions(
         ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
@@ -212,7 +214,12 @@ def plan_cmd(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE (default stdout)."
 )
-@click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Include the readiness step, as apply does (the script's own --no-wait skips it at run time).",
+)
 @click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
 @revision_option
 def script_cmd(
