@@ -37,9 +37,8 @@ def invocations(line: str) -> list[tuple[dict[str, str], list[str]]]:
     """The berth commands of one example line (a pipe, ``&&`` or ``;`` may join others; ``> FILE`` is dropped),
     each with the ``VAR=value`` words before it and its arguments."""
     found = []
-    inner = re.findall(
-        r"\$\(([^)]*)\)", line
-    )  # $(...) runs a command of its own; its output is one word here
+    line = line.split(" # ")[0]  # a comment at the end of the line
+    inner = re.findall(r"\$\(([^)]*)\)", line)  # $(...): a command of its own, whose output is one word here
     for segment in [*inner, *re.split(r"\|\||&&|[|;]", re.sub(r'"?\$\([^)]*\)"?', "OUTPUT", line))]:
         words = shlex.split(segment.split(" > ")[0])
         env = {}

@@ -104,6 +104,31 @@ def test_debug_adds_an_ephemeral_container_the_kubelet_starts(live: tuple[Cluste
     assert "dbg:" in kubectl.ok("describe", "pod", "app")
 
 
+def test_logs_of_an_ephemeral_container_and_debug_interactive(live: tuple[Cluster, Kubectl]) -> None:
+    _c, kubectl = live
+    kubectl.ok("run", "app", "--image=nginx:1.27")
+    kubectl.ok("wait", "--for=condition=Ready", "pod/app", "--timeout=30s", timeout=60)
+    kubectl.ok("debug", "pod/app", "--image=busybox:1.36", "--container=dbg", "--profile=general")
+    kubectl.ok(
+        "wait",
+        "--for=jsonpath={.status.ephemeralContainerStatuses[0].state.running.startedAt}",
+        "pod/app",
+        "--timeout=30s",
+        timeout=60,
+    )
+    logs = kubectl.ok("logs", "app", "-c", "dbg")
+    assert "berth simulated container 'dbg' (image busybox:1.36) of pod default/app" in logs
+    # -i attaches; no container runs, so kubectl falls back to the container's logs, as it does on a real cluster
+    # whose attach fails
+    interactive = kubectl.run(
+        "debug", "pod/app", "-i", "--image=busybox:1.36", "--container=dbg2", "--profile=general", timeout=60
+    )
+    assert "falling back to streaming logs" in interactive.stderr, interactive.stderr
+    assert "berth simulated container 'dbg2' (image busybox:1.36)" in interactive.stdout, interactive.stdout
+    unknown = kubectl.run("logs", "app", "-c", "nope")
+    assert unknown.returncode != 0 and "container nope is not valid for pod app" in unknown.stderr
+
+
 def test_exec_attach_port_forward_and_proxy_say_no_container_runs(live: tuple[Cluster, Kubectl]) -> None:
     _c, kubectl = live
     kubectl.ok("run", "app", "--image=nginx:1.27")

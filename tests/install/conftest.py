@@ -113,5 +113,10 @@ def workdir_copy(tmp_path: Path, edge_workdir: Path) -> Path:
 
 
 def tree_digest(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` with its bytes: to prove a failed run changed nothing."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file under ``root`` with its bytes: to prove a failed run changed nothing. The work dir's lock file is
+    left out: every command that holds it writes who it is there (``berth.install.lock``)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ".berth.lock"
+    }

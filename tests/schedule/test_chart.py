@@ -38,6 +38,12 @@ def values() -> dict[str, Any]:
     return loaded
 
 
+def default_image(v: dict[str, Any]) -> str:
+    """The values' image as `manifests --image` takes it (an empty tag is the chart's appVersion)."""
+    tag = v["image"]["tag"] or yamlio.load_file(CHART / "Chart.yaml")[0].body["appVersion"]
+    return f"{v['image']['repository']}:{tag}"
+
+
 def canonical_set(objects: list[dict[str, Any]]) -> list[str]:
     return sorted(canonical.canonical_json(o) for o in objects)
 
@@ -67,7 +73,9 @@ def test_default_values_render_what_manifests_emits(tmp_path: Path) -> None:
     assert sorted(o["kind"] for o in rendered) == sorted(
         ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment"]
     )
-    ours = berth_render(v["config"], tmp_path, image=v["image"], namespace="berth-system", name=v["name"])
+    ours = berth_render(
+        v["config"], tmp_path, image=default_image(v), namespace="berth-system", name=v["name"]
+    )
     assert canonical_set(rendered) == canonical_set(ours)
 
 
@@ -115,7 +123,7 @@ def test_custom_config_with_generated_rbac_values_matches(tmp_path: Path) -> Non
         "--set",
         "namespace=sched",
         "--set",
-        "image=registry.example/berth:2",
+        "image.repository=registry.example/berth,image.tag=2",
         "--set-file",
         f"config={config}",
         "-f",
@@ -186,7 +194,7 @@ def final_stage(steps: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def test_dockerfile_runs_berth_as_non_root() -> None:
     steps = instructions((ROOT / "Dockerfile").read_text())
     stage = final_stage(steps)
-    assert stage[0][1].split()[0] == "python:3.11-slim"
+    assert stage[0][1].split()[0].split("@")[0] == "python:3.11-slim"  # pinned by digest after the @
     users = [arg for word, arg in stage if word == "USER"]
     assert users, "the final stage must switch to a non-root USER"
     user = users[-1].split(":")[0]
@@ -224,7 +232,7 @@ def test_shadow_value_renders_what_manifests_shadow_emits(tmp_path: Path) -> Non
     rbac_values = tmp_path / "rbac-values.yaml"
     rbac_values.write_text(yamlio.dump(dict(manifests.helm_values(role))))
     rendered = template(
-        "--namespace", "default", "--set", "namespace=sched", "--set", "image=registry.example/berth:2",
+        "--namespace", "default", "--set", "namespace=sched", "--set", "image.repository=registry.example/berth,image.tag=2",
         "--set", "shadow=true", "--set-file", f"config={config}", "-f", str(rbac_values),
     )  # fmt: skip
     ours = berth_render(CUSTOM, tmp_path, image="registry.example/berth:2", namespace="sched", shadow=True)
@@ -244,7 +252,7 @@ def test_shadow_of_a_leader_electing_config_takes_no_lease_in_either(tmp_path: P
     rbac_values.write_text(yamlio.dump(dict(manifests.helm_values(rbac.compute(cfg, reg).read_only()))))
     rendered = template("--namespace", "berth-system", "--set", "shadow=true", "-f", str(rbac_values))
     ours = berth_render(
-        v["config"], tmp_path, image=v["image"], namespace="berth-system", name=v["name"], shadow=True
+        v["config"], tmp_path, image=default_image(v), namespace="berth-system", name=v["name"], shadow=True
     )
     assert canonical_set(rendered) == canonical_set(ours)
     (deploy,) = [o for o in rendered if o["kind"] == "Deployment"]

@@ -101,3 +101,24 @@ def test_score_colour_darkens_with_the_score() -> None:
     assert _luminance(low) > _luminance(mid) > _luminance(high)
     assert score_colour(7, 7, 7) == score_colour(50, 0, 100)  # no spread: the middle, not an extreme
     assert score_colour("n/a", 0, 100) is None
+
+
+def test_simulate_explain_piped_has_no_escape_codes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from berth.cli import main
+
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    args = [
+        "schedule",
+        "simulate",
+        "--config",
+        str(TWO / "config.yaml"),
+        "--cluster",
+        str(TWO / "nodes.yaml"),
+    ]
+    args += ["--workload", str(TWO / "workload.yaml"), "--explain", "academy/packed-*"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "TaintToleration (x3)" in out and "total" in out
+    assert "\x1b" not in out

@@ -154,6 +154,11 @@ def test_comparison_page_puts_the_configurations_side_by_side() -> None:
     assert f"<code>{pod}</code>" in page and where[1] in page
     figures = comparison.outcomes[1].figures()
     assert f"{figures['cpuOnBusiestNode']:.1f}%" in page
+    # the nodes the configurations leave differently are marked, and counted
+    views = [{v.node: (v.pods, v.cpu) for v in o.result.usage} for o in comparison.outcomes]
+    differ = [n for n in comparison.outcomes[0].result.nodes if views[0][n] != views[1][n]]
+    assert differ and f"≠ marks the {len(differ)} the configurations leave differently" in page
+    assert page.count('<span class="differs"') == len(differ)
 
 
 def test_compare_writes_its_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -42,7 +42,9 @@ class AuditLog:
         self._fh: IO[str] | None = None
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - kept open for the server's life
+            # 0600: the log names every caller and object (the data directory is 0700 as well)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._fh = os.fdopen(fd, "a", encoding="utf-8", buffering=1)  # kept open for the server's life
 
     def record(
         self,

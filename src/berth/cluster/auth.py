@@ -114,9 +114,16 @@ def _unb64(text: str) -> bytes:
 
 
 def issue_token(
-    api: ApiHost, namespace: str, name: str, uid: str, seconds: int | None, audiences: list[str] | None = None
+    api: ApiHost,
+    namespace: str,
+    name: str,
+    uid: str,
+    seconds: int | None,
+    audiences: list[str] | None = None,
+    bound: tuple[str, str, str] | None = None,
 ) -> tuple[str, int]:
-    """A signed ServiceAccount JWT and its expiry (unix seconds; 0 = never, for legacy Secrets)."""
+    """A signed ServiceAccount JWT and its expiry (unix seconds; 0 = never, for legacy Secrets). ``bound`` is
+    ``(kind, name, uid)`` of the Pod, Secret or Node the token is bound to: it dies with that object."""
     now = int(time.time())
     exp = now + seconds if seconds else 0
     payload: dict[str, Any] = {
@@ -127,6 +134,9 @@ def issue_token(
         "nbf": now,
         "kubernetes.io": {"namespace": namespace, "serviceaccount": {"name": name, "uid": uid}},
     }
+    if bound is not None:
+        kind, obj_name, obj_uid = bound
+        payload["kubernetes.io"][kind.lower()] = {"name": obj_name, "uid": obj_uid}
     if exp:
         payload["exp"] = exp
     header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
@@ -136,21 +146,34 @@ def issue_token(
 
 
 def authenticate(api: ApiHost, authorization: str | None) -> Identity:
-    """The identity for an ``Authorization`` header; raises 401 for anonymous or invalid credentials."""
-    if not authorization or not authorization.lower().startswith("bearer "):
-        raise E.unauthorized()
-    token = authorization[7:].strip()
+    """The identity for an ``Authorization`` header; raises 401 for anonymous or invalid credentials, naming which
+    credential was tried and why it failed (never the token itself)."""
+    if not authorization:
+        raise E.unauthorized(
+            "Unauthorized: no credentials were sent (this server takes bearer tokens: the admin token of the "
+            "cluster's kubeconfig, or a ServiceAccount token)"
+        )
+    scheme, _, rest = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        raise E.unauthorized(
+            f"Unauthorized: {scheme} credentials are not accepted; this server takes bearer tokens only"
+        )
+    token = rest.strip()
     if hmac.compare_digest(token, admin_token(api)):
         return ADMIN
-    ident = verify_token(api, token)
+    ident, problem = check_token(api, token)
     if ident is None:
-        raise E.unauthorized()
+        raise E.unauthorized(f"Unauthorized: {problem}")
     return ident
 
 
 def impersonate(api: ApiHost, ident: Identity, user: str, groups: list[str]) -> Identity:
     """``kubectl --as USER [--as-group G]``: act as another identity. Only ``system:masters`` may impersonate
     (upstream checks the ``impersonate`` verb; the admin holds it through cluster-admin)."""
+    if not user:
+        raise E.internal(
+            f"requested [{', '.join(f'group {g}' for g in groups)}] without impersonating a user"
+        )
     if not ident.is_admin:
         raise rbac.forbidden_error(ident.name, "impersonate", "users", "", name=user)
     if user.startswith(SA_PREFIX) and not groups:
@@ -161,25 +184,108 @@ def impersonate(api: ApiHost, ident: Identity, user: str, groups: list[str]) -> 
 
 
 def verify_token(api: ApiHost, token: str) -> Identity | None:
+    """The identity of a ServiceAccount token this cluster issued and that is still valid, else None."""
+    return check_token(api, token)[0]
+
+
+BOUND_KINDS = {"Pod": "pods", "Secret": "secrets", "Node": "nodes"}
+"""What a token may be bound to (``boundObjectRef.kind`` -> resource), as upstream's TokenRequest allows."""
+
+
+def _claims(token: str) -> dict[str, Any] | None:
+    """The payload of a JWT-shaped token, unverified (to name what it claims in a 401)."""
     parts = token.split(".")
     if len(parts) != 3:
         return None
-    want = _b64(hmac.new(_signing_key(api), f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest())
-    if not hmac.compare_digest(want, parts[2]):
-        return None
     try:
         payload = json.loads(_unb64(parts[1]))
-        k8s = payload["kubernetes.io"]
-        ns, name, uid = k8s["namespace"], k8s["serviceaccount"]["name"], k8s["serviceaccount"]["uid"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, TypeError):
         return None
+    return payload if isinstance(payload, dict) else None
+
+
+def check_token(api: ApiHost, token: str) -> tuple[Identity | None, str]:
+    """``(identity, "")`` for a valid ServiceAccount token, else ``(None, why)``: why names the credential (the
+    ServiceAccount and bound object it claims) and what is wrong with it."""
+    payload = _claims(token)
+    if payload is None:
+        return None, (
+            "the bearer token is neither this cluster's admin token nor a ServiceAccount token (a token of "
+            "another cluster, or mistyped)"
+        )
+    k8s: Any = payload.get("kubernetes.io")
+    try:
+        ns, name, uid = k8s["namespace"], k8s["serviceaccount"]["name"], k8s["serviceaccount"]["uid"]
+    except (KeyError, TypeError):
+        return None, "the bearer token is a JWT but not a Kubernetes ServiceAccount token"
+    what = f"the ServiceAccount token for {ns}/{name}"
+    parts = token.split(".")
+    want = _b64(hmac.new(_signing_key(api), f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest())
+    if not hmac.compare_digest(want, parts[2]):
+        return (
+            None,
+            f"{what} was not signed by this cluster (a token of another cluster, or of an earlier one)",
+        )
     exp = int(payload.get("exp") or 0)
     if exp and exp < time.time():
-        return None
+        stamp = objmeta.format_time(datetime.fromtimestamp(exp, UTC))
+        return None, f"{what} expired at {stamp}"
     entry = api.store.get("serviceaccounts", ns, name)
     if entry is None or json.loads(entry[1]).get("metadata", {}).get("uid") != uid:
+        return None, f"{what} is no longer valid: that ServiceAccount was deleted (or deleted and recreated)"
+    for kind, resource in BOUND_KINDS.items():
+        ref = k8s.get(kind.lower())
+        if not isinstance(ref, dict):
+            continue
+        obj_ns = "" if kind == "Node" else ns
+        bound = api.store.get(resource, obj_ns, str(ref.get("name") or ""))
+        meta = json.loads(bound[1]).get("metadata", {}) if bound is not None else {}
+        if bound is None or meta.get("uid") != ref.get("uid"):
+            return None, (
+                f"{what} is no longer valid: it was bound to {kind.lower()} {ref.get('name')}, which was deleted "
+                "(or deleted and recreated)"
+            )
+        if meta.get("deletionTimestamp") and kind == "Pod":
+            return (
+                None,
+                f"{what} is no longer valid: it was bound to pod {ref.get('name')}, which is being deleted",
+            )
+    return service_account_identity(ns, name, uid), ""
+
+
+def _bound_object(api: ApiHost, namespace: str, sa_name: str, ref: Any) -> tuple[str, str, str] | None:
+    """Check a TokenRequest's ``boundObjectRef`` as upstream's TokenRequest storage does; ``(kind, name, uid)``."""
+    if not ref:
         return None
-    return service_account_identity(ns, name, uid)
+    if not isinstance(ref, dict):
+        raise E.bad_request("spec.boundObjectRef must be an object")
+    kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
+    api_version = str(ref.get("apiVersion") or "v1")
+    resource = BOUND_KINDS.get(kind)
+    if resource is None or api_version != "v1":
+        group = api_version.rpartition("/")[0]
+        raise E.bad_request(
+            f"cannot bind token to object of type {kind}.{api_version.rpartition('/')[2]}.{group}"
+            if group
+            else f"cannot bind token to object of type /{api_version}, Kind={kind}"
+        )
+    obj = api.do_get(api.resource_type(resource), name, None if kind == "Node" else namespace)
+    if kind == "Pod" and (obj.get("spec") or {}).get("serviceAccountName", "default") != sa_name:
+        raise E.bad_request(
+            f'cannot bind token for serviceaccount "{sa_name}" to pod running with different serviceaccount name.'
+        )
+    uid = str((obj.get("metadata") or {}).get("uid") or "")
+    want = str(ref.get("uid") or "")
+    if want and want != uid:
+        raise E.conflict(
+            kind,
+            "",
+            name,
+            f"the UID in the bound object reference ({want}) does not match the UID in record. The object might "
+            "have been deleted and then recreated",
+        )
+    ref["uid"] = uid
+    return kind, name, uid
 
 
 def token_request(api: ApiHost, namespace: str, sa_name: str, request: Obj) -> Obj:
@@ -198,8 +304,9 @@ def token_request(api: ApiHost, namespace: str, sa_name: str, request: Obj) -> O
             ],
             "authentication.k8s.io",
         )
+    bound = _bound_object(api, namespace, sa_name, spec.get("boundObjectRef"))
     token, exp = issue_token(
-        api, namespace, sa_name, str(sa["metadata"]["uid"]), seconds, spec.get("audiences")
+        api, namespace, sa_name, str(sa["metadata"]["uid"]), seconds, spec.get("audiences"), bound
     )
     spec.setdefault("audiences", [ISSUER])
     spec["expirationSeconds"] = seconds
@@ -238,11 +345,13 @@ def fill_service_account_secret(api: ApiHost, secret: Obj) -> None:
 
 def token_review(api: ApiHost, review: Obj) -> Obj:
     token = str((review.get("spec") or {}).get("token") or "")
-    ident = ADMIN if token and hmac.compare_digest(token, admin_token(api)) else verify_token(api, token)
+    ident, problem = (
+        (ADMIN, "") if token and hmac.compare_digest(token, admin_token(api)) else check_token(api, token)
+    )
     review["status"] = (
         {"authenticated": True, "user": ident.user_info(), "audiences": [ISSUER]}
         if ident is not None
-        else {"authenticated": False, "error": "invalid bearer token"}
+        else {"authenticated": False, "error": problem}
     )
     return review
 

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -39,21 +38,15 @@ def _labels(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def _remembered_port(data: Path) -> int:
+    """The port this data directory's cluster served on last time (0: none yet). The port is part of the cluster's
+    identity -- kubeconfigs and running clients point there -- so a restart takes it again (the server binds with
+    SO_REUSEADDR, so sockets the last run left in TIME_WAIT do not stand in the way)."""
     try:
         port = int((data / "port").read_text().strip())
     except (OSError, ValueError):
         return 0
-    return port if _free(port) else 0
+    return port if 0 < port <= 65535 else 0
 
 
 def _server_info(data: Path) -> dict[str, Any] | None:
@@ -62,6 +55,12 @@ def _server_info(data: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return info
+
+
+def _running(data: Path) -> bool:
+    from berth.cluster import datadir
+
+    return datadir.is_running(data)
 
 
 def _alive(pid: int) -> bool:
@@ -136,6 +135,15 @@ def _check_node_capacity(cpu: str, memory: str, pods: str) -> None:
         raise InputError(f"must be a whole number of pods like 110, got {pods!r}", "--node-pods")
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``, mode 0600 (every file of the data directory is private)."""
+    from berth.cluster import datadir
+
+    fd = datadir.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
 @click.group(
     "cluster",
     cls=cliopts.Group,
@@ -195,7 +203,7 @@ def up(
     detach: bool,
 ) -> None:
     """Start the embedded cluster and write DIR/kubeconfig."""
-    from berth.cluster import Cluster, ClusterOptions
+    from berth.cluster import Cluster, ClusterError, ClusterOptions
 
     data_dir = Path(data).resolve()
     labels = _labels(node_labels)
@@ -204,10 +212,10 @@ def up(
     if port is not None and not 0 <= port <= 65535:
         raise InputError(f"{port} is not a port: use 1-65535, or 0 for a free one", "--port")
     _check_node_capacity(node_cpu, node_memory, node_pods)
-    info = _server_info(data_dir)
-    if info and _alive(int(info.get("pid", 0))):
+    if _running(data_dir):
+        info = _server_info(data_dir) or {}
         raise BerthError(
-            f"a cluster is already running from {data_dir} (pid {info['pid']}, {info.get('url')}); "
+            f"a cluster is already running from {data_dir} (pid {info.get('pid', '?')}, {info.get('url', '?')}); "
             f"use it via KUBECONFIG={data_dir / 'kubeconfig'} or stop it with `berth cluster down --data {data}`"
         )
     if detach:
@@ -219,7 +227,8 @@ def up(
         only_errors = logging.StreamHandler()
         only_errors.setLevel(logging.ERROR)
         logging.getLogger("berth.schedule").addHandler(only_errors)
-    chosen = port if port is not None else _remembered_port(data_dir)
+    remembered = _remembered_port(data_dir)
+    chosen = port if port is not None else remembered
     t0 = time.monotonic()
     opts = ClusterOptions(
         data_dir=data_dir,
@@ -232,7 +241,16 @@ def up(
         run_controllers=controllers,
         default_scheduler=controllers,
     )
-    cluster = Cluster(opts).start()
+    try:
+        cluster = Cluster(opts).start()
+    except ClusterError as exc:
+        if port is None and remembered and "cannot listen" in str(exc):
+            raise ClusterError(
+                f"{exc}. Port {remembered} is this cluster's address (DIR/kubeconfig and running clients point "
+                f"there): free it, or pass --port to move the cluster (DIR/kubeconfig is rewritten; copies of it "
+                "and running clients must follow)"
+            ) from exc
+        raise
     # A long-lived server: what is alive now (modules, schema tables, the store's objects) stays alive, so the
     # cyclic collector need not re-scan it; requests allocate many short-lived dicts that reference counting frees,
     # so the young generation is collected less often (cyclic GC: ~28 -> ~15 us of CPU per create).
@@ -246,7 +264,7 @@ def up(
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     with contextlib.suppress(OSError):
-        (data_dir / "port").write_text(f"{cluster.port}\n")
+        _write_private(data_dir / "port", f"{cluster.port}\n")
     elapsed = time.monotonic() - t0
     click.echo(
         f"berth cluster ready at {cluster.url} in {elapsed:.2f}s (data: {data_dir}, pid {os.getpid()})"
@@ -275,7 +293,9 @@ def _detach(
 ) -> None:
     import subprocess
 
-    data_dir.mkdir(parents=True, exist_ok=True)
+    from berth.cluster import datadir
+
+    new_dir = datadir.create_private(data_dir)
     args = [
         sys.executable,
         "-m",
@@ -300,7 +320,7 @@ def _detach(
         args.append("--no-controllers")
     with contextlib.suppress(OSError):
         (data_dir / "server.json").unlink()
-    log = open(data_dir / "server.log", "ab")  # noqa: SIM115 - handed to the child
+    log = os.fdopen(datadir.open_private(data_dir / "server.log"), "ab")  # handed to the child
     proc = subprocess.Popen(
         args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
     )
@@ -317,6 +337,8 @@ def _detach(
             return
         if proc.poll() is not None:
             tail = (data_dir / "server.log").read_text(errors="replace").strip().splitlines()[-5:]
+            if new_dir:  # a failed start leaves no half-made data directory (its log is shown here)
+                datadir.remove_new(data_dir, None)
             raise BerthError("the cluster exited during start-up:\n  " + "\n  ".join(tail))
         time.sleep(0.01)
     raise BerthError(f"the cluster did not become ready within 30s; see {data_dir / 'server.log'}")
@@ -337,15 +359,15 @@ def down(data: str) -> None:
     """Stop the cluster running from DIR."""
     data_dir = Path(data).resolve()
     info = _server_info(data_dir)
-    if not info or not _alive(int(info.get("pid", 0))):
+    if not _running(data_dir) or not info or not _alive(int(info.get("pid", 0))):
         click.echo(f"no cluster is running from {data_dir}")
         return
     pid = int(info["pid"])
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _alive(pid) and (data_dir / "server.json").exists():
+    while time.monotonic() < deadline and _running(data_dir):
         time.sleep(0.05)
-    if _alive(pid) and (data_dir / "server.json").exists():
+    if _running(data_dir) and _alive(pid):
         os.kill(pid, signal.SIGKILL)
     click.echo(f"stopped the cluster from {data_dir} (pid {pid})")
 
@@ -372,7 +394,7 @@ def status(data: str, output: str) -> None:
         )
     info = _server_info(data_dir) or {}
     pid = int(info.get("pid", 0) or 0)
-    running = bool(pid) and _alive(pid)
+    running = _running(data_dir)
     url = str(info.get("url", "")) if running else ""
     ready = running and _ready(data_dir, url)
     counts = _counts(data_dir)

@@ -16,8 +16,8 @@ import copy
 import json
 from typing import Any
 
+from berth.cluster import cel_rules, decoding, objmeta, request_warnings, validation
 from berth.cluster import errors as E
-from berth.cluster import objmeta, validation
 from berth.cluster.host import ApiHost
 from berth.cluster.resources import ResourceType, _sort_versions
 from berth.kube.objects import Obj
@@ -29,8 +29,14 @@ def _now(api: ApiHost) -> str:
     return objmeta.format_time(api.clock())
 
 
+def _subresources(version: dict[str, Any]) -> tuple[str, ...]:
+    subs = version.get("subresources") or {}
+    return tuple(name for name in ("status", "scale") if name in subs)
+
+
 def resource_type(crd: Obj) -> ResourceType | None:
-    """The served type for a CRD (None when no version is served)."""
+    """The served type for a CRD (None when no version is served): each served version with its own subresources;
+    objects stored at the storage version."""
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
     versions = [v for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("served", True)]
@@ -38,12 +44,10 @@ def resource_type(crd: Obj) -> ResourceType | None:
         return None
     ordered = _sort_versions([str(v.get("name")) for v in versions])
     preferred = next(v for v in versions if v.get("name") == ordered[0])
-    subs = preferred.get("subresources") or {}
-    sub: list[str] = []
-    if "status" in subs:
-        sub.append("status")
-    if "scale" in subs:
-        sub.append("scale")
+    storage = next(
+        (str(v.get("name")) for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("storage")),
+        ordered[0],
+    )
     kind = str(names.get("kind") or "")
     return ResourceType(
         group=str(spec.get("group") or ""),
@@ -54,12 +58,31 @@ def resource_type(crd: Obj) -> ResourceType | None:
         namespaced=spec.get("scope", "Namespaced") == "Namespaced",
         short_names=tuple(names.get("shortNames") or ()),
         categories=tuple(names.get("categories") or ()),
-        subresources=tuple(sub),
+        subresources=_subresources(preferred),
         versions=tuple(ordered),
         generation=True,
         custom=True,
         list_kind=str(names.get("listKind") or f"{kind}List"),
+        storage_version=storage if storage != ordered[0] else "",
+        version_subresources=tuple((str(v.get("name")), _subresources(v)) for v in versions),
     )
+
+
+def deprecation_warning(crd: Obj, version: str) -> str:
+    """The Warning a request at a deprecated version gets (its ``deprecationWarning``, else upstream's default
+    naming the preferred version), or ""."""
+    ver = version_of(crd, version)
+    if not ver.get("deprecated"):
+        return ""
+    if ver.get("deprecationWarning"):
+        return str(ver["deprecationWarning"])
+    spec = crd.get("spec") or {}
+    group, kind = spec.get("group"), (spec.get("names") or {}).get("kind")
+    text = f"{group}/{version} {kind} is deprecated"
+    rt = resource_type(crd)
+    if rt is not None and rt.version != version and not version_of(crd, rt.version).get("deprecated"):
+        text += f"; use {group}/{rt.version} {kind}"
+    return text
 
 
 def crd_of(api: ApiHost, rt: ResourceType) -> Obj | None:
@@ -119,12 +142,28 @@ def prepare_crd(api: ApiHost, crd: Obj, old: Obj | None) -> None:
                 continue
             if not isinstance(v.get("schema"), dict) or not v["schema"].get("openAPIV3Schema"):
                 errs.append(E.required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"))
+            else:
+                errs += cel_rules.compile_errors(
+                    v["schema"]["openAPIV3Schema"], f"spec.versions[{i}].schema.openAPIV3Schema"
+                )
     if names.get("plural") and group:
         want = f"{names['plural']}.{group}"
         if meta.get("name") != want:
             errs.append(
                 E.invalid_value("metadata.name", meta.get("name"), 'must be spec.names.plural+"."+spec.group')
             )
+    conversion = spec.get("conversion") or {}
+    strategy = conversion.get("strategy", "None") if isinstance(conversion, dict) else conversion
+    if strategy != "None":
+        errs.append(
+            E.not_supported("spec.conversion.strategy", strategy, ["None"])
+            if strategy != "Webhook"
+            else E.forbidden_field(
+                "spec.conversion.strategy",
+                "Webhook conversion is not served by berth's embedded cluster (no webhook is ever called); use "
+                "strategy None (versions that differ only in apiVersion) or a real cluster",
+            )
+        )
     if errs:
         raise E.invalid("CustomResourceDefinition", str(meta.get("name") or ""), errs, "apiextensions.k8s.io")
     spec.setdefault("conversion", {"strategy": "None"})
@@ -204,6 +243,26 @@ def removed(api: ApiHost, crd: Obj) -> None:
     plural = (spec.get("names") or {}).get("plural")
     if plural and spec.get("group"):
         api.registry.remove(f"{plural}.{spec['group']}")
+        reconsider_group(api, str(spec["group"]))
+
+
+def reconsider_group(api: ApiHost, group: str) -> None:
+    """A deleted CRD frees its names: every other CRD of its group whose names were refused is considered again
+    (upstream's naming controller, ``requeueAllOtherGroupCRDs``), and one whose names are free now is accepted and
+    established. Called with the store locked."""
+    items, _ = api.store.list(CRD_RESOURCE)
+    for _ns, name, (_rv, text) in items:
+        crd = json.loads(text)
+        if (crd.get("spec") or {}).get("group") != group:
+            continue
+        conds = {c.get("type"): c.get("status") for c in (crd.get("status") or {}).get("conditions") or []}
+        if conds.get("NamesAccepted") != "False":
+            continue
+        new = copy.deepcopy(crd)
+        _set_status(api, new, crd)
+        if new["status"] != crd["status"]:
+            api.store.put(CRD_RESOURCE, "", name, new, "MODIFIED")
+            established(api, new)
 
 
 def delete_custom_objects(api: ApiHost, crd: Obj) -> None:
@@ -240,21 +299,35 @@ def _apply_defaults(schema: Any, value: Any) -> Any:
     return value
 
 
-def prepare_custom(api: ApiHost, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
-    """Default and validate a custom object against its CRD's schema (422 on failure)."""
+def prepare_custom(
+    api: ApiHost, rt: ResourceType, obj: Obj, old: Obj | None, field_validation: str = ""
+) -> str:
+    """Prune, default and validate a custom object against the schema of the version it was sent at (its
+    ``apiVersion``), then store it at the storage version (conversion strategy None: only ``apiVersion``
+    changes). Unknown fields: ``fieldValidation=Strict`` is a 400 naming each, ``Warn`` (the default) a warning
+    each, ``Ignore`` nothing; they are pruned either way. Returns the version the object was sent at."""
+    version = str(obj.get("apiVersion", "")).rpartition("/")[2] or rt.version
     crd = crd_of(api, rt)
     if crd is None:
-        return
-    version = str(obj.get("apiVersion", "")).rpartition("/")[2] or rt.version
+        return version
     ver = version_of(crd, version) or version_of(crd, rt.version)
     schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
-    stored, problems = validation.admit_custom_resource(obj, schema)
+    dropped: list[str] = []
+    stored, problems = validation.admit_custom_resource(obj, schema, dropped, old)
+    dropped.sort()
+    if dropped and field_validation == "Strict":
+        raise decoding.strict_decoding_error(dropped)
+    if dropped and field_validation != "Ignore":
+        for path in dropped:
+            request_warnings.warn(f'unknown field "{path}"')
     if old is not None:
         problems = [p for p in problems if not str(getattr(p, "field", "")).startswith("metadata.name")]
     if problems:
         raise E.invalid(rt.kind, str((obj.get("metadata") or {}).get("name") or ""), problems, rt.group)
+    stored["apiVersion"] = rt.stored_api_version
     obj.clear()
     obj.update(stored)
+    return version
 
 
 def _get_path(obj: Obj, path: str) -> Any:
@@ -266,9 +339,9 @@ def _get_path(obj: Obj, path: str) -> Any:
     return cur
 
 
-def scale_of(api: ApiHost, rt: ResourceType, obj: Obj) -> Obj:
+def scale_of(api: ApiHost, rt: ResourceType, obj: Obj, version: str | None = None) -> Obj:
     crd = crd_of(api, rt) or {}
-    scale = (version_of(crd, rt.version).get("subresources") or {}).get("scale") or {}
+    scale = (version_of(crd, version or rt.version).get("subresources") or {}).get("scale") or {}
     meta = obj.get("metadata") or {}
     spec_r = _get_path(obj, str(scale.get("specReplicasPath") or ".spec.replicas"))
     status_r = _get_path(obj, str(scale.get("statusReplicasPath") or ".status.replicas"))

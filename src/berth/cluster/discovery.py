@@ -78,7 +78,7 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
         if t.categories:
             entry["categories"] = list(t.categories)
         resources.append(entry)
-        for sub in t.subresources:
+        for sub in t.subresources_at(version):
             g, v, k = _sub_kind(t, sub, version)
             s: dict[str, Any] = {
                 "name": f"{t.plural}/{sub}",
@@ -139,7 +139,7 @@ def _aggregated_resource(t: ResourceType, version: str) -> dict[str, Any]:
     if t.categories:
         out["categories"] = list(t.categories)
     subs = []
-    for sub in t.subresources:
+    for sub in t.subresources_at(version):
         g, v, k = _sub_kind(t, sub, version)
         subs.append(
             {

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from berth.cluster import auth, tls
+from berth.cluster import auth, datadir, tls
 from berth.cluster.api import Api
 from berth.cluster.audit import AuditLog
 from berth.cluster.server import ApiServer
@@ -87,10 +87,15 @@ class Cluster:
     # ---- lifecycle -----------------------------------------------------------------------------------------
 
     def start(self) -> Cluster:
+        before: set[str] | None = None
+        if self.data_dir is not None and self.data_dir.exists():
+            before = {entry.name for entry in self.data_dir.iterdir()}
         try:
             self._start()
         except BaseException:
             self.stop()
+            if self.data_dir is not None:
+                datadir.remove_new(self.data_dir, before)  # a failed start leaves no half-made data directory
             raise
         return self
 
@@ -98,8 +103,10 @@ class Cluster:
         opts = self.options
         self._stopping = False
         if self.data_dir is not None:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            self._lock_fh = open(self.data_dir / "lock", "a+", encoding="utf-8")  # noqa: SIM115 - held while running
+            datadir.create_private(self.data_dir)
+            datadir.tighten(self.data_dir)
+            fd = datadir.open_private(self.data_dir / "lock", os.O_RDWR | os.O_CREAT)
+            self._lock_fh = os.fdopen(fd, "a+", encoding="utf-8")  # held while running
             try:
                 fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -109,6 +116,11 @@ class Cluster:
                     f"{self.data_dir} is locked by another running cluster; stop it with "
                     f"`berth cluster down --data {self.data_dir}` or use another --data directory"
                 ) from exc
+            try:
+                datadir.check_store(self.data_dir)
+            except datadir.DataDirError as exc:
+                raise ClusterError(str(exc)) from exc
+            os.close(datadir.open_private(self.data_dir / datadir.STORE, os.O_RDONLY | os.O_CREAT))
             try:
                 self.store = open_store(self.data_dir, retain=opts.retain)
             except StoreError as exc:
@@ -134,7 +146,7 @@ class Cluster:
         if self.data_dir is not None:
             kubeconfig.write(self.data_dir / "kubeconfig", self.url, self.token, ca_pem=self.pki.ca_pem())
             info = {"url": self.url, "port": self.port, "pid": os.getpid()}
-            (self.data_dir / "server.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
+            _write_private(self.data_dir / "server.json", json.dumps(info) + "\n")
         if opts.run_controllers:
             self.controllers = _start_controllers(
                 self.api, opts, self.pki.ca_pem().decode() if self.pki else ""
@@ -246,6 +258,13 @@ class Cluster:
     def write_kubeconfig(self, path: str | os.PathLike[str]) -> Path:
         assert self.pki is not None, "cluster not started"
         return kubeconfig.write(path, self.url, self.token, ca_pem=self.pki.ca_pem())
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``, mode 0600."""
+    fd = datadir.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def _start_controllers(api: Api, opts: ClusterOptions, root_ca: str = "") -> Any:

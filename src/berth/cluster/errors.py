@@ -179,19 +179,28 @@ class ApiError(Exception):
     ``retryAfterSeconds``) or None.
     """
 
-    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+        list_meta: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = int(code)
         self.reason = str(reason)
         self.message = message
         self.details = details
+        self.list_meta = list_meta
+        """``Status.metadata`` (a ``ListMeta``): the fresh ``continue`` token a 410 for an expired one carries."""
 
     def status(self) -> dict[str, Any]:
         """The ``Status`` object (``kind: Status``, ``apiVersion: v1``) to send as the response body."""
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta or {}),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,

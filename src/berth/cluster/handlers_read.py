@@ -6,7 +6,7 @@ from typing import Any
 
 from berth.cluster import auth
 from berth.cluster import errors as E
-from berth.cluster.http_base import TABLE_MARK, HandlerBase, truthy
+from berth.cluster.http_base import PARTIAL_MARK, TABLE_MARK, HandlerBase, partial_object, truthy
 from berth.cluster.resources import ResourceType
 from berth.kube.objects import Obj
 
@@ -26,7 +26,9 @@ class ReadHandlers(HandlerBase):
         ident: auth.Identity,
     ) -> int:
         api = self.server.api
-        table = TABLE_MARK in accept.replace(" ", "")
+        compact_accept = accept.replace(" ", "")
+        table = TABLE_MARK in compact_accept
+        partial = not table and PARTIAL_MARK in compact_accept
         if name:
             if sub == "log":
                 return self._log(namespace, name, query)
@@ -37,7 +39,7 @@ class ReadHandlers(HandlerBase):
             views = ("ephemeralcontainers", "approval", "resize")
             if sub and sub != "status" and not (sub in views and sub in rt.subresources):
                 raise E.method_not_allowed("get", f"{rt.plural}/{sub}")
-            if not table and not sub:
+            if not table and not partial and not sub:
                 stored = api.stored_json(rt, name, namespace or None, version)
                 if stored is not None:
                     self._send(200, stored[1].encode())
@@ -52,8 +54,11 @@ class ReadHandlers(HandlerBase):
                         str(obj["metadata"].get("resourceVersion", "")),
                         "",
                         query,
+                        version=version,
                     ),
                 )
+            elif partial:
+                self._send_json(200, partial_object(obj))
             else:
                 self._send_json(200, obj)
             return 200
@@ -61,7 +66,6 @@ class ReadHandlers(HandlerBase):
             limit = int(query.get("limit") or 0)
         except ValueError as exc:
             raise E.bad_request(f"invalid limit {query.get('limit')!r}") from exc
-        # resourceVersion / resourceVersionMatch on a list are served from the current state (no history reads).
         res = api.do_list(
             rt,
             namespace or None,
@@ -70,11 +74,15 @@ class ReadHandlers(HandlerBase):
             limit=limit,
             continue_token=query.get("continue", ""),
             version=version,
+            resource_version=query.get("resourceVersion", ""),
+            resource_version_match=query.get("resourceVersionMatch", ""),
         )
         if table:
             self._send_json(
                 200,
-                self._table(rt, res.items, res.resource_version, res.continue_token, query, res.remaining),
+                self._table(
+                    rt, res.items, res.resource_version, res.continue_token, query, res.remaining, version
+                ),
             )
             return 200
         meta: dict[str, Any] = {"resourceVersion": res.resource_version}
@@ -82,12 +90,20 @@ class ReadHandlers(HandlerBase):
             meta["continue"] = res.continue_token
             if res.remaining is not None:
                 meta["remainingItemCount"] = res.remaining
-        out = {
-            "kind": rt.kind_list,
-            "apiVersion": rt.api_version_for(version),
-            "metadata": meta,
-            "items": res.items,
-        }
+        if partial:
+            out = {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": meta,
+                "items": [partial_object(o) for o in res.items],
+            }
+        else:
+            out = {
+                "kind": rt.kind_list,
+                "apiVersion": rt.api_version_for(version),
+                "metadata": meta,
+                "items": res.items,
+            }
         self._send_json(200, out)
         return 200
 
@@ -111,8 +127,11 @@ class ReadHandlers(HandlerBase):
                 raise E.bad_request(
                     f"a container name must be specified for pod {name}, choose one of: [{' '.join(map(str, containers))}]"
                 )
-        inits = [c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []]
-        if container not in containers and container not in inits:
+        spec = pod.get("spec") or {}
+        others = [
+            c.get("name") for key in ("initContainers", "ephemeralContainers") for c in spec.get(key) or []
+        ]
+        if container not in containers and container not in others:
             raise E.bad_request(f"container {container} is not valid for pod {name}")
         phase = (pod.get("status") or {}).get("phase", "Pending")
         if phase == "Pending":
@@ -155,9 +174,11 @@ def simulated_log(pod: Obj, container: str) -> list[str]:
     if custom is not None:
         return str(custom).splitlines()
     image = ""
-    for c in (pod.get("spec") or {}).get("containers") or []:
-        if c.get("name") == container:
-            image = str(c.get("image") or "")
+    spec = pod.get("spec") or {}
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if c.get("name") == container:
+                image = str(c.get("image") or "")
     node = (pod.get("spec") or {}).get("nodeName", "")
     started = (pod.get("status") or {}).get("startTime", "")
     return [

@@ -6,12 +6,16 @@ import json
 import time
 
 from berth.cluster import errors as E
+from berth.cluster import request_warnings
 from berth.cluster.api import ApiError, Watch
-from berth.cluster.http_base import TABLE_MARK, HandlerBase, truthy
+from berth.cluster.http_base import PARTIAL_MARK, TABLE_MARK, HandlerBase, partial_object, truthy
 from berth.cluster.resources import ResourceType
+from berth.kube.objects import Obj
 
 DEFAULT_WATCH_TIMEOUT = 1800
 BOOKMARK_EVERY = 60.0
+FINAL_BOOKMARK_LEAD = 2.0
+"""Seconds before a watch's timeout at which its last BOOKMARK goes out (upstream's cacher: 2 s)."""
 
 
 class WatchHandlers(HandlerBase):
@@ -54,7 +58,9 @@ class WatchHandlers(HandlerBase):
             timeout = float(query.get("timeoutSeconds") or DEFAULT_WATCH_TIMEOUT)
         except ValueError as exc:
             raise E.bad_request(f"invalid timeoutSeconds {query.get('timeoutSeconds')!r}") from exc
-        table = TABLE_MARK in accept.replace(" ", "")
+        compact_accept = accept.replace(" ", "")
+        table = TABLE_MARK in compact_accept
+        partial = not table and PARTIAL_MARK in compact_accept
         error: ApiError | None = None
         w: Watch | None = None
         try:
@@ -78,6 +84,8 @@ class WatchHandlers(HandlerBase):
         # The connection ends with the stream. Said in a header, or a client that read the stream to its end puts
         # the connection back in its pool and its next request meets the close (RemoteDisconnected).
         self.send_header("Connection", "close")
+        for text in request_warnings.current():
+            self.send_header("Warning", request_warnings.header_value(text))
         self.end_headers()
         self.wfile.flush()
         self.close_connection = True
@@ -87,14 +95,28 @@ class WatchHandlers(HandlerBase):
             self._chunk(b"")
             return 200
         deadline = time.monotonic() + timeout
+        # As upstream's watch cache: with bookmarks asked for, one goes out shortly before the watch times out, so
+        # the client resumes from the newest revision instead of the last event it saw.
+        final_bookmark = deadline - FINAL_BOOKMARK_LEAD if bookmarks else float("inf")
         last_sent = time.monotonic()
+
+        def send(typ: str, obj: Obj) -> None:
+            if partial:
+                obj = partial_object(obj)
+            self._chunk(json.dumps({"type": typ, "object": obj}, separators=(",", ":")).encode() + b"\n")
+
         try:
             while not self.server.stopping.is_set():
-                left = deadline - time.monotonic()
+                now = time.monotonic()
+                left = deadline - now
                 if left <= 0:
                     break
+                if now >= final_bookmark and w.idle:
+                    send("BOOKMARK", w.bookmark())
+                    final_bookmark = float("inf")
+                    last_sent = now
                 try:
-                    ev = w.next_event(min(left, 1.0))
+                    ev = w.next_event(max(0.0, min(left, 1.0, final_bookmark - now)))
                 except ApiError as exc:
                     self._chunk(json.dumps({"type": "ERROR", "object": exc.status()}).encode() + b"\n")
                     break
@@ -102,7 +124,7 @@ class WatchHandlers(HandlerBase):
                     if w.closed or self._client_gone():
                         break
                     if bookmarks and time.monotonic() - last_sent > BOOKMARK_EVERY:
-                        self._chunk(json.dumps({"type": "BOOKMARK", "object": w.bookmark()}).encode() + b"\n")
+                        send("BOOKMARK", w.bookmark())
                         last_sent = time.monotonic()
                     continue
                 typ, obj = ev
@@ -110,9 +132,14 @@ class WatchHandlers(HandlerBase):
                     continue
                 if table and typ != "BOOKMARK":
                     obj = self._table(
-                        rt, [obj], str((obj.get("metadata") or {}).get("resourceVersion", "")), "", query
+                        rt,
+                        [obj],
+                        str((obj.get("metadata") or {}).get("resourceVersion", "")),
+                        "",
+                        query,
+                        version=version,
                     )
-                self._chunk(json.dumps({"type": typ, "object": obj}, separators=(",", ":")).encode() + b"\n")
+                send(typ, obj)
                 last_sent = time.monotonic()
             self._chunk(b"")
         except (ConnectionError, BrokenPipeError, OSError):

@@ -20,13 +20,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import BaseRequestHandler
 from typing import Any
 
-import yaml
-
 from berth.cluster import errors as E
+from berth.cluster import request_warnings
 from berth.cluster.api import Api
 from berth.cluster.audit import AuditLog
+from berth.cluster.metrics import ApiMetrics
 from berth.cluster.openapi import OpenApi
 from berth.cluster.resources import ResourceType
+from berth.kube import yamlio
+from berth.kube.errors import InputError
 from berth.kube.objects import Obj
 
 MAX_BODY = E.MAX_REQUEST_BODY_BYTES
@@ -42,6 +44,18 @@ PATCH_CONTENT_TYPES = {
 }
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 TABLE_MARK = "as=Table"
+PARTIAL_MARK = "as=PartialObjectMetadata"
+"""``Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1``: metadata-only views (client-go's
+metadata client and informers, ``kubectl get`` of many kinds at once)."""
+
+
+def partial_object(obj: Obj) -> Obj:
+    """An object's ``meta.k8s.io/v1 PartialObjectMetadata``: its metadata alone."""
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": obj.get("metadata") or {},
+    }
 
 
 def truthy(value: str | None) -> bool:
@@ -59,6 +73,9 @@ class Request:
     subresource: str = ""
     namespace: str = ""
     name: str = ""
+    named: bool = (
+        False  # the URL names one object (metrics' scope "resource"; a create's name comes from its body)
+    )
     rtype: ResourceType | None = None
     user: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -84,6 +101,10 @@ class Headers:
 
     def __getitem__(self, key: str) -> Any:
         return self.get(key)
+
+    def names(self) -> list[str]:
+        """The header names sent, lower-cased."""
+        return list(self._items)
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key.lower() in self._items
@@ -130,6 +151,7 @@ class ServerBase(ThreadingHTTPServer):
         self.api = api
         self.audit = audit or AuditLog(None)
         self.openapi = OpenApi(api)
+        self.metrics = ApiMetrics(api.store.counts)
         self.ready = threading.Event()
         self.stopping = threading.Event()
         self.tls = ssl_context is not None
@@ -288,6 +310,9 @@ class HandlerBase(BaseHTTPRequestHandler):
     ) -> None:
         # One buffered write of status line, headers and body (send_response/send_header cost ~25 calls).
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
+        found = request_warnings.current()
+        if found:
+            extra += "".join(f"Warning: {request_warnings.header_value(w)}\r\n" for w in found)
         if self.close_connection:
             extra += "Connection: close\r\n"  # a client must not pool a connection we are about to close
         head = (
@@ -359,8 +384,8 @@ class HandlerBase(BaseHTTPRequestHandler):
             return protobuf.decode(body)
         if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
             try:
-                return yaml.safe_load(body.decode("utf-8"))
-            except (yaml.YAMLError, UnicodeDecodeError) as exc:
+                return yamlio.load_one(body.decode("utf-8"), "request body")
+            except (InputError, UnicodeDecodeError) as exc:
                 raise E.bad_request(f"error converting YAML to JSON: {exc}") from exc
         try:
             return json.loads(body)
@@ -376,8 +401,8 @@ class HandlerBase(BaseHTTPRequestHandler):
             if ptype != "apply":
                 raise E.bad_request(f"error decoding patch: {exc}") from exc
         try:
-            return yaml.safe_load(body.decode("utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            return yamlio.load_one(body.decode("utf-8"), "request body")
+        except (InputError, UnicodeDecodeError) as exc:
             raise E.bad_request(f"error decoding YAML: {exc}") from exc
 
     def _table(
@@ -388,6 +413,7 @@ class HandlerBase(BaseHTTPRequestHandler):
         cont: str,
         query: dict[str, str],
         remaining: int | None = None,
+        version: str | None = None,
     ) -> Obj:
         include = query.get("includeObject") or "Metadata"
         if include not in ("None", "Metadata", "Object"):
@@ -397,7 +423,9 @@ class HandlerBase(BaseHTTPRequestHandler):
             from berth.cluster import crds
 
             crd = crds.crd_of(self.server.api, rt) or {}
-            printer_columns = list(crds.version_of(crd, rt.version).get("additionalPrinterColumns") or [])
+            printer_columns = list(
+                crds.version_of(crd, version or rt.version).get("additionalPrinterColumns") or []
+            )
         from berth.cluster import tables  # loaded on the first human-readable `kubectl get`
 
         table: Obj = tables.to_table(

@@ -55,6 +55,11 @@ class ResourceType:
     virtual: bool = False
     custom: bool = False
     list_kind: str = ""
+    storage_version: str = ""
+    """The version objects are stored at, when it is not ``version`` (a CRD whose storage version is not the
+    preferred one)."""
+    version_subresources: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per served version, its subresources, when they differ by version (CRDs); empty: ``subresources`` for all."""
 
     # cached_property (computed once per type; the fields are frozen): every request reads these several times.
     @cached_property
@@ -73,6 +78,24 @@ class ResourceType:
     @cached_property
     def all_versions(self) -> tuple[str, ...]:
         return self.versions or (self.version,)
+
+    @cached_property
+    def stored_version(self) -> str:
+        """The version objects are stored at (and a stored object's ``apiVersion`` names)."""
+        return self.storage_version or self.version
+
+    @cached_property
+    def stored_api_version(self) -> str:
+        return self.api_version_for(self.stored_version)
+
+    def subresources_at(self, version: str | None) -> tuple[str, ...]:
+        """The subresources served at ``version`` (None: the preferred version's)."""
+        if version and self.version_subresources:
+            for v, subs in self.version_subresources:
+                if v == version:
+                    return subs
+            return ()
+        return self.subresources
 
     @property
     def kind_list(self) -> str:

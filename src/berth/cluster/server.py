@@ -17,11 +17,12 @@ objects as ADDED, then a BOOKMARK annotated ``k8s.io/initial-events-end``, then 
 from __future__ import annotations
 
 import ssl
+import time
 import traceback
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from berth.cluster import auth, discovery
+from berth.cluster import auth, crds, discovery, metrics, request_warnings
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError
 from berth.cluster.audit import AuditLog
@@ -134,6 +135,14 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
             else {}
         )
         api = self.server.api
+        started = time.monotonic()
+        request_warnings.begin()
+        meters = self.server.metrics
+        if truthy(query.get("watch")) or "/watch/" in path:
+            gauge = meters.longrunning
+        else:
+            gauge = meters.read_only if method in ("GET", "HEAD") else meters.mutating
+        gauge.inc()
         try:
             body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
             if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
@@ -143,9 +152,17 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
             ident = auth.authenticate(api, self.headers.get("Authorization"))
             req.user = ident.name
             as_user = self.headers.get("Impersonate-User")
+            as_groups = self.headers.get_all("Impersonate-Group") or []
             if as_user:
-                ident = auth.impersonate(api, ident, as_user, self.headers.get_all("Impersonate-Group") or [])
+                ident = auth.impersonate(api, ident, as_user, as_groups)
                 req.user = ident.name
+            else:
+                names = cast(Headers, self.headers).names()
+                asked = [h for h in names if h.startswith(("impersonate-uid", "impersonate-extra-"))]
+                if as_groups or asked:
+                    # upstream's impersonation filter answers this with an internal error, before authorization
+                    what = ", ".join([*(f"group {g}" for g in as_groups), *asked])
+                    raise E.internal(f"requested [{what}] without impersonating a user")
             code = self._route(method, path, query, body, ident, req)
         except ApiError as exc:
             code = exc.code
@@ -162,9 +179,24 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
             except OSError:
                 self.close_connection = True
         finally:
+            gauge.dec()
             res = req.resource
             if req.rtype is not None:
                 res = req.rtype.resource
+            if req.verb or req.resource:
+                meters.observe(
+                    req.verb,
+                    method,
+                    req.group,
+                    req.version,
+                    req.resource,
+                    req.subresource,
+                    "resource" if req.named else "namespace" if req.namespace else "cluster",
+                    query.get("dryRun") == "All",
+                    method == "PATCH" and "apply-patch" in (self.headers.get("Content-Type") or ""),
+                    code,
+                    time.monotonic() - started,
+                )
             self.server.audit.record(
                 req.user or "system:anonymous",
                 req.verb or ("get" if method in ("GET", "HEAD") else method.lower()),
@@ -201,6 +233,10 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
                     ]
                 },
             )
+            return 200
+        if seg == ["metrics"]:
+            self._nonresource(ident, path, req)
+            self._send(200, self.server.metrics.render(), metrics.CONTENT_TYPE)
             return 200
         if seg[0] == "version" and len(seg) == 1:
             self._nonresource(ident, path, req)
@@ -320,9 +356,13 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
         sub = rest[2] if len(rest) > 2 else ""
         if len(rest) > 3 and sub != "proxy":  # pods/NAME/proxy/<path> carries a path of its own
             raise E.path_not_found()
-        req.name, req.subresource = name, sub
-        if sub and sub not in rt.subresources:
+        req.name, req.subresource, req.named = name, sub, bool(name)
+        if sub and sub not in rt.subresources_at(version):
             raise E.path_not_found()
+        if rt.custom:
+            deprecated = crds.deprecation_warning(crds.crd_of(api, rt) or {}, version)
+            if deprecated:
+                request_warnings.warn(deprecated)
         verb = self._verb(method, name, sub, query)
         req.verb = verb
         self._field_validation = query.get("fieldValidation", "")

@@ -152,6 +152,10 @@ class Store:
 
     def _init_schema(self) -> None:
         db = self._db
+        tables = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and not {"log", "meta"} <= tables:
+            # Another program's database: refused before anything (even the WAL switch) writes to it.
+            raise sqlite3.DatabaseError(f"it holds tables {sorted(tables)} but not berth's (log, meta)")
         if self._path != ":memory:":
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
@@ -283,6 +287,40 @@ class Store:
                 items = by_ns.get(ns, {})
                 out.extend((ns, n, items[n]) for n in sorted(items))
             return out, self._rv
+
+    def list_at(
+        self, resource: str, namespace: str | None, revision: int
+    ) -> builtins.list[tuple[str, str, Entry]]:
+        """The objects of one resource (optionally one namespace) as they were at ``revision``, sorted by
+        (namespace, name): the current ones, with every object written since put back to what the first write
+        after ``revision`` found (its ``prev``), and those created since left out. Raises :class:`Compacted` when
+        the log no longer reaches back to ``revision`` (compaction only deletes rows at or below its boundary, so
+        every row after a revision at or above it is kept)."""
+        with self._lock:
+            current, now = self.list(resource, namespace)
+            if revision >= now:
+                return current
+            if revision < self._compacted:
+                raise Compacted(revision, self._compacted + 1)
+            first: dict[tuple[str, str], Event] = {}
+            cursor = revision
+            while cursor < now:
+                events = self.events_after(cursor, limit=10_000)
+                if not events:
+                    break
+                for ev in events:
+                    if ev.resource == resource and (namespace is None or ev.namespace == namespace):
+                        first.setdefault((ev.namespace, ev.name), ev)
+                cursor = events[-1].rv
+            if not first:
+                return current
+            state = {(ns, name): entry for ns, name, entry in current}
+            for key, ev in first.items():
+                if ev.prev is None:  # created after revision
+                    state.pop(key, None)
+                else:
+                    state[key] = (_revision_of(ev.prev), ev.prev)
+            return [(ns, name, state[(ns, name)]) for ns, name in sorted(state)]
 
     def count(self, resource: str) -> int:
         return sum(len(v) for v in self._objects.get(resource, {}).values())
@@ -544,6 +582,14 @@ class _Checkpointer:
         self._stopping = True
         self.wake.set()
         self._thread.join()
+
+
+def _revision_of(text: str) -> int:
+    """The ``metadata.resourceVersion`` of an object's stored JSON (0 when absent)."""
+    try:
+        return int(json.loads(text)["metadata"]["resourceVersion"])
+    except (ValueError, KeyError, TypeError):
+        return 0
 
 
 def open_store(data_dir: str | os.PathLike[str], retain: int = DEFAULT_RETAIN) -> Store:

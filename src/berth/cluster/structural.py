@@ -1,7 +1,8 @@
 """Custom resources against their CRD version's structural schema: pruning (fields the schema does not declare go,
 unless ``x-kubernetes-preserve-unknown-fields``), defaulting (``default``) and OpenAPI v3 validation with
 kube-openapi's messages (type, nullable, required, enum, bounds, lengths, pattern, item counts, list-map key
-uniqueness, int-or-string, embedded resources)."""
+uniqueness, int-or-string, embedded resources) and the CEL rules of ``x-kubernetes-validations``
+(:mod:`berth.cluster.cel_rules`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from berth.cluster import errors
+from berth.cluster import cel_rules, errors
 from berth.cluster.errors import FieldError
 from berth.cluster.names import validate_metadata
 
@@ -46,8 +47,11 @@ def _json_type(value: Any) -> str:
     return "object"
 
 
-def prune(value: Any, s: Mapping[str, Any], root: bool = False) -> Any:
-    """Drop fields the structural schema does not declare, and nulls of non-nullable fields (in a copy)."""
+def prune(
+    value: Any, s: Mapping[str, Any], root: bool = False, path: str = "", dropped: list[str] | None = None
+) -> Any:
+    """Drop fields the structural schema does not declare, and nulls of non-nullable fields (in a copy). The paths
+    of dropped fields go into ``dropped`` (what ``fieldValidation`` reports as unknown fields)."""
     if isinstance(value, dict):
         if s.get("x-kubernetes-preserve-unknown-fields") is True and not s.get("properties"):
             return value
@@ -55,6 +59,7 @@ def prune(value: Any, s: Mapping[str, Any], root: bool = False) -> Any:
         extra = s.get("additionalProperties")
         out: dict[str, Any] = {}
         for key, child in value.items():
+            where = f"{path}.{key}" if path else str(key)
             if root and key in _ROOT_META:
                 out[key] = child
             elif key in props:
@@ -62,19 +67,23 @@ def prune(value: Any, s: Mapping[str, Any], root: bool = False) -> Any:
                     isinstance(props[key], Mapping) and props[key].get("nullable") is True
                 ):
                     continue  # upstream drops nulls of non-nullable fields before defaulting
-                out[key] = prune(child, props[key])
+                out[key] = prune(child, props[key], path=where, dropped=dropped)
             elif isinstance(extra, Mapping):
-                out[key] = prune(child, extra)
+                out[key] = prune(child, extra, path=where, dropped=dropped)
             elif (
                 extra is True
                 or s.get("x-kubernetes-preserve-unknown-fields") is True
                 or (s.get("x-kubernetes-embedded-resource") is True and key in _ROOT_META)
             ):
                 out[key] = child
+            elif dropped is not None:
+                dropped.append(where)
         return out
     if isinstance(value, list):
         items = s.get("items")
-        return [prune(v, items) for v in value] if isinstance(items, Mapping) else value
+        if not isinstance(items, Mapping):
+            return value
+        return [prune(v, items, path=f"{path}[{i}]", dropped=dropped) for i, v in enumerate(value)]
     return value
 
 
@@ -270,25 +279,32 @@ def _list_uniqueness(value: list[Any], s: Mapping[str, Any], path: str) -> list[
 
 
 def admit_custom_resource(
-    obj: Mapping[str, Any], open_api_schema: Mapping[str, Any] | None
+    obj: Mapping[str, Any],
+    open_api_schema: Mapping[str, Any] | None,
+    dropped: list[str] | None = None,
+    old: Mapping[str, Any] | None = None,
 ) -> tuple[Obj, list[FieldError]]:
     """Prune, default and validate a custom resource against its CRD version's ``openAPIV3Schema``.
 
-    Returns the object to store and every problem (metadata included). A version without a schema only gets the
-    metadata checks.
+    Returns the object to store and every problem (metadata included); the paths of the unknown fields pruning
+    dropped go into ``dropped``. A version without a schema only gets the metadata checks.
     """
     stored: Obj = copy.deepcopy(dict(obj))
     problems = validate_metadata(stored)
     if not open_api_schema:
         return stored, problems
     s = dict(open_api_schema)
-    stored = prune(stored, s, root=True)
+    stored = prune(stored, s, root=True, dropped=dropped)
     stored = apply_defaults(stored, s)
     body = {k: v for k, v in stored.items() if k not in _ROOT_META}
     body_schema = dict(s)
     body_schema["properties"] = {k: v for k, v in (s.get("properties") or {}).items() if k not in _ROOT_META}
     body_schema["required"] = [r for r in s.get("required") or [] if r not in _ROOT_META]
-    problems += validate_schema(body, body_schema, "")
+    schema_problems = validate_schema(body, body_schema, "")
+    problems += schema_problems
+    if not schema_problems:  # CEL rules see only values of their declared types
+        old_body = {k: v for k, v in (old or {}).items() if k not in _ROOT_META} if old is not None else None
+        problems += cel_rules.validate(body_schema, body, old_body)
     return stored, problems
 
 

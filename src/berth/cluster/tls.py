@@ -62,7 +62,8 @@ def generate(directory: Path) -> Pki:
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID
 
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(directory, 0o700)
     now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
     later = now + datetime.timedelta(days=3650)
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -117,8 +118,8 @@ def generate(directory: Path) -> Pki:
         .sign(ca_key, hashes.SHA256())
     )
     pki = Pki(directory / "ca.crt", directory / "apiserver.crt", directory / "apiserver.key")
-    pki.ca_cert.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    pki.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    _write_private(pki.ca_cert, ca_cert.public_bytes(serialization.Encoding.PEM))
+    _write_private(pki.cert, cert.public_bytes(serialization.Encoding.PEM))
     _write_private(
         pki.key,
         key.private_bytes(

@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from berth import cliopts, install
+from berth import cliopts, data, install
 from berth.cluster import Cluster, ClusterOptions
 from berth.demo import page
 from berth.demo.admin import Admin, DemoError, wait_for
@@ -43,9 +43,8 @@ from berth.schedule import config as schedule_config
 from berth.schedule.plugins import registry as registry_mod
 from berth.schedule.simulate import NodeUsage
 
-REPO = Path(__file__).resolve().parents[3]
-EXAMPLE = REPO / "examples" / "two-profiles"
-CHART = REPO / "charts" / "berth-scheduler"
+EXAMPLE = data.path("examples/two-profiles")
+CHART = data.path("charts/berth-scheduler")
 DEFAULT_BASE = Path(".berth") / "demo"
 DEFAULT_REPORT = Path("berth-demo-report.html")
 NAMESPACE = "academy"
@@ -173,7 +172,7 @@ def run(
     for needed in (EXAMPLE / "config.yaml", EXAMPLE / "workload.yaml", CHART / "Chart.yaml"):
         if not needed.is_file():
             raise InputError(
-                "berth demo needs the repository's examples and chart; run it from a source checkout",
+                "berth demo's example and chart are missing (reinstall berth, or run it from a source checkout)",
                 str(needed),
             )
     if console is None:
@@ -292,7 +291,7 @@ def _install(steps: _Steps, base: Path, cluster: Cluster, result: DemoResult) ->
         install.SetupOptions(str(CHART), work, namespace=SA_NAMESPACE, non_interactive=True)
     )
     steps.ok(
-        f"berth install setup --pull {CHART.relative_to(REPO)} --work-dir {work} ({time.monotonic() - t0:.1f}s)"
+        f"berth install setup --pull {data.shown(CHART)} --work-dir {work} ({time.monotonic() - t0:.1f}s)"
     )
     for line in setup.lines:
         steps.say(f"  {line}", "dim")

@@ -28,14 +28,15 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from berth.install import kubeops, layout, receipt, revisions, workdir
+from berth.install import kubeops, layout, lock, receipt, revisions, workdir
 from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
 from berth.kube import objects, yamlio
@@ -78,6 +79,23 @@ class ApplyOptions:
     wait: bool = True
     """Add the plan's readiness step (like ``helm --wait``)."""
     preflight: bool = True
+    wait_lock: bool = False
+    """Wait for another command holding the work dir (:mod:`berth.install.lock`) instead of refusing (exit 2)."""
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def locked(fn: Callable[Concatenate[ApplyOptions, _P], _R]) -> Callable[Concatenate[ApplyOptions, _P], _R]:
+    """Run a live command holding its work dir's lock (one writer per work dir: :mod:`berth.install.lock`)."""
+
+    def run(options: ApplyOptions, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with lock.hold(options.work_dir, options.wait_lock):
+            return fn(options, *args, **kwargs)
+
+    functools.update_wrapper(run, fn)
+    return run
 
 
 def live_command(action: plan_mod.Action, work_dir: Path | str) -> str:
@@ -254,6 +272,10 @@ class Executor:
     def label(self, o: PlanObject, ns: str) -> str:
         return f"{o.kind} {ns}/{o.name}" if ns else f"{o.kind} {o.name}"
 
+    def show_event(self, line: str) -> None:
+        """A Warning event about what is being waited on, shown as it arrives (:mod:`berth.install.diagnose`)."""
+        self.reporter.print(f"      ! {line}")
+
     def timeout(self, step: Step) -> float:
         return float(min(step.timeout_seconds, self.options.timeout))
 
@@ -368,7 +390,9 @@ class Executor:
                 continue
             with self.reporter.waiting(f"waiting for CRD {o.name} to be Established"):
                 try:
-                    self.kube.wait_ready(res, o.name, "", Wait.ESTABLISHED.value, self.timeout(step))
+                    self.kube.wait_ready(
+                        res, o.name, "", Wait.ESTABLISHED.value, self.timeout(step), on_event=self.show_event
+                    )
                 except kubeops.WaitTimeout as exc:
                     raise kubeops.WaitTimeout(
                         f"CRD {o.name} was not Established within {self.timeout(step):g}s "
@@ -440,8 +464,9 @@ class Executor:
                 since = self.state.applied_objects.get((o.kind, ns, o.name))
             with self.reporter.waiting(f"waiting for {self.label(o, ns)} ({(o.wait or Wait.NONE).value})"):
                 r = self.kube.wait_ready(
-                    res, o.name, ns, (o.wait or Wait.ROLLOUT).value, self.timeout(step), since=since
-                )
+                    res, o.name, ns, (o.wait or Wait.ROLLOUT).value, self.timeout(step), since,
+                    self.show_event,
+                )  # fmt: skip
             self.record(i, j, o, "ready", ns, detail=r.detail)
             self.reporter.object(f"✓ {self.label(o, ns)} ready ({r.detail})")
 
@@ -515,7 +540,7 @@ class Executor:
             if o.wait in (Wait.JOB_COMPLETE, Wait.POD_SUCCEEDED):
                 try:
                     with self.reporter.waiting(f"waiting for {label} ({o.wait.value}, timeout {timeout:g}s)"):
-                        self.kube.wait_ready(res, o.name, ns, o.wait.value, timeout, since=live)
+                        self.kube.wait_ready(res, o.name, ns, o.wait.value, timeout, live, self.show_event)
                 except (kubeops.WaitFailed, kubeops.WaitTimeout) as exc:
                     self.record(
                         i, j, o, "failed", ns, uid=uid, detail=str(exc).split("\n", 1)[0], logs=exc.logs
@@ -647,7 +672,7 @@ class Outcome:
 def connect_checked(options: ApplyOptions, reporter: Reporter) -> kubeops.KubeOps:
     """Connect, print the context, refuse a context the work dir was not applied to (unless --context)."""
     kube = kubeops.connect(options.kubeconfig, options.context)
-    reporter.print(f"Kube context: {kube.context} ({kube.server})")
+    reporter.print(kube.connection.target_line())
     receipt.check_target(options.work_dir, kube.context, kube.server, options.context is not None)
     return kube
 
@@ -703,11 +728,13 @@ def execute(
     ]
     lines += [f"warning: {w}" for w in executor.warnings]
     lines += [f"Left in place: {k.obj.label} ({k.reason})" for k in plan.kept]
-    # One line per command that runs the hook steps this one does not (pre- and post- of an event together).
+    # One line per command that runs the hook steps this one does not (pre- and post- of an event together), when
+    # that command is a valid next step for the release this run leaves behind.
     others: dict[str, list[str]] = {}
     for n in plan.not_run:
         action = plan_mod.EVENT_ACTION.get(HookEvent(n.phase), plan.action)
-        others.setdefault(live_command(action, work), []).append(n.phase)
+        if valid_next(plan.action, action, bool(revisions.numbers(work / "out"))):
+            others.setdefault(live_command(action, work), []).append(n.phase)
     for command, phases in others.items():
         if len(phases) == 1:
             lines.append(f"Not run by this command: the {phases[0]} step; run it with: {command}")
@@ -715,6 +742,17 @@ def execute(
             named = ", ".join(phases[:-1]) + f" and {phases[-1]}"
             lines.append(f"Not run by this command: the {named} steps; run them with: {command}")
     return Outcome(rec.path, ran, len(steps), tuple(lines))
+
+
+def valid_next(done: plan_mod.Action, other: plan_mod.Action, has_revision: bool) -> bool:
+    """Whether ``other`` is a step that makes sense after ``done`` succeeded: after an uninstall only an install;
+    otherwise the release is installed, so never ``apply`` for its install hooks (it re-applies without them), and a
+    rollback only when the work dir has a revision to go back to."""
+    if done == plan_mod.Action.UNINSTALL:
+        return other == plan_mod.Action.INSTALL
+    if other == plan_mod.Action.INSTALL:
+        return False
+    return other != plan_mod.Action.ROLLBACK or has_revision
 
 
 def load_plan(options: ApplyOptions, action: plan_mod.Action) -> tuple[workdir.Workdir, Plan]:
@@ -762,10 +800,10 @@ def _recorded_objects_present(kube: kubeops.KubeOps, spec: dict[str, Any]) -> bo
     return not checked
 
 
-def installed(kube: kubeops.KubeOps, work: Path, plan: Plan) -> Installed | None:
-    """The plan's release (name and namespace) installed on ``kube``'s cluster per the work dir's receipts
+def installed(kube: kubeops.KubeOps, work: Path, release: str, namespace: str) -> Installed | None:
+    """The release (name and namespace) installed on ``kube``'s cluster per the work dir's receipts
     (:func:`receipt.deployed`), with whether ``W/out`` still holds its render; None when it records none there."""
-    found = receipt.deployed(work, kube.context, kube.server, plan.release, plan.namespace)
+    found = receipt.deployed(work, kube.context, kube.server, release, namespace)
     if found is None:
         return None
     path, spec = found
@@ -840,6 +878,7 @@ def _changed_error(inst: Installed, release: str, context: str, work: Path) -> I
     return InputError(text)
 
 
+@locked
 def run(options: ApplyOptions, reporter: Reporter | None = None) -> Outcome:
     """``berth install apply``: the install plan; on a release the work dir records installed here, its objects
     again without any hook (``helm install`` refuses a release name in use; install hooks never run twice)."""
@@ -848,7 +887,7 @@ def run(options: ApplyOptions, reporter: Reporter | None = None) -> Outcome:
     kube = connect_checked(options, reporter)
     try:
         work = options.work_dir
-        inst = installed(kube, work, p)
+        inst = installed(kube, work, p.release, p.namespace)
         variant = "install"
         if inst is not None and not inst.present:
             reporter.print(

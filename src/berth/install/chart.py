@@ -17,6 +17,7 @@ import tarfile
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -236,41 +237,149 @@ def pack_folder(directory: Path, dest_dir: Path) -> Path:
     return out
 
 
-def _check_members(members: list[tarfile.TarInfo], archive: Path) -> set[str]:
-    """Refuse any member that could write outside the chart folder or is not a plain file or folder."""
-    tops: set[str] = set()
-    for m in members:
-        p = PurePosixPath(m.name)
-        if m.name.startswith("/") or p.is_absolute() or ".." in p.parts:
-            raise InputError(
-                f"refusing archive entry {m.name!r}: path escapes the chart folder", str(archive)
-            )
-        if m.issym() or m.islnk():
-            raise InputError(
-                f"refusing archive entry {m.name!r}: links are not allowed in a chart", str(archive)
-            )
-        if not (m.isfile() or m.isdir()):
-            raise InputError(f"refusing archive entry {m.name!r}: not a file or folder", str(archive))
-        if p.parts:
-            tops.add(p.parts[0])
-    if len(tops) != 1:
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """What a chart archive may unpack to. The sizes are Helm's (``pkg/chart/loader``: ``MaxDecompressedChartSize``
+    100 MiB, ``MaxDecompressedFileSize`` 5 MiB), so berth refuses exactly what ``helm`` would refuse loading it; the
+    file count and the compression ratio are berth's own guards against an archive built to exhaust the disk
+    or the CPU before a size limit is reached."""
+
+    total_bytes: int = 100 * 1024 * 1024
+    file_bytes: int = 5 * 1024 * 1024
+    files: int = 10_000
+    ratio: int = 200
+    """Unpacked bytes per compressed byte, checked once more than :attr:`ratio_after` bytes are unpacked: charts
+    (YAML, JSON dashboards) compress 5 to 30 times; runs of zeros a thousand times."""
+    ratio_after: int = 8 * 1024 * 1024
+    compressed_bytes: int = 100 * 1024 * 1024
+    """The archive file itself: anything larger cannot unpack to less than Helm's chart limit."""
+
+
+LIMITS = ArchiveLimits()
+
+
+class _Counted(io.RawIOBase):
+    """A read-only stream that counts the compressed bytes the decompressor has taken."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self.taken = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        chunk = self._data[self.taken : self.taken + len(buffer)]
+        buffer[: len(chunk)] = chunk
+        self.taken += len(chunk)
+        return len(chunk)
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MiB ({n} bytes)"
+
+
+def _member_problem(m: tarfile.TarInfo) -> str | None:
+    """Why a member may not be unpacked: it could write outside the chart folder or is not a plain file/folder."""
+    p = PurePosixPath(m.name)
+    if m.name.startswith("/") or p.is_absolute() or ".." in p.parts:
+        return f"refusing archive entry {m.name!r}: path escapes the chart folder"
+    if m.issym() or m.islnk():
+        return f"refusing archive entry {m.name!r}: links are not allowed in a chart"
+    if not (m.isfile() or m.isdir()):
+        return f"refusing archive entry {m.name!r}: not a file or folder"
+    return None
+
+
+def check_archive(data: bytes, shown: str, limits: ArchiveLimits = LIMITS) -> str:
+    """Check a chart archive before anything is unpacked; return its one top folder. One streaming pass over the
+    headers (the data between them is decompressed and dropped, never written): every member is checked for an
+    escaping path, a link or a special file, for Helm's per-file and total size limits and for the file count, the
+    compression ratio after every member, and every subchart archive (``charts/*.tgz``) the same way, inside. A
+    bomb is refused after its first header (one huge file) or within :attr:`ArchiveLimits.ratio_after` bytes
+    (many files). Errors name ``shown``: the path or reference the user gave, never a temporary copy."""
+    if len(data) > limits.compressed_bytes:
         raise InputError(
-            f"a chart archive must hold one top folder, found {sorted(tops) or 'none'}", str(archive)
+            f"the chart archive is {_mib(len(data))}, more than the {_mib(limits.compressed_bytes)} a chart may "
+            "unpack to (Helm's limit)",
+            shown,
         )
-    return tops
-
-
-def safe_extract(archive: Path, dest: Path) -> Path:
-    """Extract a chart archive after checking every member; return the chart folder (the one top directory)."""
+    stream = _Counted(data)
+    tops: set[str] = set()
+    total = count = 0
     try:
-        with tarfile.open(archive, mode="r:*") as tar:
-            members = tar.getmembers()
-            tops = _check_members(members, archive)
+        with tarfile.open(fileobj=io.BufferedReader(stream), mode="r|*") as tar:
+            for m in tar:
+                problem = _member_problem(m)
+                if problem is not None:
+                    raise InputError(problem, shown)
+                parts = PurePosixPath(m.name).parts
+                if parts:
+                    tops.add(parts[0])
+                count += 1
+                if count > limits.files:
+                    raise InputError(f"the chart archive holds more than {limits.files} files", shown)
+                if m.isfile():
+                    if m.size > limits.file_bytes:
+                        raise InputError(
+                            f"archive entry {m.name!r} unpacks to {_mib(m.size)}, more than the "
+                            f"{_mib(limits.file_bytes)} Helm allows one file of a chart",
+                            shown,
+                        )
+                    total += m.size
+                    if total > limits.total_bytes:
+                        raise InputError(
+                            f"the chart archive unpacks to more than the {_mib(limits.total_bytes)} Helm allows "
+                            "a chart",
+                            shown,
+                        )
+                    if len(parts) >= 3 and parts[-2] == "charts" and m.name.endswith(".tgz"):
+                        member = tar.extractfile(m)
+                        if member is not None:  # a subchart archive: Helm unpacks it too, so check it too
+                            check_archive(member.read(), f"{shown} ({PurePosixPath(*parts[1:])})", limits)
+                unpacked = tar.offset
+                if unpacked > limits.ratio_after and unpacked > limits.ratio * max(1, stream.taken):
+                    raise InputError(
+                        f"the chart archive unpacks to more than {limits.ratio} times its compressed size "
+                        f"({_mib(unpacked)} from {_mib(stream.taken)} so far): refusing a decompression bomb",
+                        shown,
+                    )
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"not a readable .tgz chart archive: {exc}", shown) from exc
+    if len(tops) != 1:
+        raise InputError(f"a chart archive must hold one top folder, found {sorted(tops) or 'none'}", shown)
+    return tops.pop()
+
+
+def read_archive(archive: Path, shown: str | None = None) -> bytes:
+    """The bytes of a chart archive file, refused unread when larger than any chart could be."""
+    where = shown or str(archive)
+    try:
+        size = archive.stat().st_size
+        if size > LIMITS.compressed_bytes:
+            raise InputError(
+                f"the chart archive is {_mib(size)}, more than the {_mib(LIMITS.compressed_bytes)} a chart may "
+                "unpack to (Helm's limit)",
+                where,
+            )
+        return archive.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the chart archive: {exc.strerror or exc}", where) from exc
+
+
+def safe_extract(archive: Path, dest: Path, shown: str | None = None) -> Path:
+    """Extract a chart archive after :func:`check_archive` passed on the same bytes; return the chart folder (the
+    one top directory). ``shown`` is how errors name the archive (default: its path)."""
+    where = shown or str(archive)
+    data = read_archive(archive, where)
+    top = check_archive(data, where)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
             dest.mkdir(parents=True, exist_ok=True)
             tar.extractall(dest, filter="data")
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise InputError(f"not a readable .tgz chart archive: {exc}", str(archive)) from exc
-    chart_dir = dest / tops.pop()
+        raise InputError(f"not a readable .tgz chart archive: {exc}", where) from exc
+    chart_dir = dest / top
     chart_meta(chart_dir)
     return chart_dir
 
@@ -376,15 +485,17 @@ def resolve(ref: str, work: Path, version: str | None = None, repo: str | None =
     elif path.is_dir():
         archive = pack_folder(path, archive_dir)
     elif path.is_file():
+        data = read_archive(path, ref)
+        check_archive(data, ref)  # before a byte of it is copied or unpacked
         archive_dir.mkdir(parents=True, exist_ok=True)
         archive = archive_dir / path.name
-        archive.write_bytes(path.read_bytes())
+        archive.write_bytes(data)
     elif "/" in ref and not ref.startswith((".", "/")) and len(ref.split("/")) == 2:
         repo_name, chart = ref.split("/")
         archive = pull_from_index(_repo_url(repo_name), chart, version, archive_dir)
     else:
         raise InputError("chart not found: not a folder, a .tgz file, repo/chart or oci:// reference", ref)
-    directory = safe_extract(archive, work / "chart")
+    directory = safe_extract(archive, work / "chart", ref)
     meta = chart_meta(directory)
     if version and str(meta["version"]).lstrip("v") != version.lstrip("v"):
         raise InputError(f"chart version is {meta['version']}, not the requested {version}", ref)

@@ -122,6 +122,7 @@ def package_cmd(
     help="Extra API versions for .Capabilities, as helm template takes them (group/version[/Kind], "
     "comma-separated, repeatable; remembered; an empty value clears them).",
 )
+@click.option("--wait-lock", is_flag=True, help=live_cli.WAIT_LOCK_HELP)
 def setup_cmd(
     ref: str,
     base: str | None,
@@ -136,6 +137,7 @@ def setup_cmd(
     kubeconfig: str | None,
     context: str | None,
     api_versions: tuple[str, ...],
+    wait_lock: bool,
 ) -> None:
     """Pull, ask, collect facts, render and plan into WORK_DIR (atomically)."""
     from berth.install import package, setup
@@ -149,7 +151,7 @@ def setup_cmd(
 
     opts = setup.SetupOptions(
         ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
-        kubeconfig, context, api_versions if api_versions else None,
+        kubeconfig, context, api_versions if api_versions else None, wait_lock,
     )  # fmt: skip
     with cliopts.progress(f"Setting up {work_dir} (pull, facts, render, plan)") as status:
         result = setup.run(opts, prompt)

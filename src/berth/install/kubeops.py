@@ -8,11 +8,14 @@ TLS and kubeconfig handling are the client's); resource names come from discover
 first use and refreshed once when a kind is missing (a CRD established a moment ago).
 
 Waits poll (20 ms, growing to 500 ms) rather than watch: a poll survives an API server restart without any
-watch bookkeeping, and every wait reads both outcomes so a ``Failed`` Job or Pod ends the wait at once::
+watch bookkeeping, and every wait reads both outcomes so a ``Failed`` Job or Pod ends the wait at once; about once
+a second it also reads the events and states that say the wait cannot succeed (:mod:`berth.install.diagnose`:
+a missing ServiceAccount, a refused CRD name, an image that cannot be pulled), shows the Warning events as they
+arrive and fails with the cause once it outlasts its grace::
 
     Job          Complete=True -> ready        Failed=True -> failed (pod logs attached)
     Pod          phase Succeeded -> ready      phase Failed -> failed (logs attached)
-    CRD          Established=True -> ready     (NamesAccepted=False is reported on timeout)
+    CRD          Established=True -> ready     NamesAccepted=False -> failed (with the condition's message)
     Deployment   observedGeneration current, updated == available == spec.replicas
     StatefulSet  observedGeneration current, ready == updated == spec.replicas
     DaemonSet    observedGeneration current, ready == updated == desiredNumberScheduled
@@ -20,6 +23,7 @@ watch bookkeeping, and every wait reads both outcomes so a ``Failed`` Job or Pod
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 from collections.abc import Callable
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from berth.install import diagnose
 from berth.kube import client as kube_client
 from berth.kube import objects
 from berth.kube.errors import BerthError
@@ -134,6 +139,8 @@ class Readiness:
 
     state: str
     detail: str = ""
+    cause: diagnose.Cause | None = None
+    """Why the wait cannot succeed, when the cluster reported it (state ``failed``)."""
 
 
 def _conditions(obj: Obj) -> dict[str, Obj]:
@@ -382,15 +389,31 @@ class KubeOps:
 
     # -- waits --
 
+    def list_objects(
+        self, api_version: str, kind: str, namespace: str, label_selector: str = ""
+    ) -> builtins.list[Obj]:
+        """Every ``kind`` in ``namespace`` (matching ``label_selector``): what :class:`diagnose.Watch` reads."""
+        return self.list(self.resource(api_version, kind), namespace, label_selector)
+
     def poll(
-        self, fetch: Callable[[], Obj | None], judge: Callable[[Obj | None], Readiness], timeout: float
+        self,
+        fetch: Callable[[], Obj | None],
+        judge: Callable[[Obj | None], Readiness],
+        timeout: float,
+        watch: diagnose.Watch | None = None,
     ) -> Readiness:
-        """Call ``fetch`` until ``judge`` says ready or failed; a :class:`Readiness` ``timeout`` otherwise."""
+        """Call ``fetch`` until ``judge`` says ready or failed; a :class:`Readiness` ``timeout`` otherwise. With a
+        ``watch``, also fail as soon as it finds a cause that cannot heal (:mod:`berth.install.diagnose`)."""
         deadline = self.clock() + timeout
         interval = 0.02
         last = Readiness("pending", "not checked yet")
         while True:
-            last = judge(fetch())
+            obj = fetch()
+            last = judge(obj)
+            if last.state == "pending" and watch is not None:
+                cause = watch.look(obj)
+                if cause is not None:
+                    return Readiness("failed", cause.text(), cause)
             if last.state != "pending":
                 return last
             if self.clock() >= deadline:
@@ -441,7 +464,14 @@ class KubeOps:
         return None
 
     def wait_ready(
-        self, res: Resource, name: str, namespace: str, wait: str, timeout: float, since: Obj | None = None
+        self,
+        res: Resource,
+        name: str,
+        namespace: str,
+        wait: str,
+        timeout: float,
+        since: Obj | None = None,
+        on_event: Callable[[str], None] | None = None,
     ) -> Readiness:
         """Wait per the plan's wait rule; raises :class:`WaitFailed` / :class:`WaitTimeout` naming the object.
 
@@ -465,13 +495,17 @@ class KubeOps:
                 return Readiness(r.state, f"{r.detail}; deleted right after (ttlSecondsAfterFinished?)")
             return judge_obj(obj)
 
-        r = self.poll(lambda: self.get(res, name, namespace), judge, timeout)
+        watch = diagnose.Watch(self, res.kind, namespace, self.clock, on_event or (lambda line: None))
+        r = self.poll(lambda: self.get(res, name, namespace), judge, timeout, watch)
         if r.state == "ready":
             return r
         logs = self.logs_for(res.kind, name, namespace) if res.kind in ("Job", "Pod") else ""
+        if r.cause is not None:
+            raise WaitFailed(f"{label} cannot succeed: {r.cause.text(label)}{watch.report(r.cause)}", logs)
         if r.state == "failed":
-            raise WaitFailed(f"{label} failed: {r.detail}", logs)
-        raise WaitTimeout(f"{label} was not ready within {timeout:g}s: {r.detail}", logs)
+            raise WaitFailed(f"{label} failed: {r.detail}{watch.report()}", logs)
+        watch.look(self.get(res, name, namespace), force=True)  # what the cluster says at the end
+        raise WaitTimeout(f"{label} was not ready within {timeout:g}s: {r.detail}{watch.report()}", logs)
 
     def logs_for(self, kind: str, name: str, namespace: str, tail: int = 200) -> str:
         """Logs of a Pod, or of the pods of a Job (``job-name`` label), each line prefixed with the pod name."""

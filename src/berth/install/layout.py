@@ -14,6 +14,7 @@ The index keeps the render position so a split read back from disk orders hooks 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,11 +52,16 @@ def _write(root: Path, rel: str, text: str, mode: int = 0o644) -> str:
 
 
 def write_split(
-    result: split_mod.Split, root: Path, name: str, install_only: frozenset[objects.Ref] = frozenset()
+    result: split_mod.Split,
+    root: Path,
+    name: str,
+    install_only: frozenset[objects.Ref] = frozenset(),
+    lookup_sources: Iterable[str] = (),
 ) -> list[WrittenFile]:
     """Write every object of ``result`` under ``root`` plus the manifest index; return the files written.
 
-    ``install_only`` marks objects absent from the ``--is-upgrade`` render (``.Release.IsInstall`` only).
+    ``install_only`` marks objects absent from the ``--is-upgrade`` render (``.Release.IsInstall`` only);
+    ``lookup_sources`` (the templates that call ``lookup``) are listed in the index as ``lookupTemplates``.
     """
     files = result.file_names
     written: list[WrittenFile] = []
@@ -117,11 +123,15 @@ def write_split(
             }
         )
     index.sort(key=lambda i: int(i["order"]))
+    spec: dict[str, Any] = {"files": index, "warnings": list(result.warnings)}
+    lookups = sorted(set(lookup_sources))
+    if lookups:
+        spec["lookupTemplates"] = lookups
     doc = {
         "apiVersion": API_VERSION,
         "kind": "ManifestIndex",
         "metadata": {"name": f"{name}-manifest-index"},
-        "spec": {"files": index, "warnings": list(result.warnings)},
+        "spec": spec,
     }
     _write(root, INDEX_FILE, yamlio.dump(doc))
     return written
@@ -154,6 +164,18 @@ def read_split(root: Path) -> tuple[split_mod.Split, frozenset[objects.Ref]]:
         if item.get("installOnly"):
             install_only.add(objects.ref(obj))
     return split_mod.split(rendered), frozenset(install_only)
+
+
+def lookup_templates(root: Path) -> frozenset[str]:
+    """The templates of the render under ``root`` that call ``lookup`` (``lookupTemplates`` in its index; empty for a
+    render written before berth recorded them)."""
+    path = root / INDEX_FILE
+    if not path.is_file():
+        return frozenset()
+    docs = yamlio.load_file(path)
+    spec = (docs[0].body or {}).get("spec") if docs and isinstance(docs[0].body, dict) else None
+    found = spec.get("lookupTemplates") if isinstance(spec, dict) else None
+    return frozenset(str(s) for s in found) if isinstance(found, list) else frozenset()
 
 
 RENDER_FOLDERS = ("manifests", "secrets", "lifecycle", "upgrade")

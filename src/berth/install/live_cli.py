@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,30 +21,22 @@ from berth.install import report
 if TYPE_CHECKING:
     from berth.install.apply import ApplyOptions
 
-EMBEDDED_KUBECONFIG = Path(".berth") / "cluster" / "kubeconfig"
-"""Where ``berth cluster up`` (default ``--data``) writes its kubeconfig."""
-
-
-def default_kubeconfig(kubeconfig: str | None) -> str | None:
-    """``--kubeconfig`` if given; else ``$KUBECONFIG`` or ``~/.kube/config`` when either exists (kubectl's rule);
-    else the embedded cluster's ``./.berth/cluster/kubeconfig`` when ``berth cluster up`` wrote one here -- the
-    embedded cluster is berth's default target, never chosen over a kubeconfig the user has."""
-    if kubeconfig is not None or os.environ.get("KUBECONFIG"):
-        return kubeconfig
-    if (Path.home() / ".kube" / "config").is_file() or not EMBEDDED_KUBECONFIG.is_file():
-        return None
-    return str(EMBEDDED_KUBECONFIG)
-
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The options every live command shares."""
     fn = cliopts.context_option("Kube context (required when it differs from the one first applied).")(fn)
-    fn = click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")(fn)
+    fn = click.option(
+        "--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, as kubectl)."
+    )(fn)
     fn = click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))(fn)
     return fn
 
 
+WAIT_LOCK_HELP = "When another berth command is using WORK_DIR, wait for it instead of refusing (exit 2)."
+
+
 def _runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--wait-lock", is_flag=True, help=WAIT_LOCK_HELP)(fn)
     fn = cliopts.duration_option(
         "--timeout", default="5m", help="Per hook and per wait: a Go duration (90s, 5m, 1h30m) or seconds."
     )(fn)
@@ -76,18 +67,20 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         resume: bool,
         dry_run: bool,
         force_conflicts: bool,
+        wait_lock: bool,
         **own: Any,
     ) -> Any:
         from berth.install import apply
 
         opts = apply.ApplyOptions(
             work_dir,
-            default_kubeconfig(kubeconfig),
+            kubeconfig,
             context,
             timeout,
             resume,
             dry_run,
             force_conflicts,
+            wait_lock=wait_lock,
         )
         return fn(opts, **own)
 
@@ -172,15 +165,32 @@ def uninstall_command(opts: ApplyOptions, delete_crds: bool) -> None:
 )
 @click.option("--version", help="Chart version when --pull is a chart.")
 @click.option("--repo", help="Helm repository URL when --pull is a chart name.")
+@click.option("--base", help="Another base of the package (default: the one the work dir was set up with).")
+@click.option(
+    "--select",
+    "selects",
+    multiple=True,
+    help="Components to enable instead of the earlier ones (repeatable).",
+)
+@click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Change an answer (repeatable).")
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
 def upgrade_command(
-    opts: ApplyOptions, ref: str | None, version: str | None, repo: str | None, no_wait: bool
+    opts: ApplyOptions,
+    ref: str | None,
+    version: str | None,
+    repo: str | None,
+    base: str | None,
+    selects: tuple[str, ...],
+    inputs: tuple[str, ...],
+    no_wait: bool,
 ) -> None:
     """Re-render with --pull NEWREF (or take the render WORK_DIR holds now), show the diff, then pre-upgrade, apply,
-    prune, post-upgrade."""
+    prune, post-upgrade. Base, components, inputs and values carry over unless --base/--select/--input change them."""
     from berth.install import upgrade
 
-    source = upgrade.UpgradeSource(ref, version, repo) if ref else None
+    if not ref and (base or selects or inputs):
+        ref = str(opts.work_dir / "package")  # a changed choice: render the work dir's own package again
+    source = upgrade.UpgradeSource(ref, version, repo, base, selects, inputs) if ref else None
     _print(upgrade.run(dataclasses.replace(opts, wait=not no_wait), source))
     _print_notes(opts, "upgrade")
 
@@ -249,7 +259,7 @@ def status_command(work_dir: Path, kubeconfig: str | None, context: str | None, 
     """What the cluster has vs WORK_DIR: missing, drifted and extra objects (exit 1 when they differ)."""
     from berth.install import status
 
-    report = status.run(work_dir, default_kubeconfig(kubeconfig), context)
+    report = status.run(work_dir, kubeconfig, context)
     if output != "table":
         cliopts.print_doc(report.to_json(), output)
     else:

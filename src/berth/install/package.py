@@ -576,8 +576,11 @@ def build(
     repo: str | None = None,
     spec_file: Path | None = None,
     namespace: str | None = None,
+    carry: Package | None = None,
 ) -> Package:
-    """Build a package folder at ``out`` (written to a temp folder first, then moved into place)."""
+    """Build a package folder at ``out`` (written to a temp folder first, then moved into place). ``carry``: take
+    components (with their values files), inputs, collector, release and namespace from that package instead of a
+    spec file (:func:`rebase`)."""
     if not bases:
         bases = [("default", None)]
     names = [b for b, _ in bases]
@@ -609,6 +612,10 @@ def build(
                     shutil.copyfile(src, stage / rel)
                 copied.append(Component(c.name, rel, c.requires, c.conflicts, c.description))
             comps = tuple(copied)
+        elif carry is not None:
+            comps = tuple(_carry_component(c, carry.root, stage) for c in carry.components)
+            inputs, collector = carry.inputs, carry.collector
+            extras = {"release": carry.release, "namespace": carry.namespace}
         (stage / "chart").mkdir()
         archive_rel = f"chart/{lock_src.archive.name}"
         shutil.copyfile(lock_src.archive, stage / archive_rel)
@@ -642,6 +649,39 @@ def build(
             raise InputError("output folder exists and is not a berth package; choose another -o", str(out))
         _move_into_place(stage, out)
     return load(out)
+
+
+def _carry_component(c: Component, root: Path, stage: Path) -> Component:
+    """A component of another package, its values file copied into ``stage``."""
+    if not c.values:
+        return c
+    rel = f"components/{c.name}/values.yaml"
+    (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(root / c.values, stage / rel)
+    return Component(c.name, rel, c.requires, c.conflicts, c.description)
+
+
+def rebase(
+    old: Package,
+    chart_ref: str,
+    out: Path,
+    version: str | None = None,
+    repo: str | None = None,
+    namespace: str | None = None,
+) -> Package:
+    """``old`` with its chart replaced by ``chart_ref``: its bases (values files), components, inputs, collector,
+    release and namespace carried over, so an upgrade to a newer chart keeps what the user chose (``--pull`` of a
+    bare chart would otherwise give a package with only the chart's defaults). The default base stays the default."""
+    bases = sorted(old.bases, key=lambda b: not b.default)  # build makes the first base the default
+    return build(
+        chart_ref,
+        [(b.name, old.root / b.values if b.values else None) for b in bases],
+        out,
+        version,
+        repo,
+        namespace=namespace or old.namespace,
+        carry=old,
+    )
 
 
 def write_base_renders(pkg: Package, chart_dir: Path, scratch: Path) -> None:

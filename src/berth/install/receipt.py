@@ -389,12 +389,20 @@ def record_target(work_dir: Path, context: str, server: str) -> None:
     yamlio.write_atomic(path, yamlio.dump(doc))
 
 
-def inventory(work_dir: Path) -> dict[str, dict[str, Any]]:
-    """Every object berth applied from this work dir (by ``kind|namespace|name``), from all receipts."""
+def inventory(
+    work_dir: Path,
+    context: str | None = None,
+    server: str | None = None,
+    release: str | None = None,
+    namespace: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Every object berth applied from this work dir (by ``kind|namespace|name``) and did not delete since, from all
+    receipts, or from those of one release (name and namespace) against one ``context``/``server`` (None: any)."""
+    wanted = {"context": context, "server": server, "release": release, "namespace": namespace}
     out: dict[str, dict[str, Any]] = {}
     for _, body in receipts(work_dir):
         spec = body["spec"]
-        if spec.get("dryRun"):
+        if spec.get("dryRun") or any(v is not None and spec.get(k) != v for k, v in wanted.items()):
             continue
         for step in spec.get("steps") or []:
             if step.get("phase") not in INVENTORY_PHASES:

@@ -95,6 +95,7 @@ def no_tests_line(release: str, work: object) -> str:
     return f"Release {release} has no test hooks (helm.sh/hook: test) in {work}: nothing to run"
 
 
+@apply.locked
 def run(
     options: apply.ApplyOptions, logs: bool = False, reporter: apply.Reporter | None = None
 ) -> apply.Outcome | NoTests:

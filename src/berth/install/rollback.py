@@ -221,6 +221,7 @@ def switch_only(work: Path, revision: int | None, reporter: apply.Reporter) -> a
     )
 
 
+@apply.locked
 def run(
     options: apply.ApplyOptions,
     revision: int | None = None,

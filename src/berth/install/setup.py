@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from berth.install import chart as chart_mod
-from berth.install import collector, helm, layout, package, revisions, wizard
+from berth.install import collector, helm, layout, lock, package, revisions, wizard
 from berth.install import split as split_mod
 from berth.install import swap as swap_mod
 from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
 from berth.kube import canonical, objects, yamlio
-from berth.kube.errors import MultiInputError
+from berth.kube.errors import InputError, MultiInputError
 
 FACTS_FILE = "facts.yaml"
 
@@ -49,6 +50,8 @@ class SetupOptions:
     context: str | None = None
     api_versions: tuple[str, ...] | None = None
     """``--api-versions`` flags (None: keep the earlier run's)."""
+    wait_lock: bool = False
+    """Wait for another command holding the work dir (:mod:`berth.install.lock`) instead of refusing."""
 
 
 @dataclass(frozen=True)
@@ -65,11 +68,12 @@ _LOOKUP_CALL = re.compile(r"\blookup\s+[\"$.(]")
 """A call of Helm's ``lookup`` (its first argument is a string, a variable, a field or a sub-expression)."""
 
 
-def lookup_notes(result: split_mod.Split, chart_dir: Path) -> list[str]:
-    """One review note per template that calls ``lookup``: offline it finds nothing, so its objects hold the
-    chart's fallback (a generated password, a default), where ``helm install``/``upgrade`` read the live object
-    and keep it. An upgrade from this render overwrites such live values (or stops at a field-manager conflict,
-    where ``--force-conflicts`` would overwrite them)."""
+def lookup_sources(result: split_mod.Split, chart_dir: Path) -> list[str]:
+    """The templates that call ``lookup``: offline it finds nothing, so their objects hold the chart's fallback (a
+    generated password, a default), where ``helm install``/``upgrade`` read the live object and keep it. Recorded
+    in the manifest index (``status`` names them when such an object drifted) and named in a review note each: an
+    upgrade from this render overwrites such live values (or stops at a field-manager conflict, where
+    ``--force-conflicts`` would overwrite them)."""
     out = []
     for source in dict.fromkeys(o.source for o in result.all_objects()):
         rel = Path(*Path(source).parts[1:])  # "<chart>/templates/x.yaml" -> chart_dir/templates/x.yaml
@@ -79,12 +83,16 @@ def lookup_notes(result: split_mod.Split, chart_dir: Path) -> list[str]:
         except (OSError, UnicodeDecodeError):
             continue
         if _LOOKUP_CALL.search(text):
-            out.append(
-                f"{source} calls lookup, which finds nothing offline: what it renders from the result is the "
-                "chart's fallback where helm install/upgrade would read and keep the live value; before an "
-                "upgrade (or --force-conflicts) check that no live value is overwritten"
-            )
+            out.append(source)
     return out
+
+
+def lookup_note(source: str) -> str:
+    return (
+        f"{source} calls lookup, which finds nothing offline: what it renders from the result is the chart's "
+        "fallback where helm install/upgrade would read and keep the live value; before an upgrade (or "
+        "--force-conflicts) check that no live value is overwritten"
+    )
 
 
 def render_selection(
@@ -93,13 +101,20 @@ def render_selection(
     answers: dict[str, Any],
     namespace: str,
     scratch: Path,
+    shown: str | None = None,
 ) -> tuple[
-    split_mod.Split, split_mod.Split | None, frozenset[objects.Ref], list[str], tuple[str, str] | None
+    split_mod.Split,
+    split_mod.Split | None,
+    frozenset[objects.Ref],
+    list[str],
+    tuple[str, str] | None,
+    list[str],
 ]:
     """The install render (split), the upgrade render when it differs, the identities only the install variant
-    has, notes on the differences, and the chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print
-    it (None when it has none)."""
-    chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart")
+    has, notes on the differences, the chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print it
+    (None when it has none), and the templates that call ``lookup``. ``shown``: how an error names the package's
+    chart archive (the user's path)."""
+    chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart", shown)
     extra = selection.api_versions
     req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, api_versions=extra
@@ -139,12 +154,14 @@ def render_selection(
             )
         elif canonical.canonical_json(o.body) != canonical.canonical_json(mine[r].body):
             notes.append(f"{r} renders differently on upgrade; the upgrade plan uses out/{UPGRADE_DIR}/")
+    lookups = lookup_sources(result, chart_dir)
     return (
         result,
         (upgrade if notes else None),
         install_only,
-        [*notes, *lookup_notes(result, chart_dir)],
+        [*notes, *(lookup_note(s) for s in lookups)],
         (chart_notes[0], chart_notes[1]) if len(chart_notes) == 2 else None,
+        lookups,
     )
 
 
@@ -157,13 +174,17 @@ def run(
     against ``cluster`` (default: a client for ``opts.kubeconfig``/``opts.context``)."""
     work = opts.work_dir.resolve()
     fresh = not work.exists()
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        return _run(opts, work, prompt, cluster)
-    except BaseException:
-        if fresh and not any(work.iterdir()):
-            work.rmdir()  # a first setup that failed leaves no empty work dir behind
-        raise
+    had_lock = (work / lock.LOCK_FILE).exists()
+    with lock.hold(work, opts.wait_lock, create=True):
+        try:
+            return _run(opts, work, prompt, cluster)
+        except BaseException:
+            # A first setup that failed leaves the folder as it found it: no lock file, no empty work dir.
+            if not had_lock and not (work / "out").exists() and not (work / "package").exists():
+                lock.release_file(work)
+                if fresh and not any(work.iterdir()):
+                    work.rmdir()
+            raise
 
 
 def _run(
@@ -173,11 +194,52 @@ def _run(
     cluster: collector.LiveCluster | None,
 ) -> SetupResult:
     swap_mod.recover(work)  # setup reads W/out (earlier answers, the render it records as a revision)
+    committed: list[int | None] = []
+
+    def in_place() -> str:
+        recorded = committed[0] if committed else None
+        return (
+            f"interrupted, but setup had already put the new render in place: {work / 'out'} holds it and "
+            f"{work / 'package'} its package"
+            + (f"; the render it replaced is recorded as revision {recorded}" if recorded is not None else "")
+        )
+
+    try:
+        return _stage_and_swap(opts, work, prompt, cluster, committed, in_place)
+    except KeyboardInterrupt:
+        if committed:
+            raise lock.InterruptedAfterCommit(in_place()) from None
+        raise
+
+
+def _current_package(work: Path) -> package.Package | None:
+    """The package the work dir holds (None: a first setup, or one that cannot be read, which setup replaces)."""
+    if not (work / "package" / package.MANIFEST).is_file():
+        return None
+    try:
+        return package.load(work / "package")
+    except InputError as exc:
+        print(f"warning: {exc}; setting up from the chart's defaults", file=sys.stderr)
+        return None
+
+
+def _stage_and_swap(
+    opts: SetupOptions,
+    work: Path,
+    prompt: Callable[[package.Input], str] | None,
+    cluster: collector.LiveCluster | None,
+    committed: list[int | None],
+    in_place: Callable[[], str],
+) -> SetupResult:
+    """Build everything in a stage folder, then swap it in (the commit: ``committed`` gets the recorded revision)."""
     with swap_mod.stage_dir(work, ".berth-setup-") as stage:
         ref = Path(opts.ref)
+        current = _current_package(work)
         if ref.is_dir() and (ref / package.MANIFEST).is_file():
             package.load(ref)  # validate before copying
             shutil.copytree(ref, stage / "package")
+        elif current is not None:  # a newer chart for this work dir: keep its bases, components and inputs
+            package.rebase(current, opts.ref, stage / "package", opts.version, opts.repo, opts.namespace)
         else:
             package.build(
                 opts.ref,
@@ -197,8 +259,9 @@ def _run(
             prior_answers,
             None if opts.non_interactive else prompt,
         )
-        result, upgrade, install_only, notes, chart_notes = render_selection(
-            pkg, selection, answers.effective, namespace, stage / "scratch"
+        shown = str(ref / pkg.chart.archive) if (ref / package.MANIFEST).is_file() else opts.ref
+        result, upgrade, install_only, notes, chart_notes, lookups = render_selection(
+            pkg, selection, answers.effective, namespace, stage / "scratch", shown
         )
         if notes:
             result = split_mod.Split(
@@ -230,7 +293,7 @@ def _run(
         if chart_notes is not None:
             for action, text in zip(NOTES_FILES, chart_notes, strict=True):
                 (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
-        written = layout.write_split(result, out, pkg.name, install_only)
+        written = layout.write_split(result, out, pkg.name, install_only, lookups)
         hook_secrets = [
             w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group
         ]
@@ -246,7 +309,7 @@ def _run(
             "".join(f"{p}\n" for p in ["secrets/", *hook_secrets]), encoding="utf-8"
         )
         if upgrade is not None:
-            layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade")
+            layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=lookups)
         recorded = revisions.record(
             work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )
@@ -255,7 +318,9 @@ def _run(
         (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
         shutil.rmtree(stage / "scratch", ignore_errors=True)
-        swap_mod.swap(stage, work, ("package", "out"))
+        with lock.no_interrupt(in_place):  # a Ctrl-C from here on reports the new render in place
+            swap_mod.swap(stage, work, ("package", "out"))
+            committed.append(recorded)
     out_dir = work / "out"
     n_manifests = len(result.ordinary) + len(result.crds)
     lines = [

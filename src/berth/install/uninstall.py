@@ -30,6 +30,7 @@ def crds_step(wd: workdir.Workdir) -> plan_mod.Step | None:
     )
 
 
+@apply.locked
 def run(
     options: apply.ApplyOptions, delete_crds: bool = False, reporter: apply.Reporter | None = None
 ) -> apply.Outcome:

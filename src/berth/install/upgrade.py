@@ -20,9 +20,9 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from berth.install import apply, receipt, setup, workdir
+from berth.install import apply, lock, receipt, setup, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -31,9 +31,15 @@ from berth.kube.errors import BerthError, InputError
 
 @dataclass(frozen=True)
 class UpgradeSource:
+    """What to re-render from: ``--pull`` (a package, or a chart the work dir's package is rebased onto), and any
+    choice the user changes now (``--base``, ``--select``, ``--input``); the rest carries over."""
+
     ref: str
     version: str | None = None
     repo: str | None = None
+    base: str | None = None
+    selects: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
 
 
 def release_objects(
@@ -92,6 +98,9 @@ def rerender(
             source.ref,
             work,
             namespace=namespace,
+            base=source.base,
+            selects=source.selects,
+            inputs=source.inputs,
             non_interactive=True,
             version=source.version,
             repo=source.repo,
@@ -101,6 +110,7 @@ def rerender(
         reporter.print(line.replace(str(work), shown_as) if shown_as else line)
 
 
+@apply.locked
 def run(
     options: apply.ApplyOptions, source: UpgradeSource | None, reporter: apply.Reporter | None = None
 ) -> apply.Outcome:
@@ -109,6 +119,8 @@ def run(
     upgrade."""
     reporter = reporter or apply.Reporter()
     work = options.work_dir
+    if not options.resume:
+        _refuse_uninstalled(options)
     if source is None and options.resume:
         found = [
             b for _, b in receipt.receipts(work, plan_mod.Action.UPGRADE.value) if not b["spec"].get("dryRun")
@@ -131,12 +143,61 @@ def run(
         old = workdir.load_workdir(work)
         if options.dry_run:
             return _dry_run(options, source, old, reporter)
-        rerender(work, source, old.namespace, reporter)
-        new = workdir.load_workdir(work)
-        reporter.print("Changes to release objects:")
-        for line in diff_lines(old, new):
-            reporter.print(f"  {line}")
+        try:
+            rerender(work, source, old.namespace, reporter)
+        except lock.InterruptedAfterCommit as exc:
+            raise lock.InterruptedAfterCommit(
+                f"{exc}; nothing was applied to the cluster: upgrade to it with "
+                f"{apply.live_command(plan_mod.Action.UPGRADE, work)}"
+            ) from None
+        runs_before = len(receipt.receipts(work, plan_mod.Action.UPGRADE.value))
+        try:
+            new = workdir.load_workdir(work)
+            reporter.print("Changes to release objects:")
+            for line in diff_lines(old, new):
+                reporter.print(f"  {line}")
+            return _execute(options, work, reporter)
+        except KeyboardInterrupt:
+            command = apply.live_command(plan_mod.Action.UPGRADE, work)
+            started = len(receipt.receipts(work, plan_mod.Action.UPGRADE.value)) > runs_before
+            raise lock.InterruptedAfterCommit(
+                f"interrupted: {work / 'out'} already holds the new render (set up from {source.ref}); "
+                + (
+                    f"the upgrade on the cluster stopped where its receipt in {work / receipt.RUNS_DIR} says: "
+                    f"continue it with {command} --resume"
+                    if started
+                    else f"nothing was applied to the cluster: upgrade to it with {command}"
+                )
+            ) from None
     return _execute(options, work, reporter)
+
+
+def _refuse_uninstalled(options: apply.ApplyOptions) -> None:
+    """``helm upgrade`` of an uninstalled release fails ("has no deployed releases"); so does this, before anything is
+    re-rendered, when the receipts say the release was uninstalled from the work dir's cluster after it was last
+    deployed (an upgrade would run every upgrade step against nothing). Naming another ``--context`` skips it."""
+    work = options.work_dir
+    target = receipt.recorded_target(work) or {}
+    if options.context is not None and options.context != target.get("context"):
+        return
+    last: tuple[Path, dict[str, Any]] | None = None
+    for path, body in receipt.receipts(work):
+        spec = body["spec"]
+        if spec.get("dryRun") or spec.get("result") != receipt.Result.SUCCEEDED:
+            continue
+        if spec.get("context") != target.get("context") or spec.get("action") not in (
+            *receipt.DEPLOYING,
+            plan_mod.Action.UNINSTALL.value,
+        ):
+            continue
+        last = (path, spec)
+    if last is not None and last[1].get("action") == plan_mod.Action.UNINSTALL.value:
+        raise InputError(
+            f"release {last[1].get('release')} was uninstalled from context {last[1].get('context')} (run "
+            f"{last[0].stem}): there is nothing to upgrade. Install it again with "
+            f"{apply.live_command(plan_mod.Action.INSTALL, work)}",
+            str(work),
+        )
 
 
 def _execute(options: apply.ApplyOptions, named: Path, reporter: apply.Reporter) -> apply.Outcome:

@@ -76,7 +76,13 @@ def select(
     """The base (flag, else earlier run, else the default, else the only one) and components with ``requires``
     closed over and ``conflicts`` checked both ways; components keep the package's declaration order. Extra API
     versions: the flags' (comma-separated, as helm's), else the earlier run's."""
-    if base is None and prior is not None and any(b.name == prior.base for b in pkg.bases):
+    if base is None and prior is not None:
+        if not any(b.name == prior.base for b in pkg.bases):
+            raise InputError(
+                f"this work dir was set up with base {prior.base!r}, which package {pkg.name} {pkg.version} does "
+                f"not have (it has: {', '.join(b.name for b in pkg.bases)}); choose one with --base NAME",
+                "--base",
+            )
         base = prior.base
     if base is None:
         defaults = [b for b in pkg.bases if b.default]
@@ -89,7 +95,15 @@ def select(
     pkg.base(base)
     wanted = list(selects)
     if not selects and prior is not None:
-        wanted = [c for c in prior.components if any(x.name == c for x in pkg.components)]
+        gone = [c for c in prior.components if not any(x.name == c for x in pkg.components)]
+        if gone:
+            raise InputError(
+                f"this work dir was set up with component(s) {', '.join(gone)}, which package {pkg.name} "
+                f"{pkg.version} does not have (it has: {', '.join(c.name for c in pkg.components) or 'none'}); "
+                "choose the components with --select NAME (repeatable)",
+                "--select",
+            )
+        wanted = list(prior.components)
     chosen: list[str] = []
     todo = list(wanted)
     while todo:

@@ -2,16 +2,19 @@
 
 Every part that talks to a cluster (install's apply executor, the scheduler's informers and binder, the tests of
 the embedded cluster) builds its client here, so the embedded cluster and a real one take the same path and the
-same kubeconfig rules (``$KUBECONFIG``, ``current-context``) apply everywhere.
+same kubeconfig rules (:func:`berth.kube.kubeconfig.locate`: ``--kubeconfig``, ``$KUBECONFIG`` merged, then
+``~/.kube/config``, as kubectl) apply everywhere.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client as k8s_client
@@ -21,39 +24,81 @@ from kubernetes.config.config_exception import ConfigException
 from berth.kube import kubeconfig
 from berth.kube.errors import InputError
 
+_IN_CLUSTER = kubeconfig.Location((), kubeconfig.IN_CLUSTER)
+
 
 @dataclass(frozen=True)
 class Connection:
-    """An ApiClient plus where it points."""
+    """An ApiClient plus where it points and where that came from (which kubeconfig files, or in-cluster)."""
 
     api_client: Any  # kubernetes.client.ApiClient
     context: str
     server: str
     namespace: str
+    location: kubeconfig.Location = _IN_CLUSTER
+
+    def target_line(self) -> str:
+        """What every command that changes a cluster prints before its first write: which cluster, which context,
+        and which kubeconfig chose them (so a surprising ``~/.kube/config`` is seen before it is changed)."""
+        return f"Kube context: {self.context} ({self.server}), from {self.location.describe()}"
 
 
-def connect(path: str | os.PathLike[str] | None = None, context: str | None = None) -> Connection:
-    """Build an ApiClient for ``context`` (default: current-context) of the kubeconfig at ``path``
-    (default: ``$KUBECONFIG`` or ``~/.kube/config``). Raises :class:`InputError` naming the file on problems."""
-    cfg_path = str(path) if path is not None else kubeconfig.default_path()
-    resolved = kubeconfig.resolve(cfg_path, context)
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def connect(
+    path: str | os.PathLike[str] | kubeconfig.Location | None = None, context: str | None = None
+) -> Connection:
+    """Build an ApiClient for ``context`` (default: current-context) of the kubeconfig :func:`kubeconfig.locate`
+    finds (``path`` is ``--kubeconfig``), or of the pod's ServiceAccount when there is none. Raises
+    :class:`InputError` naming the file on problems."""
+    location = kubeconfig.as_location(path)
     configuration = k8s_client.Configuration()
+    if location.in_cluster:
+        if context:
+            raise InputError(
+                "--context needs a kubeconfig (none found: pass --kubeconfig or set KUBECONFIG)", "--context"
+            )
+        try:
+            k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except ConfigException as exc:
+            raise InputError(
+                "no kubeconfig found (--kubeconfig, $KUBECONFIG, ~/.kube/config, ./.berth/cluster/kubeconfig) "
+                f"and not running in a cluster ({exc}); pass --kubeconfig, set KUBECONFIG, or start the "
+                "embedded cluster with `berth cluster up`",
+                "--kubeconfig",
+            ) from exc
+        throttle_token_refresh(configuration)
+        namespace = "default"
+        with contextlib.suppress(OSError):
+            namespace = SERVICE_ACCOUNT_NAMESPACE.read_text(encoding="utf-8").strip() or namespace
+        return Connection(
+            k8s_client.ApiClient(configuration), "in-cluster", configuration.host, namespace, location
+        )
+    data = kubeconfig.load(location)
+    resolved = kubeconfig.resolve_in(data, context, location.describe())
     try:
-        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=cfg_path, context=resolved.name, client_configuration=configuration
+        k8s_config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
+            data, context=resolved.name, client_configuration=configuration, persist_config=False
         )
     except (ConfigException, OSError, ValueError) as exc:
-        raise InputError(f"cannot use context {resolved.name!r}: {exc}", cfg_path) from exc
+        raise InputError(f"cannot use context {resolved.name!r}: {exc}", location.describe()) from exc
     throttle_token_refresh(configuration)
-    return Connection(k8s_client.ApiClient(configuration), resolved.name, resolved.server, resolved.namespace)
+    return Connection(
+        k8s_client.ApiClient(configuration), resolved.name, resolved.server, resolved.namespace, location
+    )
 
 
-def api_client(path: str | os.PathLike[str] | None = None, context: str | None = None) -> Any:
+def api_client(
+    path: str | os.PathLike[str] | kubeconfig.Location | None = None, context: str | None = None
+) -> Any:
     """Shortcut for ``connect(path, context).api_client``."""
     return connect(path, context).api_client
 
 
-def current_context(path: str | os.PathLike[str] | None = None, context: str | None = None) -> str:
+def current_context(
+    path: str | os.PathLike[str] | kubeconfig.Location | None = None, context: str | None = None
+) -> str:
     """The context name a client built with the same arguments would use."""
     return kubeconfig.current_context(path, context)
 

@@ -184,7 +184,7 @@ th.count { font-size: 13px; font-weight: 600; width: 7em; min-width: 5.5em; over
   hyphens: manual; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -1px;
   margin-right: 6px; border: 1px solid rgba(0,0,0,.15); }
-.swatch.empty { background: #fff; border: 1px dashed #8c959f; }
+.swatch.empty { background: #fff; border: 1px solid #c4ccd4; }
 ul.legend { list-style: none; padding: 0; margin: 8px 0; display: flex; flex-wrap: wrap; gap: 4px 18px;
   font-size: 13px; }
 ul.legend li { overflow-wrap: anywhere; }
@@ -193,7 +193,9 @@ ul.legend li { overflow-wrap: anywhere; }
 .tiles.medium { grid-template-columns: repeat(auto-fill, 26px); grid-auto-rows: 26px; gap: 3px; }
 .tiles.large { grid-template-columns: repeat(auto-fill, minmax(min(118px, 100%), 1fr)); gap: 6px; }
 .tile { border-radius: 2px; min-width: 0; }
-.tile.empty { background: #fff; border: 1px dashed #8c959f; }
+.tile.empty { background: #fff; box-shadow: inset 0 0 0 1px #c4ccd4; }
+.tiles.large .tile.empty { box-shadow: none; border: 1px dashed #8c959f; }
+.differs { color: var(--accent); font-weight: 700; }
 .tile.over { outline: 2px solid var(--bad); outline-offset: -2px; }
 .tiles.large .tile { border-radius: 6px; padding: 6px 8px; font-size: 12px; line-height: 1.3; }
 .tile .t-name { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }

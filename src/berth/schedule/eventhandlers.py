@@ -122,14 +122,20 @@ class EventHandlers(SchedulerState):
 
     @_locked
     def update_pod(self, old: Obj | None, new: Obj, where: str | None = None) -> None:
+        if (new.get("spec") or {}).get("nodeName") and not (
+            old is not None and (old.get("spec") or {}).get("nodeName")
+        ):
+            # Bound now (by us -- confirming an assumption -- or by someone else).
+            confirmed = self._assumed_as(new)
+            info = confirmed if confirmed is not None else PodInfo(new, where)
+            self.ignored.pop(info.key, None)
+            self._observe_bound(info)
+            return
         info = PodInfo(new, where)
         old_info = PodInfo(old) if old is not None else None
         if info.node_name:
-            # Bound (by us -- confirming an assumption -- or by someone else) or an update of a bound pod.
-            if old_info is None or not old_info.node_name:
-                self.ignored.pop(info.key, None)
-                self._observe_bound(info)
-                return
+            # An update of a bound pod.
+            assert old_info is not None  # a pod bound before and after (the other case returned above)
             self.cache.update_pod(info)
             for event in pod_update_events(old_info, info):
                 self.queue.move_all_to_active_or_backoff(event, old=old, new=new)
@@ -163,6 +169,16 @@ class EventHandlers(SchedulerState):
             self.queue.move_all_to_active_or_backoff(
                 ClusterEvent(str(obj.get("kind") or ""), "Delete"), old=obj
             )
+
+    def _assumed_as(self, pod: Obj) -> PodInfo | None:
+        """The assumed PodInfo rebased onto ``pod`` when ``pod`` shows it bound exactly as assumed (nothing to derive
+        again: the live path's bound-pod confirmations were a visible share of its CPU), else None."""
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        if not self.cache.is_assumed(key):
+            return None
+        assumed = self.cache.get_pod(key)
+        return assumed.rebased(pod) if assumed is not None and assumed.confirms(pod) else None
 
     def _observe_bound(self, pod: PodInfo) -> None:
         """What the informer's update does when a pod we bound shows up with ``spec.nodeName``."""

@@ -36,8 +36,8 @@ def _connection_options(f: F) -> F:
     return click.option(
         "--kubeconfig",
         metavar="FILE",
-        help="Default: $KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config, then the in-cluster "
-        "ServiceAccount.",
+        help="Default: $KUBECONFIG, then ~/.kube/config (as kubectl), then ./.berth/cluster/kubeconfig, then the "
+        "in-cluster ServiceAccount.",
     )(f)
 
 

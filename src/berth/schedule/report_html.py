@@ -625,21 +625,32 @@ def _per_node_comparison(outcomes: Sequence[compare.Outcome]) -> str:
     nodes = outcomes[0].result.nodes
     head = "".join(f'<th class="bar">{esc(o.label)}</th>' for o in outcomes)
     rows = []
+    differ = 0
     for name in nodes:
         cells = []
+        seen: set[tuple[int, int] | None] = set()
         for views in per:
             v = views.get(name)
             if v is None:
                 cells.append("<td></td>")
+                seen.add(None)
                 continue
+            seen.add((v.pods, v.usage.cpu if v.usage else 0))
             pods = f"{v.pods} pod{'s' if v.pods != 1 else ''}"
             cells.append(f'<td class="bar">{hp.meter(v.cpu, hp.percent_text(v.cpu), sub=pods)}</td>')
-        rows.append(f'<tr><td class="name">{esc(name)}</td>{"".join(cells)}</tr>')
+        mark = ""
+        if len(seen) > 1:
+            differ += 1
+            mark = ' <span class="differs" title="the configurations leave this node differently">≠</span>'
+        rows.append(f'<tr><td class="name">{esc(name)}{mark}</td>{"".join(cells)}</tr>')
     table = hp.scroll(
         f'<table class="full"><thead><tr><th class="name">node</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
-    words = f"Every node ({len(nodes):,}): cpu requested and pods, per configuration"
+    words = (
+        f"Every node ({len(nodes):,}): cpu requested and pods, per configuration; ≠ marks the {differ:,} "
+        "the configurations leave differently"
+    )
     return hp.details(words, table, open_=len(nodes) <= ALL_ROWS_UP_TO)
 
 

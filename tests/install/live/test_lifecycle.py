@@ -182,7 +182,7 @@ def test_upgrade_resume_keeps_the_prune_list(
     assert spec["result"] == "succeeded" and [o["name"] for o in prune["objects"]] == ["app"]
 
 
-def test_status_lists_objects_applied_earlier_but_no_longer_rendered_as_extra(
+def test_status_after_setup_again_compares_the_deployed_revision_and_names_the_pending_upgrade(
     capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path, tmp_path: Path
 ) -> None:
     from berth.install import apply, upgrade
@@ -193,8 +193,11 @@ def test_status_lists_objects_applied_earlier_but_no_longer_rendered_as_extra(
     )
     res = run_live(capsys, status_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
     assert res.code == 1
-    assert "extra    Service edge/app (applied earlier, no longer rendered)" in res.out
-    assert "drifted  ConfigMap edge/app-settings: .data.next" in res.out
+    # The release runs revision 1 unchanged: nothing missing, drifted or extra; the new render is pending.
+    assert "installed from revision 1 (edge-hooks 0.3.0)" in res.out
+    assert "missing" not in res.out and "drifted" not in res.out and "extra" not in res.out
+    assert "pending  - Service edge/app" in res.out and "pending  ~ ConfigMap edge/app-settings" in res.out
+    assert f"next: berth install upgrade --work-dir {edge_work}: upgrades the release" in res.out
 
 
 def test_upgrade_never_prunes_an_object_whose_live_copy_says_keep(

@@ -12,7 +12,7 @@ import pytest
 
 from berth.cluster import Cluster
 from berth.install import receipt
-from berth.install.live_cli import apply_command
+from berth.install.live_cli import apply_command, uninstall_command
 from berth.install.report import report_command, seconds_text, timeline
 
 from .conftest import run_live
@@ -128,6 +128,37 @@ def test_report_command_reads_any_receipt(
     newest = tmp_path / "newest.html"
     assert run_live(capsys, report_command, "--work-dir", edge_work, "--out", newest).code == 0
     assert newest.read_text(encoding="utf-8") == page  # the same receipt: the newest of the work dir
+
+
+def test_an_uninstall_is_drawn_with_its_deletions(
+    capsys: pytest.CaptureFixture[str], cluster: Cluster, edge_work: Path, tmp_path: Path
+) -> None:
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
+    assert run_live(capsys, apply_command, *args).code == 0
+    res = run_live(capsys, uninstall_command, *args)
+    assert res.code == 0, res.err
+    out = tmp_path / "uninstall.html"
+    assert run_live(capsys, report_command, "--work-dir", edge_work, "--out", out).code == 0
+    page = out.read_text(encoding="utf-8")
+    assert "berth install: uninstall of edge-hooks" in page
+    t = timeline(receipt.receipts(edge_work)[-1][1])
+    deleted = [r.label for s in t.steps if s.phase == "delete" for r in s.rows]
+    assert "Deployment edge/app" in deleted
+    assert all(
+        any(span.kind == "delete" for span in r.spans) for s in t.steps if s.phase == "delete" for r in s.rows
+    )
+    assert "pre-delete" in [s.phase for s in t.steps] and "✓ uninstall result" in page
+
+
+def test_no_report_when_the_run_wrote_no_receipt(
+    capsys: pytest.CaptureFixture[str], edge_work: Path, tmp_path: Path
+) -> None:
+    page = tmp_path / "never.html"
+    missing = tmp_path / "no-such-kubeconfig"
+    res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", missing, "--report", page)
+    assert res.code != 0  # the connection error, as without --report
+    assert "no report: the run stopped before it wrote a receipt" in res.err
+    assert not page.exists()
 
 
 @pytest.mark.parametrize(

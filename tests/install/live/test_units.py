@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from berth.install import apply, bench, kubeops, live_cli, status
+from berth.install import apply, bench, kubeops, status
 
 
 def crd(*versions: str) -> dict[str, Any]:
@@ -189,39 +189,3 @@ def test_bench_chart_has_40_objects_and_3_hook_jobs(tmp_path: Any) -> None:
     result = split.from_render(text)
     assert len(result.ordinary) + len(result.secrets) == bench.LIVE_OBJECTS
     assert [h.obj.kind for h in result.hooks] == ["Job"] * bench.LIVE_HOOK_JOBS
-
-
-@pytest.mark.parametrize(
-    ("flag", "env", "home_config", "embedded", "expected"),
-    [
-        ("k.yaml", None, True, True, "k.yaml"),
-        (None, "env.yaml", False, True, None),
-        (None, None, True, True, None),
-        (None, None, False, True, ".berth/cluster/kubeconfig"),
-        (None, None, False, False, None),
-    ],
-    ids=["flag-wins", "env-wins", "home-config-wins", "embedded-fallback", "nothing-anywhere"],
-)
-def test_default_kubeconfig_falls_back_to_the_embedded_cluster_only_when_there_is_no_other(
-    tmp_path: Any,
-    monkeypatch: pytest.MonkeyPatch,
-    flag: str | None,
-    env: str | None,
-    home_config: bool,
-    embedded: bool,
-    expected: str | None,
-) -> None:
-    home = tmp_path / "home"
-    (home / ".kube").mkdir(parents=True)
-    if home_config:
-        (home / ".kube" / "config").write_text("{}")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.chdir(tmp_path)
-    if env:
-        monkeypatch.setenv("KUBECONFIG", env)
-    else:
-        monkeypatch.delenv("KUBECONFIG", raising=False)
-    if embedded:
-        (tmp_path / ".berth" / "cluster").mkdir(parents=True)
-        (tmp_path / ".berth" / "cluster" / "kubeconfig").write_text("{}")
-    assert live_cli.default_kubeconfig(flag) == expected

@@ -21,3 +21,13 @@ def test_bench_live_small() -> None:
     assert format_result(result).startswith(
         "SchedulingBasic (live): 5 nodes, 20/20 pods bound through the API in "
     )
+    # CPU per pod for each side, and where the scheduler's went, by part (they add up to the whole).
+    parts = result["schedulerCpuMsPerPodByPart"]
+    assert set(parts) == {"cycle", "informers", "binder", "events", "other"}
+    assert all(v >= 0 for v in parts.values())
+    assert (
+        abs(sum(parts.values()) - result["schedulerCpuMsPerPod"])
+        < 0.01 + 0.01 * result["schedulerCpuMsPerPod"]
+    )
+    assert result["serverCpuMsPerPod"] > 0
+    assert "ms/pod [cycle " in format_result(result)

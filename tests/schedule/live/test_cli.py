@@ -53,11 +53,11 @@ def test_run_binds_and_stops_on_sigterm(env: Env, tmp_path: Path) -> None:
     [
         ("given.yaml", "env.yaml", True, True, "given.yaml"),
         (None, "env.yaml", True, True, "env.yaml"),
-        (None, None, True, True, "EMBEDDED"),
-        (None, None, False, True, "HOME"),
+        (None, None, True, True, "HOME"),  # kubectl's order: ~/.kube/config before the embedded cluster's
+        (None, None, True, False, "EMBEDDED"),
         (None, None, False, False, None),
     ],
-    ids=["flag", "KUBECONFIG", "embedded-cluster", "home", "in-cluster"],
+    ids=["flag", "KUBECONFIG", "home-before-embedded", "embedded-cluster", "in-cluster"],
 )
 def test_kubeconfig_resolution(
     tmp_path: Path,
@@ -87,7 +87,8 @@ def test_kubeconfig_resolution(
         "EMBEDDED": str(work / ".berth" / "cluster" / "kubeconfig"),
         "HOME": str(fake_home / ".kube" / "config"),
     }.get(expected or "", expected)
-    assert live_run.resolve_kubeconfig(explicit, cwd=work) == want
+    found = live_run.resolve_kubeconfig(explicit, cwd=work).paths
+    assert found == (() if want is None else (want, "other.yaml") if env_var and not explicit else (want,))
 
 
 def test_no_kubeconfig_and_not_in_a_cluster_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,7 +66,7 @@ class ApiBase:
 
     def present(self, rtype: ResourceType, obj: Obj, version: str | None = None) -> Obj:
         """The object as served at ``version`` (apiVersion rewritten for multi-version built-ins)."""
-        if version and version != rtype.version:
+        if version and (version != rtype.version or rtype.storage_version):
             obj["apiVersion"] = rtype.api_version_for(version)
         return obj
 

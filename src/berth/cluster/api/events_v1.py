@@ -39,6 +39,8 @@ class EventsV1(Scaler, Deleter, Watcher):
         limit: int = 0,
         continue_token: str = "",
         version: str | None = None,
+        resource_version: str = "",
+        resource_version_match: str = "",
     ) -> ListResult:
         if rt.resource == V1:
             res = super().do_list(
@@ -48,6 +50,8 @@ class EventsV1(Scaler, Deleter, Watcher):
                 eventsv1.field_selector_to_core(field_selector),
                 limit=limit,
                 continue_token=continue_token,
+                resource_version=resource_version,
+                resource_version_match=resource_version_match,
             )
             converted = [eventsv1.from_core(i) for i in res.items]
             return ListResult(converted, res.resource_version, res.continue_token, res.remaining)
@@ -59,6 +63,8 @@ class EventsV1(Scaler, Deleter, Watcher):
             limit=limit,
             continue_token=continue_token,
             version=version,
+            resource_version=resource_version,
+            resource_version_match=resource_version_match,
         )
 
     def do_watch(

@@ -104,7 +104,7 @@ class Patcher(Writer):
             cur = objmeta.loads(entry[1])
             if subresource not in (None, "", "status", "approval", *pod_subresources.POD_SPEC_SUBRESOURCES):
                 raise E.path_not_found()
-            if subresource and subresource not in rt.subresources:
+            if subresource and subresource not in rt.subresources_at(version):
                 raise E.path_not_found()
             base = objmeta.copy_obj(cur)
             if patch_type == "apply" and isinstance(patch, dict) and field_validation == "Strict":
@@ -121,7 +121,7 @@ class Patcher(Writer):
                 raise E.bad_request(
                     f"the name of the object ({nm.get('name')}) does not match the name on the URL ({name})"
                 )
-            new = self._merge_subresource(rt, cur, new, subresource)
+            new = self._merge_subresource(rt, cur, new, subresource, version)
             out = self._commit_update(
                 rt,
                 cur,
@@ -132,5 +132,6 @@ class Patcher(Writer):
                 subresource=subresource,
                 version=version,
                 track=patch_type != "apply",
+                field_validation=field_validation,
             )
             return out, False

@@ -60,14 +60,14 @@ def default_for_create(rt: ResourceType, obj: Obj) -> None:
     defaults.apply(res, obj)
 
 
-def prepare_create(api: ApiHost, rt: ResourceType, obj: Obj, user: str) -> None:
+def prepare_create(api: ApiHost, rt: ResourceType, obj: Obj, user: str, field_validation: str = "") -> None:
     """The kind's own create-time work once the object has its uid: a custom object defaulted, pruned and checked
     against its CRD version's schema; a Job's generated selector, a Service's cluster IP, a legacy token Secret's
     token, a CRD's validation and status, a CSR's requester."""
     res = rt.resource
     if rt.custom:
-        crds.prepare_custom(api, rt, obj, None)
-        if "status" in rt.subresources:
+        sent = crds.prepare_custom(api, rt, obj, None, field_validation)
+        if "status" in rt.subresources_at(sent):
             obj.pop("status", None)
         return
     if res == "jobs.batch":
@@ -83,10 +83,12 @@ def prepare_create(api: ApiHost, rt: ResourceType, obj: Obj, user: str) -> None:
         obj.setdefault("spec", {})["username"] = user
 
 
-def prepare_update(api: ApiHost, rt: ResourceType, cur: Obj, new: Obj, subresource: str | None) -> None:
+def prepare_update(
+    api: ApiHost, rt: ResourceType, cur: Obj, new: Obj, subresource: str | None, field_validation: str = ""
+) -> None:
     res = rt.resource
     if rt.custom:
-        crds.prepare_custom(api, rt, new, cur)
+        crds.prepare_custom(api, rt, new, cur, field_validation)
         return
     if subresource in (None, ""):
         defaults.apply(res, new)

@@ -143,6 +143,11 @@ class Watch:
         return None
 
     @property
+    def idle(self) -> bool:
+        """Nothing read from the log is waiting to be delivered (a BOOKMARK now would not skip an event)."""
+        return not self._pending
+
+    @property
     def closed(self) -> bool:
         return self._closed.is_set() or self._store.closed
 

@@ -50,7 +50,7 @@ class Writer(Reader):
     def _check_kind(self, rt: ResourceType, obj: Obj, version: str | None) -> None:
         kind = obj.get("kind")
         api_version = obj.get("apiVersion")
-        if kind == rt.kind and api_version == rt.api_version:
+        if kind == rt.kind and api_version == rt.api_version and not rt.custom:
             return  # the usual body: already what is stored (the preferred version is always served)
         if kind and kind != rt.kind:
             raise E.bad_request(
@@ -65,7 +65,11 @@ class Writer(Reader):
                 f"({rt.api_version_for(version or rt.version)})"
             )
         obj["kind"] = rt.kind
-        obj["apiVersion"] = rt.api_version  # stored at the preferred version
+        if rt.custom:  # validated at the version it was sent at, then stored at the storage version
+            sent = version or (str(api_version).rpartition("/")[2] if api_version else "") or rt.version
+            obj["apiVersion"] = rt.api_version_for(sent if sent in rt.all_versions else rt.version)
+        else:
+            obj["apiVersion"] = rt.api_version  # stored at the preferred version
 
     def _scope(self, rt: ResourceType, obj: Obj, namespace: str | None) -> str:
         meta = objmeta.meta_of(obj)
@@ -149,7 +153,7 @@ class Writer(Reader):
                 meta.pop("generation", None)
             if not meta.get("finalizers"):
                 meta.pop("finalizers", None)
-            strategy.prepare_create(self, rt, obj, user)
+            strategy.prepare_create(self, rt, obj, user, field_validation)
             strategy.validate(rt, obj, None)
             self.admission.validate(self, attrs)
             meta.pop("managedFields", None)
@@ -209,7 +213,7 @@ class Writer(Reader):
             want_rv = str(meta.get("resourceVersion") or "")
             if want_rv and want_rv != str(entry[0]):
                 raise E.conflict(rt.plural, rt.group, obj_name)
-            new = self._merge_subresource(rt, cur, obj, subresource)
+            new = self._merge_subresource(rt, cur, obj, subresource, version)
             return self._commit_update(
                 rt,
                 cur,
@@ -219,11 +223,15 @@ class Writer(Reader):
                 manager=manager,
                 subresource=subresource,
                 version=version,
+                field_validation=field_validation,
             )
 
-    def _merge_subresource(self, rt: ResourceType, cur: Obj, new: Obj, subresource: str | None) -> Obj:
+    def _merge_subresource(
+        self, rt: ResourceType, cur: Obj, new: Obj, subresource: str | None, version: str | None = None
+    ) -> Obj:
+        subresources = rt.subresources_at(version)
         if subresource in (None, ""):
-            if "status" in rt.subresources and rt.resource != "namespaces":
+            if "status" in subresources and rt.resource != "namespaces":
                 if "status" in cur:
                     new["status"] = copy.deepcopy(cur["status"])
                 else:
@@ -234,7 +242,7 @@ class Writer(Reader):
                     new["spec"] = copy.deepcopy(cur["spec"])
             return new
         if subresource == "status":
-            if "status" not in rt.subresources:
+            if "status" not in subresources:
                 raise E.path_not_found()
             out = objmeta.copy_obj(cur)
             if "status" in new:
@@ -272,6 +280,7 @@ class Writer(Reader):
         subresource: str | None,
         version: str | None = None,
         track: bool = True,
+        field_validation: str = "",
     ) -> Obj:
         cm, nm = objmeta.meta_of(cur), objmeta.meta_of(new)
         for k in (
@@ -293,7 +302,12 @@ class Writer(Reader):
         if not nm.get("finalizers"):
             nm.pop("finalizers", None)
         nm.pop("selfLink", None)
-        new["kind"], new["apiVersion"] = rt.kind, rt.api_version
+        new["kind"] = rt.kind
+        if rt.custom:  # validated at the version it was sent at (strategy stores it at the storage version)
+            sent = version or str(new.get("apiVersion") or "").rpartition("/")[2]
+            new["apiVersion"] = rt.api_version_for(sent if sent in rt.all_versions else rt.version)
+        else:
+            new["apiVersion"] = rt.api_version
         if cm.get("deletionTimestamp"):
             added = set(nm.get("finalizers") or []) - set(cm.get("finalizers") or [])
             if added:
@@ -308,7 +322,7 @@ class Writer(Reader):
                     ],
                     rt.group,
                 )
-        strategy.prepare_update(self, rt, cur, new, subresource)
+        strategy.prepare_update(self, rt, cur, new, subresource, field_validation)
         ns = str(cm.get("namespace") or "")
         attrs = Attributes(UPDATE, rt, new, cur, ns, user, subresource or "")
         self.admission.admit(self, attrs)

@@ -28,6 +28,26 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 Resources = dict[str, int]
 
 
+_AMOUNTS: dict[tuple[str, str | int], int] = {}
+_AMOUNTS_LIMIT = 4096  # distinct (resource, quantity) pairs remembered; a workload repeats a handful
+
+
+def _amount(name: str, q: Any, where: str, path: str) -> int:
+    """``quantity.resource_amount`` remembered per (resource, quantity text): every pod of a workload repeats the
+    same few quantities, and parsing them (exact fractions) was a visible share of a live cycle. ``where`` and
+    ``path`` name the field only when parsing fails."""
+    if type(q) is str or type(q) is int:
+        found = _AMOUNTS.get((name, q))
+        if found is not None:
+            return found
+        amount = quantity.resource_amount(name, q, f"{where}.{path}.{name}")
+        if len(_AMOUNTS) >= _AMOUNTS_LIMIT:
+            _AMOUNTS.clear()
+        _AMOUNTS[(name, q)] = amount
+        return amount
+    return quantity.resource_amount(name, q, f"{where}.{path}.{name}")
+
+
 def _container_requests(
     container: Mapping[str, Any],
     where: str,
@@ -41,17 +61,14 @@ def _container_requests(
     raw = ((container.get("resources") or {}).get("requests")) or {}
     out: Resources = {}
     if status is None or not infeasible:
-        out = {
-            name: quantity.resource_amount(name, q, f"{where}.resources.requests.{name}")
-            for name, q in raw.items()
-        }
+        out = {name: _amount(name, q, where, "resources.requests") for name, q in raw.items()}
     if status is not None:
         for key, values in (
             ("status.resources.requests", (status.get("resources") or {}).get("requests")),
             ("status.allocatedResources", status.get("allocatedResources")),
         ):
             for name, q in (values or {}).items():
-                amount = quantity.resource_amount(name, q, f"{where}.{key}.{name}")
+                amount = _amount(name, q, where, key)
                 if name not in out or amount > out[name]:
                     out[name] = amount
     if non_missing:
@@ -235,6 +252,28 @@ class PodInfo:
             setattr(clone, slot, getattr(self, slot))
         clone.pod = pod
         clone.node_name = node_name
+        return clone
+
+    def confirms(self, pod: Obj) -> bool:
+        """Is ``pod`` (an informer's copy) this assumed pod exactly as it was assumed -- same uid, spec (node
+        included), labels and deletion state, no resize in its status -- so that everything derived from it is
+        the same? Then :meth:`rebased` may stand for it without deriving it again."""
+        meta = pod.get("metadata") or {}
+        mine = self.pod.get("metadata") or {}
+        return (
+            pod.get("spec") == self.pod.get("spec")
+            and meta.get("uid") == mine.get("uid")
+            and (meta.get("labels") or {}) == (mine.get("labels") or {})
+            and meta.get("deletionTimestamp") == mine.get("deletionTimestamp")
+            and not _resized_statuses(pod)[0]
+        )
+
+    def rebased(self, pod: Obj) -> PodInfo:
+        """This PodInfo over ``pod``, which :meth:`confirms` it (no field derived again)."""
+        clone = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(clone, slot, getattr(self, slot))
+        clone.pod = pod
         return clone
 
     def __repr__(self) -> str:

@@ -29,12 +29,29 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from berth.schedule.live import http11
 
 JSON = "application/json"
+
+
+def dumps(body: Any) -> bytes:
+    """Compact JSON (orjson: the live path encodes a binding, an Event or a patch per pod; orjson does it several
+    times faster than :mod:`json`). Values orjson refuses (integers beyond 64 bits) take :mod:`json`."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, separators=(",", ":")).encode()
+
+
+def loads(data: bytes | str) -> Any:
+    """Decode JSON (orjson; ``ValueError`` for malformed input, as :func:`json.loads`)."""
+    return orjson.loads(data)
+
+
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # lists such as conditions merge by key
 
 
@@ -65,7 +82,7 @@ def from_api_exception(exc: ApiException) -> ApiError | Unreachable:
     raw = exc.body
     if raw:
         try:
-            parsed = json.loads(raw)
+            parsed = loads(raw)
             if isinstance(parsed, dict):
                 body = parsed
         except ValueError:
@@ -87,7 +104,7 @@ def _check(resp: Any) -> Any:
     resp.release_conn()
     body: dict[str, Any] = {}
     try:
-        parsed = json.loads(data) if data else {}
+        parsed = loads(data) if data else {}
         if isinstance(parsed, dict):
             body = parsed
     except ValueError:
@@ -106,7 +123,7 @@ def _prepare(
     data: bytes | None = None
     if body is not None:
         headers["Content-Type"] = content_type
-        data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+        data = body if isinstance(body, bytes) else dumps(body)
     try:
         auths = api_client.configuration.auth_settings().values()
     except ApiException as exc:  # raised by some auth refresh hooks of the official client
@@ -192,7 +209,7 @@ def call(
 def _api_error(status: int, reason: str, raw: bytes) -> ApiError:
     body: dict[str, Any] = {}
     try:
-        parsed = json.loads(raw) if raw else {}
+        parsed = loads(raw) if raw else {}
         if isinstance(parsed, dict):
             body = parsed
     except ValueError:
@@ -204,7 +221,7 @@ def _decode(data: bytes) -> dict[str, Any]:
     if not data:
         return {}
     try:
-        parsed = json.loads(data)
+        parsed = loads(data)
     except ValueError as exc:
         raise Unreachable(f"malformed JSON answer: {exc}") from exc
     return parsed if isinstance(parsed, dict) else {}

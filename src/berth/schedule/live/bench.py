@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -121,6 +122,7 @@ def bench_live(nodes: int = 1000, pods: int = 1000, timeout: float = 600.0) -> d
                     raise RuntimeError("the scheduler's informers did not sync within 300 s")
                 t0 = time.perf_counter()
                 cpu0 = time.process_time()
+                threads0 = thread_cpu()
                 server_cpu0 = _process_cpu(server.pid)
                 deadline = time.monotonic() + timeout
                 while (
@@ -132,6 +134,7 @@ def bench_live(nodes: int = 1000, pods: int = 1000, timeout: float = 600.0) -> d
                 seconds = time.perf_counter() - t0
                 cpu = time.process_time() - cpu0
                 server_cpu = _process_cpu(server.pid) - server_cpu0
+                where = _where(threads0, thread_cpu(), cpu)
                 # Events are posted in the background (as upstream's broadcaster does): how many kept up.
                 events_posted = sched.recorder.posted if sched.recorder is not None else 0
                 scheduled = len(sched.binder.bound)
@@ -154,10 +157,51 @@ def bench_live(nodes: int = 1000, pods: int = 1000, timeout: float = 600.0) -> d
         "podsPerSecond": round(scheduled / seconds, 1) if seconds > 0 else 0.0,
         "schedulerCpuSeconds": round(cpu, 2),
         "serverCpuSeconds": round(server_cpu, 2),
+        "schedulerCpuMsPerPod": round(1000 * cpu / scheduled, 3) if scheduled else None,
+        "serverCpuMsPerPod": round(1000 * server_cpu / scheduled, 3) if scheduled else None,
+        # Where the scheduler's CPU went while timed, by thread role (ms per pod).
+        "schedulerCpuMsPerPodByPart": {
+            part: round(1000 * sec / scheduled, 3) if scheduled else None for part, sec in where.items()
+        },
         "eventsPostedWhileTimed": events_posted,
         "bindConflicts": conflicts,
         "bindErrors": errors,
     }
+
+
+# Thread name prefix -> the part of the scheduler it is (see berth.schedule.live.run for the threads).
+_PARTS = (
+    ("scheduling-loop", "cycle"),
+    ("informer-", "informers"),
+    ("binder", "binder"),
+    ("event-", "events"),
+)
+
+
+def thread_cpu() -> dict[str, float]:
+    """User + system CPU seconds of each live thread of this process, by thread name (Linux ``/proc``)."""
+    out: dict[str, float] = {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    for thread in threading.enumerate():
+        tid = thread.native_id
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[thread.name] = out.get(thread.name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return out
+
+
+def _where(before: dict[str, float], after: dict[str, float], total: float) -> dict[str, float]:
+    """CPU seconds per scheduler part between two :func:`thread_cpu` readings; ``other`` is the rest of the
+    process (the main thread, metrics, threads that ended)."""
+    parts = {part: 0.0 for _, part in _PARTS}
+    for name, cpu in after.items():
+        part = next((p for prefix, p in _PARTS if name.startswith(prefix)), None)
+        if part is not None:
+            parts[part] += cpu - before.get(name, 0.0)
+    parts["other"] = max(0.0, total - sum(parts.values()))
+    return parts
 
 
 def _process_cpu(pid: int) -> float:
@@ -183,11 +227,14 @@ def _wait_nodes(client: Any, nodes: int) -> None:
 
 def format_result(result: dict[str, Any]) -> str:
     """The one-line text form of :func:`bench_live`'s result."""
+    parts = ", ".join(f"{k} {v}" for k, v in (result.get("schedulerCpuMsPerPodByPart") or {}).items())
     return (
         f"{result['workload']}: {result['nodes']} nodes, {result['scheduled']}/{result['pods']} pods bound through "
         f"the API in {result['seconds']:.2f}s = {result['podsPerSecond']:.0f} pods/s "
-        f"(CPU while timed: scheduler {result['schedulerCpuSeconds']:.2f}s, API server "
-        f"{result['serverCpuSeconds']:.2f}s; Scheduled events posted meanwhile {result['eventsPostedWhileTimed']}; "
+        f"(CPU while timed: scheduler {result['schedulerCpuSeconds']:.2f}s = "
+        f"{result['schedulerCpuMsPerPod']} ms/pod [{parts}], API server "
+        f"{result['serverCpuSeconds']:.2f}s = {result['serverCpuMsPerPod']} ms/pod; "
+        f"Scheduled events posted meanwhile {result['eventsPostedWhileTimed']}; "
         f"bind conflicts {result['bindConflicts']}, "
         f"errors {result['bindErrors']})"
     )

@@ -26,9 +26,9 @@ official client's typed method could not even read as a ``V1Binding``, kubernete
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,8 +217,32 @@ class PipelinedBinder:
         self.sync = sync
         self._eligible = eligible
         self._deliver = deliver
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="binder")
+        # Plain worker threads on one queue (a ThreadPoolExecutor's Future per binding cost as much of the
+        # scheduling loop's CPU as the rest of handing a binding over).
+        self._work: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._closed = False
+        self._closing = threading.Lock()
+        self._workers = [
+            threading.Thread(target=self._run, name=f"binder_{i}", daemon=True) for i in range(workers)
+        ]
+        for worker in self._workers:
+            worker.start()
         self._slots = threading.BoundedSemaphore(max_in_flight)
+
+    def _run(self) -> None:
+        while True:
+            job = self._work.get()
+            if job is None:
+                return
+            job()
+
+    def _submit(self, job: Callable[[], None]) -> bool:
+        """Queue ``job`` for a worker; False once :meth:`close` was called."""
+        with self._closing:
+            if self._closed:
+                return False
+            self._work.put(job)
+            return True
 
     @property
     def bound(self) -> list[Placement]:
@@ -248,9 +272,7 @@ class PipelinedBinder:
         victim's event cannot start a cycle that preempts again while the others are still going -- and
         PreemptionDone, delivered after the release, activates the preemptor if its victims' events already came
         (DefaultPreemption's PreEnqueue re-checks it on those that come later)."""
-        try:
-            self._pool.submit(self._preempt, victims, preemptor, node_name, release)
-        except RuntimeError:  # shutting down
+        if not self._submit(lambda: self._preempt(victims, preemptor, node_name, release)):
             return Status(Code.ERROR, ("preemption: the scheduler is stopping",))
         return SUCCESS
 
@@ -273,9 +295,8 @@ class PipelinedBinder:
         if not self._eligible(pod):
             return self.sync.bind(pod, node_name)
         self._slots.acquire()
-        try:
-            self._pool.submit(self._send, pod.with_node(node_name), node_name)
-        except RuntimeError:  # shutting down
+        bound = pod.with_node(node_name)
+        if not self._submit(lambda: self._send(bound, node_name)):
             self._slots.release()
             return Status(Code.ERROR, ("binding failed: the scheduler is stopping",))
         return SUCCESS
@@ -290,5 +311,12 @@ class PipelinedBinder:
         self._deliver(BindDone(pod, node_name, status))
 
     def close(self) -> None:
-        """Wait for the bindings in flight."""
-        self._pool.shutdown(wait=True)
+        """Wait for the bindings in flight (and refuse new ones)."""
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+            for _ in self._workers:
+                self._work.put(None)  # after every job already queued
+        for worker in self._workers:
+            worker.join()

@@ -13,9 +13,9 @@ kubeconfig -- ``lost the API server ...``, ``kubeconfig ... now points at ...``,
      ▲                                    │ kubeconfig names another server: clients switch to it
      └──────a list or watch succeeds──────┘
 
-Where the kubeconfig comes from: ``--kubeconfig``, else ``$KUBECONFIG``, else ``./.berth/cluster/kubeconfig`` (the
-embedded cluster's default data dir) if it exists, else ``~/.kube/config`` if it exists, else the in-cluster
-ServiceAccount.
+Where the kubeconfig comes from: :func:`berth.kube.kubeconfig.locate`, as for every part (``--kubeconfig``, else
+``$KUBECONFIG`` merged, else ``~/.kube/config``, as kubectl; then the embedded cluster's
+``./.berth/cluster/kubeconfig``, then the in-cluster ServiceAccount).
 """
 
 from __future__ import annotations
@@ -31,17 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 from kubernetes.client import rest as k8s_rest
-from kubernetes.config.config_exception import ConfigException
 
 from berth.kube import client as kube_client
-from berth.kube.errors import InputError
+from berth.kube import kubeconfig as kube_kubeconfig
 from berth.schedule.live import api
 
 log = logging.getLogger("berth.schedule.live")
 
-EMBEDDED_KUBECONFIG = Path(".berth") / "cluster" / "kubeconfig"
+EMBEDDED_KUBECONFIG = kube_kubeconfig.EMBEDDED
 REREAD_SECONDS = 1.0  # while the server is away, the kubeconfig is read again at most this often
 # What a kubeconfig decides about a connection: a change of any of these is a new server for the clients.
 _LINK_FIELDS = (
@@ -57,40 +55,16 @@ _LINK_FIELDS = (
 )
 
 
-def resolve_kubeconfig(explicit: str | os.PathLike[str] | None, cwd: Path | None = None) -> str | None:
-    """The kubeconfig to use (see the module docstring); None means the in-cluster ServiceAccount."""
-    if explicit:
-        return str(explicit)
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return env.split(os.pathsep)[0]
-    embedded = (cwd or Path.cwd()) / EMBEDDED_KUBECONFIG
-    if embedded.is_file():
-        return str(embedded)
-    home = Path.home() / ".kube" / "config"
-    if home.is_file():
-        return str(home)
-    return None
+def resolve_kubeconfig(
+    explicit: str | os.PathLike[str] | None, cwd: Path | None = None
+) -> kube_kubeconfig.Location:
+    """Where the cluster comes from: :func:`berth.kube.kubeconfig.locate`, the same rule for every part."""
+    return kube_kubeconfig.locate(explicit, cwd)
 
 
-def configuration(kubeconfig: str | None, context: str | None) -> Any:
-    """A ``kubernetes.client.Configuration`` for the kubeconfig (through berth's client wrapper) or in-cluster."""
-    if kubeconfig is not None:
-        return kube_client.connect(kubeconfig, context).api_client.configuration
-    if context:
-        raise InputError(
-            "--context needs a kubeconfig (none found: pass --kubeconfig or set KUBECONFIG)", "--context"
-        )
-    cfg = k8s_client.Configuration()
-    try:
-        k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-    except ConfigException as exc:
-        raise InputError(
-            "no kubeconfig found ($KUBECONFIG, ./.berth/cluster/kubeconfig, ~/.kube/config) and not running in a "
-            f"cluster ({exc}); pass --kubeconfig",
-            "--kubeconfig",
-        ) from exc
-    return cfg
+def configuration(kubeconfig: str | kube_kubeconfig.Location | None, context: str | None) -> Any:
+    """A ``kubernetes.client.Configuration`` for the kubeconfig or in-cluster, through berth's client wrapper."""
+    return kube_client.connect(kubeconfig, context).api_client.configuration
 
 
 def api_client_from(cfg: Any, pool_size: int) -> Any:
@@ -113,12 +87,13 @@ class ServerLink:
 
     def __init__(
         self,
-        kubeconfig: str | None,
+        kubeconfig: str | kube_kubeconfig.Location | None,
         context: str | None,
         clients: Sequence[Any],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.kubeconfig = kubeconfig
+        in_cluster = isinstance(kubeconfig, kube_kubeconfig.Location) and kubeconfig.in_cluster
+        self.kubeconfig = None if in_cluster else kubeconfig
         self.context = context
         self.clients = list(clients)
         self.url = str(self.clients[0].configuration.host) if self.clients else ""
@@ -132,6 +107,8 @@ class ServerLink:
 
     @property
     def where(self) -> str:
+        if isinstance(self.kubeconfig, kube_kubeconfig.Location):
+            return f"kubeconfig {self.kubeconfig.describe()}"
         return f"kubeconfig {self.kubeconfig}" if self.kubeconfig else "in-cluster configuration"
 
     def lost(self, detail: str = "") -> None:

@@ -23,7 +23,6 @@ once and treated as empty.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import random
 import threading
@@ -155,7 +154,7 @@ class _HttpWatch:
                         break
                     line, buf = buf[:nl], buf[nl + 1 :]
                     if line.strip():
-                        yield json.loads(line)
+                        yield api.loads(line)
         except Exception as exc:
             if self._closed:
                 return  # closed from another thread (stop): the read fails in whatever way urllib3 chooses

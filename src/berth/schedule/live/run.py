@@ -34,6 +34,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.kube import client as kube_client
+from berth.kube import kubeconfig as kube_kubeconfig
 from berth.kube.errors import BerthError
 from berth.kube.objects import Obj
 from berth.schedule import explain, rbac
@@ -163,10 +165,14 @@ class LiveScheduler:
         self.registry = registry
         self.options = options or LiveOptions()
         opts = self.options
-        path: str | None = None
+        path: kube_kubeconfig.Location | None = None
+        self.target = (
+            ""  # which cluster and context, and which kubeconfig chose them: logged before any write
+        )
         if client_configuration is None:
             path = resolve_kubeconfig(opts.kubeconfig)
-            client_configuration = configuration(path, opts.context)
+            connection = kube_client.connect(path, opts.context)
+            client_configuration, self.target = connection.api_client.configuration, connection.target_line()
         self.permissions = api.PermissionLog(log)
         self.writer = api_client_from(client_configuration, 8)
         self.inbox: queue.SimpleQueue[Delta | BindDone | PreemptionDone] = queue.SimpleQueue()
@@ -247,6 +253,8 @@ class LiveScheduler:
     def start(self) -> LiveScheduler:
         for warning in self.scheduler.warnings:
             log.warning("%s", warning)
+        if self.target:
+            log.info("%s", self.target)
         log.info(
             "berth scheduler starting%s: profiles %s; following %s",
             " in shadow mode (read-only: schedules nothing, judges what others bind)" if self.shadow else "",

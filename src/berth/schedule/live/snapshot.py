@@ -27,10 +27,10 @@ from typing import Any
 from berth.kube import yamlio
 from berth.kube.errors import InputError
 from berth.kube.objects import Obj
+from berth.schedule.inputs import CLUSTER_KINDS
 from berth.schedule.live import api, informers
 from berth.schedule.live.connection import api_client_from, configuration, resolve_kubeconfig
 from berth.schedule.live.informers import Resource
-from berth.schedule.simulate import CLUSTER_KINDS
 
 PAGE = 500
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

@@ -1,0 +1,271 @@
+"""CEL validation rules of custom resources (``x-kubernetes-validations``), evaluated with ``cel-python``.
+
+Each schema node may carry rules: ``rule`` (a CEL expression over ``self``, the node's value, and for transition
+rules ``oldSelf``, its stored value), ``message`` or ``messageExpression`` (a CEL expression giving the message),
+``reason`` (``FieldValueInvalid`` -- the default --, ``FieldValueForbidden``, ``FieldValueRequired``,
+``FieldValueDuplicate``) and ``fieldPath`` (where under the node the error points). As upstream: a rule that
+refers to ``oldSelf`` runs only on updates where the node existed before; a node absent from the object is not
+checked; the error is ``<path>: Invalid value: "<schema type>": <message>``, with ``failed rule: <rule>`` when no
+message is given. Rules are compiled when the CRD is written (a rule that does not compile is a 422 there) and
+cached by text.
+
+The Kubernetes CEL library functions rules commonly use are provided on top of CEL's standard ones:
+``lowerAscii``, ``upperAscii``, ``trim``, ``split``, ``join``, ``replace``, ``indexOf``, ``lastIndexOf``,
+``isSorted``, ``sum``, ``min``, ``max`` and ``matches`` (standard).
+
+Cost limits, so a rule cannot hang the server: before a rule runs, its cost is bounded from the expression's size
+and the data it may iterate over (the largest list, map or string in ``self``, raised to the number of nested
+comprehension macros); a rule over the per-call limit is refused with upstream's ``call cost exceeds limit for
+rule``, and once one object's rules have used the whole budget the rest are not run (``validation failed due to
+running out of cost budget``). The bound is coarse -- an upper estimate, not CEL's exact cost accounting.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+import celpy
+from celpy import celtypes
+from celpy.adapter import json_to_cel
+
+from berth.cluster import errors
+from berth.cluster.errors import FieldError
+
+PER_CALL_LIMIT = 1_000_000
+"""Upstream's ``PerCallLimit``: the most one rule may cost on one value."""
+RUNTIME_BUDGET = 10_000_000
+"""Upstream's ``RuntimeCELCostBudget``: what all rules of one object may cost together."""
+_MACROS = re.compile(r"\.(all|exists_one|exists|map|filter)\s*\(")
+_REASONS = ("FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate")
+
+
+def _text(value: Any) -> str:
+    return str(value)
+
+
+def _library() -> dict[str, Callable[..., Any]]:
+    """The Kubernetes CEL library functions berth provides (member form: ``x.f(args)`` calls ``f(x, args)``)."""
+
+    def lower_ascii(s: Any) -> Any:
+        return celtypes.StringType(_text(s).lower())
+
+    def upper_ascii(s: Any) -> Any:
+        return celtypes.StringType(_text(s).upper())
+
+    def trim(s: Any) -> Any:
+        return celtypes.StringType(_text(s).strip())
+
+    def split(s: Any, sep: Any, limit: Any = None) -> Any:
+        parts = _text(s).split(_text(sep)) if limit is None else _text(s).split(_text(sep), int(limit) - 1)
+        return celtypes.ListType([celtypes.StringType(p) for p in parts])
+
+    def join(items: Any, sep: Any = "") -> Any:
+        return celtypes.StringType(_text(sep).join(_text(i) for i in items))
+
+    def replace(s: Any, old: Any, new: Any, count: Any = -1) -> Any:
+        return celtypes.StringType(_text(s).replace(_text(old), _text(new), int(count)))
+
+    def index_of(s: Any, sub: Any) -> Any:
+        if isinstance(s, list):
+            return celtypes.IntType(s.index(sub) if sub in s else -1)
+        return celtypes.IntType(_text(s).find(_text(sub)))
+
+    def last_index_of(s: Any, sub: Any) -> Any:
+        if isinstance(s, list):
+            return celtypes.IntType(len(s) - 1 - s[::-1].index(sub) if sub in s else -1)
+        return celtypes.IntType(_text(s).rfind(_text(sub)))
+
+    def is_sorted(items: Any) -> Any:
+        return celtypes.BoolType(all(a <= b for a, b in zip(items, list(items)[1:], strict=False)))
+
+    def total(items: Any) -> Any:
+        out: Any = celtypes.IntType(0)
+        for i in items:
+            out = out + i
+        return out
+
+    def smallest(items: Any) -> Any:
+        return min(items)
+
+    def largest(items: Any) -> Any:
+        return max(items)
+
+    return {
+        "lowerAscii": lower_ascii,
+        "upperAscii": upper_ascii,
+        "trim": trim,
+        "split": split,
+        "join": join,
+        "replace": replace,
+        "indexOf": index_of,
+        "lastIndexOf": last_index_of,
+        "isSorted": is_sorted,
+        "sum": total,
+        "min": smallest,
+        "max": largest,
+    }
+
+
+_ENV = celpy.Environment()
+_FUNCTIONS = _library()
+
+
+@lru_cache(maxsize=1024)
+def compiled(expression: str) -> Any:
+    """The program for an expression (cached by text); raises ValueError with the parser's words."""
+    try:
+        return _ENV.program(_ENV.compile(expression), functions=_FUNCTIONS)
+    except Exception as exc:  # cel-python's parse and compile errors share no base class but Exception
+        raise ValueError(f"compilation failed: {exc}".strip()) from exc
+
+
+def compile_errors(schema: Any, path: str) -> list[FieldError]:
+    """Every rule in a CRD version's schema that does not compile (422 at CRD creation, as upstream)."""
+    out: list[FieldError] = []
+    if not isinstance(schema, Mapping):
+        return out
+    for i, rule in enumerate(schema.get("x-kubernetes-validations") or []):
+        where = f"{path}.x-kubernetes-validations[{i}]"
+        if not isinstance(rule, Mapping) or not isinstance(rule.get("rule"), str):
+            out.append(errors.required(f"{where}.rule"))
+            continue
+        for key in ("rule", "messageExpression"):
+            text = rule.get(key)
+            if isinstance(text, str):
+                try:
+                    compiled(text)
+                except ValueError as exc:
+                    out.append(errors.invalid_value(f"{where}.{key}", text, str(exc)))
+        if rule.get("reason") and rule.get("reason") not in _REASONS:
+            out.append(errors.not_supported(f"{where}.reason", rule.get("reason"), list(_REASONS)))
+    for key, sub in (schema.get("properties") or {}).items():
+        out += compile_errors(sub, f"{path}.properties[{key}]")
+    for key in ("items", "additionalProperties"):
+        out += compile_errors(schema.get(key), f"{path}.{key}")
+    return out
+
+
+def _largest(value: Any) -> int:
+    """The size of the largest list, map or string in ``value`` (what a comprehension may iterate over)."""
+    if isinstance(value, dict):
+        return int(max([len(value), *(_largest(v) for v in value.values())]))
+    if isinstance(value, list):
+        return int(max([len(value), *(_largest(v) for v in value)]))
+    if isinstance(value, str):
+        return len(value)
+    return 1
+
+
+def estimated_cost(expression: str, value: Any) -> int:
+    """An upper bound of what evaluating ``expression`` on ``value`` costs."""
+    depth = len(_MACROS.findall(expression))
+    size = _largest(value) + 1
+    cost = max(1, len(expression) // 4)
+    for _ in range(max(depth, 1)):
+        cost *= size
+    return cost
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = RUNTIME_BUDGET
+        self.exhausted = False
+
+
+def validate(schema: Any, value: Any, old: Any, path: str = "") -> list[FieldError]:
+    """Every failed rule of ``schema``'s nodes over ``value`` (``old``: the stored value, for transition rules)."""
+    return _walk(schema, value, old, path, _Budget())
+
+
+def _walk(schema: Any, value: Any, old: Any, path: str, budget: _Budget) -> list[FieldError]:
+    if not isinstance(schema, Mapping) or value is None or budget.exhausted:
+        return []
+    out = _node_rules(schema, value, old, path, budget)
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for key, child in value.items():
+            sub = props.get(key, extra if isinstance(extra, Mapping) else None)
+            child_old = old.get(key) if isinstance(old, dict) else None
+            out += _walk(sub, child, child_old, f"{path}.{key}" if path else str(key), budget)
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        # list items are matched to their old selves by position (list-type map keys are not correlated here)
+        for i, item in enumerate(value):
+            item_old = old[i] if isinstance(old, list) and i < len(old) else None
+            out += _walk(schema["items"], item, item_old, f"{path}[{i}]", budget)
+    return out
+
+
+def _node_rules(
+    schema: Mapping[str, Any], value: Any, old: Any, path: str, budget: _Budget
+) -> list[FieldError]:
+    out: list[FieldError] = []
+    rules = schema.get("x-kubernetes-validations") or []
+    where = path or "<root>"
+    type_name = str(schema.get("type") or "object")
+    for rule in rules:
+        if not isinstance(rule, Mapping) or not isinstance(rule.get("rule"), str):
+            continue
+        text = str(rule["rule"])
+        transition = "oldSelf" in text
+        if transition and old is None:
+            continue  # a transition rule runs on updates of a value that existed before
+        cost = estimated_cost(text, value) + (estimated_cost(text, old) if transition else 0)
+        if cost > PER_CALL_LIMIT:
+            out.append(errors.invalid_value(where, type_name, f"call cost exceeds limit for rule: {text}"))
+            continue
+        if cost > budget.left:
+            budget.exhausted = True
+            out.append(
+                errors.invalid_value(
+                    where,
+                    type_name,
+                    "validation failed due to running out of cost budget, no further validation rules will be run",
+                )
+            )
+            break
+        budget.left -= cost
+        activation = {"self": json_to_cel(value)}
+        if transition:
+            activation["oldSelf"] = json_to_cel(old)
+        try:
+            result = compiled(text).evaluate(activation)
+        except Exception as exc:  # an evaluation error (no such key, a division by zero) fails the rule
+            out.append(errors.invalid_value(where, type_name, f"{_message(rule, activation)}: {exc}"))
+            continue
+        if result is True or (isinstance(result, celtypes.BoolType) and bool(result)):
+            continue
+        out.append(_failure(rule, where, type_name, _message(rule, activation)))
+    return out
+
+
+def _message(rule: Mapping[str, Any], activation: dict[str, Any]) -> str:
+    expression = rule.get("messageExpression")
+    if isinstance(expression, str):
+        try:
+            text = compiled(expression).evaluate(activation)
+            if isinstance(text, str) and text.strip():
+                return str(text)
+        except Exception:  # upstream falls back to message when messageExpression fails
+            pass
+    if rule.get("message"):
+        return str(rule["message"])
+    return f"failed rule: {rule.get('rule')}"
+
+
+def _failure(rule: Mapping[str, Any], where: str, type_name: str, message: str) -> FieldError:
+    field_path = str(rule.get("fieldPath") or "")
+    if field_path:
+        where = (where if where != "<root>" else "") + field_path
+        where = where.lstrip(".")
+    reason = rule.get("reason") or "FieldValueInvalid"
+    if reason == "FieldValueForbidden":
+        return errors.forbidden_field(where, message)
+    if reason == "FieldValueRequired":
+        return errors.required(where, message)
+    if reason == "FieldValueDuplicate":
+        return errors.duplicate(where, type_name)
+    return errors.invalid_value(where, type_name, message)
