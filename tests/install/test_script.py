@@ -51,7 +51,7 @@ def shim(tmp_path: Path) -> dict[str, str]:
 
 def make_script(run: Run, work: Path, tmp_path: Path, *args: str) -> Path:
     target = tmp_path / "plan.sh"
-    r = run("install", "script", "--work-dir", work, "-o", target, *args)
+    r = run("install", "script", "--work-dir", work, "--out", target, *args)
     assert r.code == 0, r.err
     return target
 

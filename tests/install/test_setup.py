@@ -87,7 +87,9 @@ def test_setup_output_lines_and_layout(edge_workdir: Path) -> None:
     )
     inputs = spec_of(out / "spec" / "inputs.yaml")
     assert inputs["values"] == {}  # licenseKey is a secret input: stored apart, owner-only
-    assert spec_of(out / "spec" / "secret-inputs.yaml")["values"] == {"licenseKey": "k-1,2"}  # not split on commas
+    assert spec_of(out / "spec" / "secret-inputs.yaml")["values"] == {
+        "licenseKey": "k-1,2"
+    }  # not split on commas
     assert stat.S_IMODE((out / "spec" / "secret-inputs.yaml").stat().st_mode) == 0o600
     assert inputs["defaults"] == {"greeting": "hello", "replicas": 1}
     facts = spec_of(out / "spec" / "facts.yaml")["values"]
@@ -139,7 +141,7 @@ def test_rerun_reuses_answers_but_takes_new_defaults(run: Run, workdir_copy: Pat
     shutil.copytree(EDGE_SPEC.parent, spec_dir)
     (spec_dir / "spec.yaml").write_text(spec)
     pkg2 = tmp_path / "pkg2"
-    assert run("install", "package", EDGE_CHART, "--spec", spec_dir / "spec.yaml", "-o", pkg2).code == 0
+    assert run("install", "package", EDGE_CHART, "--spec", spec_dir / "spec.yaml", "--out", pkg2).code == 0
     r = run("install", "setup", "--pull", pkg2, "--work-dir", workdir_copy, "--non-interactive")
     assert r.code == 0, r.err
     inputs = spec_of(workdir_copy / "out" / "spec" / "inputs.yaml")
@@ -288,7 +290,7 @@ def test_package_bad_input(run: Run, tmp_path: Path, args: list[str], message: s
     bad = tmp_path / "bad.yaml"
     bad.write_text("x: [\n")
     argv = [a.replace("BAD", str(bad)).replace("MISSING", str(tmp_path / "none.yaml")) for a in args]
-    r = run("install", "package", EDGE_CHART, *argv, "-o", tmp_path / "p")
+    r = run("install", "package", EDGE_CHART, *argv, "--out", tmp_path / "p")
     assert r.code == 2 and message in r.err
     assert not (tmp_path / "p").exists()
 
@@ -363,5 +365,5 @@ def test_manifest_names_and_paths_are_checked(
 
 
 def test_package_refuses_unsafe_base_name(run: Run, tmp_path: Path) -> None:
-    r = run("install", "package", EDGE_CHART, "--base", "../x", "-o", tmp_path / "p")
+    r = run("install", "package", EDGE_CHART, "--base", "../x", "--out", tmp_path / "p")
     assert r.code == 2 and "not a valid name" in r.err
