@@ -146,8 +146,10 @@ def setup_cmd(
         text = inp.prompt or f"{inp.name} ({inp.type})"
         if inp.options:
             text += f" [{'/'.join(inp.options)}]"
+        if inp.secret:
+            text += " (not shown as you type; or @env:VAR / @file:PATH)"
         with status.paused():
-            return str(click.prompt(text, default="", show_default=False))
+            return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
 
     opts = setup.SetupOptions(
         ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
@@ -262,7 +264,12 @@ def plan_cmd(
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--action", type=click.Choice(ACTIONS), default="install", show_default=True)
 @cliopts.out_option("Write the script to FILE (default stdout).")
-@click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Include the readiness step, as apply does (the script's own --no-wait skips it at run time).",
+)
 @cliopts.duration_option("--timeout", default="5m", help=TIMEOUT_HELP)
 @revision_option
 def script_cmd(

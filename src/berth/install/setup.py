@@ -305,11 +305,14 @@ def _stage_and_swap(
                 if h.obj.kind == "Secret" and not h.obj.ref.group
                 for e in dict.fromkeys(h.events)
             ]
+        if (spec_dir / wizard.SECRET_INPUTS_FILE).is_file():
+            hook_secrets.append(f"spec/{wizard.SECRET_INPUTS_FILE}")
         (out / ".gitignore").write_text(
             "".join(f"{p}\n" for p in ["secrets/", *hook_secrets]), encoding="utf-8"
         )
         if upgrade is not None:
             layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=lookups)
+        layout.write_render_id(out)
         recorded = revisions.record(
             work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )
