@@ -51,7 +51,7 @@ def shim(tmp_path: Path) -> dict[str, str]:
 
 def make_script(run: Run, work: Path, tmp_path: Path, *args: str) -> Path:
     target = tmp_path / "plan.sh"
-    r = run("install", "script", "--work-dir", work, "-o", target, *args)
+    r = run("install", "script", "--work-dir", work, "--out", target, *args)
     assert r.code == 0, r.err
     return target
 
@@ -178,7 +178,7 @@ def test_install_runs_the_plan_in_order(
         "delete lifecycle/post-install/serviceaccount-edge-shared-hook-sa.yaml",
     ]
     assert ">> Kube context: kind-test" in proc.stdout.splitlines()[1]
-    assert "7 of 7 step(s) ran" in proc.stdout
+    assert "8 of 8 step(s) ran" in proc.stdout  # the readiness step is in by default, as apply waits
     assert (
         "Not run by this script: the post-delete step of this plan; run it with: berth install script"
         in proc.stdout
@@ -243,7 +243,7 @@ def test_resume_from_step(run: Run, edge_workdir: Path, tmp_path: Path, shim: di
     )
     assert proc.returncode == 0
     assert summary(calls)[0] == "apply secrets/secret-edge-app-token.yaml"
-    assert "Skipping step 4/7" in proc.stdout and "3 of 7 step(s) ran" in proc.stdout
+    assert "Skipping step 4/8" in proc.stdout and "4 of 8 step(s) ran" in proc.stdout
 
 
 def test_uninstall_order(run: Run, edge_workdir: Path, tmp_path: Path, shim: dict[str, str]) -> None:

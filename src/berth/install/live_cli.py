@@ -9,42 +9,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from berth import cliopts
 from berth.install import report
-from berth.kube.errors import InputError
 
 if TYPE_CHECKING:
     from berth.install.apply import ApplyOptions
 
-DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
-
-
-def parse_duration(text: str) -> int:
-    """``300``, ``90s``, ``5m``, ``1h`` -> seconds (what ``--timeout`` accepts, like Helm's)."""
-    t = text.strip().lower()
-    unit = t[-1:] if t[-1:] in DURATION_UNITS else "s"
-    number = t[:-1] if t[-1:] in DURATION_UNITS else t
-    try:
-        value = float(number)
-    except ValueError:
-        raise InputError(f"expected a duration like 300, 90s, 5m or 1h, got {text!r}", "--timeout") from None
-    seconds = int(value * DURATION_UNITS[unit])
-    if seconds <= 0:
-        raise InputError("must be positive", "--timeout")
-    return seconds
-
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The options every live command shares."""
-    fn = click.option(
-        "--context", help="Kube context (required when it differs from the one first applied)."
-    )(fn)
+    fn = cliopts.context_option("Kube context (required when it differs from the one first applied).")(fn)
     fn = click.option(
         "--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, as kubectl)."
     )(fn)
@@ -57,8 +37,8 @@ WAIT_LOCK_HELP = "When another berth command is using WORK_DIR, wait for it inst
 
 def _runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--wait-lock", is_flag=True, help=WAIT_LOCK_HELP)(fn)
-    fn = click.option(
-        "--timeout", default="5m", show_default=True, help="Per hook and per wait (300, 90s, 5m)."
+    fn = cliopts.duration_option(
+        "--timeout", default="5m", help="Per hook and per wait: a Go duration (90s, 5m, 1h30m) or seconds."
     )(fn)
     fn = click.option(
         "--resume", is_flag=True, help="Continue the last run of this action from where it stopped."
@@ -83,7 +63,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         work_dir: Path,
         kubeconfig: str | None,
         context: str | None,
-        timeout: str,
+        timeout: int,
         resume: bool,
         dry_run: bool,
         force_conflicts: bool,
@@ -96,7 +76,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             work_dir,
             kubeconfig,
             context,
-            parse_duration(timeout),
+            timeout,
             resume,
             dry_run,
             force_conflicts,
@@ -155,7 +135,19 @@ TAKE_OWNERSHIP_HELP = (
 )
 
 
-@click.command("apply")
+@cliopts.command(
+    "apply",
+    examples="""
+    # install the release a work dir holds, on the current context's cluster
+    berth install apply --work-dir work
+
+    # on another context, every write validated by the server first, 10 minutes per hook
+    berth install apply --work-dir work --kube-context kind-dev --dry-run --timeout 10m
+
+    # continue a run that stopped, and draw its timeline
+    berth install apply --work-dir work --resume --report install.html
+    """,
+)
 @live_options
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
 @click.option("--take-ownership", is_flag=True, help=TAKE_OWNERSHIP_HELP)
@@ -169,7 +161,16 @@ def apply_command(opts: ApplyOptions, no_wait: bool, take_ownership: bool) -> No
     _print_notes(opts, "install")
 
 
-@click.command("uninstall")
+@cliopts.command(
+    "uninstall",
+    examples="""
+    # pre-delete hooks, deletions in Helm's order, post-delete hooks
+    berth install uninstall --work-dir work
+
+    # also the chart's crds/ CRDs, and every object of them
+    berth install uninstall --work-dir work --delete-crds
+    """,
+)
 @live_options
 @click.option(
     "--delete-crds", is_flag=True, help="Also delete the chart's crds/ CRDs (and every object of them)."
@@ -187,7 +188,16 @@ def uninstall_command(opts: ApplyOptions, delete_crds: bool, keep_history: bool)
     _print(uninstall.run(opts, delete_crds, keep_history=keep_history))
 
 
-@click.command("upgrade")
+@cliopts.command(
+    "upgrade",
+    examples="""
+    # apply what the work dir holds now (after a setup with other inputs)
+    berth install upgrade --work-dir work
+
+    # a new chart version; inputs and selection carry over
+    berth install upgrade --work-dir work --pull examples/charts/edge-hooks --timeout 10m
+    """,
+)
 @live_options
 @click.option(
     "--pull",
@@ -252,7 +262,16 @@ def upgrade_command(
     _print_notes(opts, "upgrade")
 
 
-@click.command("rollback")
+@cliopts.command(
+    "rollback",
+    examples="""
+    # back to the newest recorded revision
+    berth install rollback --work-dir work
+
+    # back to revision 2, without waiting for readiness
+    berth install rollback --work-dir work --revision 2 --no-wait
+    """,
+)
 @live_options
 @click.option(
     "--revision",
@@ -274,7 +293,13 @@ def rollback_command(opts: ApplyOptions, revision: int | None, no_wait: bool, sw
     _print(rollback.run(dataclasses.replace(opts, wait=not no_wait), revision, only_switch=switch_only))
 
 
-@click.command("test")
+@cliopts.command(
+    "test",
+    examples="""
+    # the release's test hooks, with their logs
+    berth install test --work-dir work --logs
+    """,
+)
 @live_options
 @click.option("--logs", is_flag=True, help="Print the logs of every Job and Pod test hook after the run.")
 def release_test_command(opts: ApplyOptions, logs: bool) -> None:
@@ -285,16 +310,25 @@ def release_test_command(opts: ApplyOptions, logs: bool) -> None:
     _print(release_test.run(opts, logs))
 
 
-@click.command("status")
+@cliopts.command(
+    "status",
+    examples="""
+    # missing, drifted and extra objects (exit 1 when the cluster differs)
+    berth install status --work-dir work
+
+    # the same as JSON, on the cluster of another context
+    berth install status --work-dir work --kube-context kind-dev -o json
+    """,
+)
 @common
-@click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
+@cliopts.output_option("table", "json", "yaml")
 def status_command(work_dir: Path, kubeconfig: str | None, context: str | None, output: str) -> None:
     """What the cluster has vs WORK_DIR: missing, drifted and extra objects (exit 1 when they differ)."""
     from berth.install import status
 
     report = status.run(work_dir, kubeconfig, context)
-    if output == "json":
-        click.echo(json.dumps(report.to_json(), indent=2))
+    if output != "table":
+        cliopts.print_doc(report.to_json(), output)
     else:
         for line in report.lines():
             click.echo(line)

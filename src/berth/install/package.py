@@ -15,6 +15,8 @@ file -- never spliced into YAML text -- so a value cannot inject structure.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 import shutil
 import subprocess
@@ -90,20 +92,29 @@ class Input:
     required: bool = False
     prompt: str = ""
     options: tuple[str, ...] = ()
+    secret: bool = False
+    """A license key, a password: read without echo, never printed, stored owner-only (or as a reference the user
+    gives: ``@env:VAR``, ``@file:PATH``; see :mod:`berth.install.wizard`)."""
 
     @property
     def values_path(self) -> str:
         return self.path or self.name
 
+    def shown(self, raw: Any) -> str:
+        """How an error message shows a value: a secret input's never."""
+        return "a value (not shown: a secret input)" if self.secret else repr(raw)
+
     def coerce(self, raw: Any, where: str) -> Any:
         """Parse a value of this input's type; a bad value names the input and the accepted form."""
         if self.type == "int":
             if isinstance(raw, bool):
-                raise InputError(f"input {self.name} must be an integer, got {raw!r}", where)
+                raise InputError(f"input {self.name} must be an integer, got {self.shown(raw)}", where)
             try:
                 return int(str(raw).strip())
             except ValueError as exc:
-                raise InputError(f"input {self.name} must be an integer, got {raw!r}", where) from exc
+                raise InputError(
+                    f"input {self.name} must be an integer, got {self.shown(raw)}", where
+                ) from exc
         if self.type == "bool":
             if isinstance(raw, bool):
                 return raw
@@ -112,12 +123,13 @@ class Input:
                 return True
             if text in ("false", "no", "0", "off"):
                 return False
-            raise InputError(f"input {self.name} must be true or false, got {raw!r}", where)
+            raise InputError(f"input {self.name} must be true or false, got {self.shown(raw)}", where)
         if self.type == "enum":
             text = str(raw)
             if text not in self.options:
                 raise InputError(
-                    f"input {self.name} must be one of {', '.join(self.options)}, got {raw!r}", where
+                    f"input {self.name} must be one of {', '.join(self.options)}, got {self.shown(raw)}",
+                    where,
                 )
             return text
         return str(raw)
@@ -219,6 +231,7 @@ class Package:
                         "required": i.required or None,
                         "prompt": i.prompt,
                         "options": list(i.options),
+                        "secret": i.secret or None,
                     }
                 )
                 for i in self.inputs
@@ -308,7 +321,9 @@ def parse_spec_parts(
     inputs: list[Input] = []
     for i, raw in enumerate(r.list(spec.get("inputs"), f"{prefix}.inputs")):
         p = f"{prefix}.inputs[{i}]"
-        d = r.map(raw, p, {"name", "type", "path", "default", "required", "prompt", "options"}, ("name",))
+        d = r.map(
+            raw, p, {"name", "type", "path", "default", "required", "prompt", "options", "secret"}, ("name",)
+        )
         typ = str(d.get("type") or "string")
         if typ not in INPUT_TYPES:
             r.problems.append(f"{p}.type: {typ!r} is not one of {', '.join(INPUT_TYPES)}")
@@ -324,18 +339,15 @@ def parse_spec_parts(
             bool(d.get("required", False)),
             str(d.get("prompt") or ""),
             options,
+            bool(d.get("secret", False)),
         )
-        if inp.default is not None:
+        if inp.secret and inp.default is not None:
+            r.problems.append(
+                f"{p}.default: a secret input has no default (it would be written in the package)"
+            )
+        elif inp.default is not None:
             try:
-                inp = Input(
-                    inp.name,
-                    inp.type,
-                    inp.path,
-                    inp.coerce(inp.default, p),
-                    inp.required,
-                    inp.prompt,
-                    inp.options,
-                )
+                inp = dataclasses.replace(inp, default=inp.coerce(inp.default, p))
             except InputError as exc:
                 r.problems.append(f"{p}.default: {exc}")
         problem = check_name(inp.name, f"{p}.name", INPUT_NAME_PATTERN)
@@ -479,7 +491,9 @@ def render_request(
     if values:
         scratch.mkdir(parents=True, exist_ok=True)
         inputs_file = scratch / "inputs-values.yaml"
-        inputs_file.write_text(yamlio.dump(values), encoding="utf-8")
+        fd = os.open(inputs_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold secret inputs
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(yamlio.dump(values))
         files.append(inputs_file)
     label = [f"base {base}" + (f" ({b.values})" if b.values else " (the chart's values)")]
     chosen = [c.name for c in pkg.components if c.name in components]

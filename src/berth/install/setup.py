@@ -412,6 +412,7 @@ def _stage_and_swap(
             for action, text in zip(NOTES_FILES, rendered.chart_notes, strict=True):
                 (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
         _write_render(out, pkg, result, rendered)
+        layout.write_render_id(out)
         revision = revisions.record(
             work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )
@@ -447,6 +448,8 @@ def _write_render(out: Path, pkg: package.Package, result: split_mod.Split, rend
             for e in dict.fromkeys(h.events)
         ]
         layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=rendered.lookups)
+    if (out / "spec" / wizard.SECRET_INPUTS_FILE).is_file():
+        ignored.append(f"spec/{wizard.SECRET_INPUTS_FILE}")
     (out / ".gitignore").write_text("".join(f"{p}\n" for p in ignored), encoding="utf-8")
 
 

@@ -78,6 +78,11 @@ def diff_lines(old: Render, new: Render) -> list[str]:
             lines.append(f"- {ref}")
         elif canonical.canonical_json(before[ref].body) != canonical.canonical_json(after[ref].body):
             lines.append(f"~ {ref}")
+            if (
+                ref.kind == "Secret" and not ref.group
+            ):  # never print Secret data: which keys changed, no values
+                lines.append(f"    {secret_change(before[ref].body, after[ref].body)}")
+                continue
             udiff = difflib.unified_diff(
                 yamlio.dump(before[ref].body).splitlines(), yamlio.dump(after[ref].body).splitlines(),
                 "before", "after", n=1, lineterm="",
@@ -85,6 +90,30 @@ def diff_lines(old: Render, new: Render) -> list[str]:
             body = list(udiff)[2:]
             lines += [f"    {d}" for d in body[:30]] + (["    ..."] if len(body) > 30 else [])
     return lines or ["(no change to release objects)"]
+
+
+def secret_change(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """What changed in a Secret, without its values: the keys of ``data``/``stringData`` added, removed, changed."""
+
+    def keyed(body: dict[str, Any]) -> dict[str, str]:
+        return {
+            f"{field}.{k}": canonical.canonical_json(v)
+            for field in ("data", "stringData")
+            for k, v in (body.get(field) or {}).items()
+        }
+
+    old, new = keyed(before), keyed(after)
+    parts = [f"+{k}" for k in sorted(set(new) - set(old))] + [f"-{k}" for k in sorted(set(old) - set(new))]
+    parts += [f"~{k}" for k in sorted(set(old) & set(new)) if old[k] != new[k]]
+    rest = {k: v for k, v in before.items() if k not in ("data", "stringData")} != {
+        k: v for k, v in after.items() if k not in ("data", "stringData")
+    }
+    return (
+        (f"data keys {', '.join(parts)}" if parts else "")
+        + ("; " if parts and rest else "")
+        + ("other fields changed" if rest else "")
+        + " (values not shown)"
+    )
 
 
 def rerender(

@@ -104,7 +104,10 @@ def _compare(
         if r not in have:
             problems.append(f"{label}{r} is rendered by Helm but missing from W/out")
         elif have[r] != body:
-            problems.append(f"{label}{r} differs: {first_difference(body, have[r])}")
+            where = first_difference(body, have[r])
+            if r.kind == "Secret" and not r.group:  # never print Secret data: the path, not the values
+                where = where.split(": rendered ", 1)[0] + ": the values differ (not shown: a Secret)"
+            problems.append(f"{label}{r} differs: {where}")
         else:
             matched += 1
     problems += [f"{label}{r} is in W/out but Helm does not render it" for r in have if r not in expected]

@@ -192,7 +192,7 @@ def read_workdir(out: Path, package_dir: Path) -> Workdir:
         )
     docs = yamlio.load_file(out / "spec" / wizard.INPUTS_FILE)
     spec = (docs[0].body or {}).get("spec") or {}
-    answers = {**(spec.get("defaults") or {}), **(spec.get("values") or {})}
+    answers = wizard.stored_answers(out / "spec", pkg)
     namespace = str(spec.get("namespace") or pkg.namespace or "default")
     result, install_only = layout.read_split(out)
     upgrade = None

@@ -99,7 +99,9 @@ def test_apply_again_reapplies_the_objects_and_runs_no_hook(
     assert "pre-install" not in res.out.split("Receipt:")[1]
     # The generated install script cannot see receipts: generating it says so.
     capsys.readouterr()
-    assert cli.main(["install", "script", "--work-dir", str(edge_work), "-o", str(edge_work / "i.sh")]) == 0
+    assert (
+        cli.main(["install", "script", "--work-dir", str(edge_work), "--out", str(edge_work / "i.sh")]) == 0
+    )
     err = capsys.readouterr().err
     newest = receipt.receipts(edge_work)[-1][0].stem  # the re-applying run deployed it last
     assert f"records release edge-hooks installed on context berth (run {newest})" in err
