@@ -69,7 +69,9 @@ def test_setup_output_lines_and_layout(edge_workdir: Path) -> None:
     assert len(list((out / "manifests").glob("*.yaml"))) == 10
     assert stat.S_IMODE((out / "secrets").stat().st_mode) == 0o700
     assert stat.S_IMODE((out / "secrets" / "secret-edge-app-token.yaml").stat().st_mode) == 0o600
-    assert (out / ".gitignore").read_text() == "secrets/\nrelease/\nupgrade/secrets/\nspec/secret-inputs.yaml\n"
+    assert (
+        out / ".gitignore"
+    ).read_text() == "secrets/\nrelease/\nupgrade/secrets/\nspec/secret-inputs.yaml\n"
     assert not list((out / "manifests").glob("secret-*"))
     assert (out / "lifecycle" / "plan.yaml").is_file()
     events = sorted(p.name for p in (out / "lifecycle").iterdir() if p.is_dir())
