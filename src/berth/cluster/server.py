@@ -22,7 +22,7 @@ import traceback
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from berth.cluster import auth, crds, discovery, metrics, request_warnings
+from berth.cluster import auth, crds, decoding, discovery, metrics, request_warnings
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError
 from berth.cluster.audit import AuditLog
@@ -137,6 +137,7 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
         api = self.server.api
         started = time.monotonic()
         request_warnings.begin()
+        decoding.forget_body()
         meters = self.server.metrics
         if truthy(query.get("watch")) or "/watch/" in path:
             gauge = meters.longrunning
