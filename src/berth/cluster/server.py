@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 HEALTH_PATHS = ("/healthz", "/readyz", "/livez")
+_HEALTH_PREFIXES = tuple(p + "/" for p in HEALTH_PATHS)
 
 OPENAPI_V2_JSON: dict[str, Any] = {
     "swagger": "2.0",
@@ -146,7 +147,7 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
         gauge.inc()
         try:
             body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
-            if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
+            if path in HEALTH_PATHS or path.startswith(_HEALTH_PREFIXES):
                 code, text = self._health(path, query)
                 self._send(code, text.encode(), "text/plain; charset=utf-8")
                 return
