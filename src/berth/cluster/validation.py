@@ -29,6 +29,7 @@ from berth.cluster import errors
 from berth.cluster.decoding import (
     decode,
     decode_error,
+    drop_nulls,
     strict_decoding_error,
     strict_problems,
     unknown_fields,
@@ -67,6 +68,7 @@ __all__ = [
     "apply_defaults",
     "decode",
     "decode_error",
+    "drop_nulls",
     "field_errors_text",
     "is_config_map_key",
     "is_dns1035_label",
