@@ -9,7 +9,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -300,30 +300,26 @@ def _decodes(value: Any, node: schema.Node) -> int:
                         return 0
                     seen |= fit
             return seen
-        sub = node.additional
-        fits = sub.scalar_fits
-        for child in value.values():
-            if type(child) not in fits:
-                fit = _decodes(child, sub)
-                if not fit:
-                    return 0
-                seen |= fit
-        return seen
+        return _decodes_each(value.values(), node.additional)
     if kind is list:
         accepted = node.accepted
         if accepted is not None and "array" not in accepted:
             return 0
-        item = node.items()
-        fits = item.scalar_fits
-        seen = _FITS
-        for child in value:
-            if type(child) not in fits:
-                fit = _decodes(child, item)
-                if not fit:
-                    return 0
-                seen |= fit
-        return seen
+        return _decodes_each(value, node.items())
     return _FITS if _type_error(value, node, (), "") is None else 0
+
+
+def _decodes_each(children: Iterable[Any], node: schema.Node) -> int:
+    """:func:`_decodes` over a map's values or a list's items, all of schema ``node``."""
+    fits = node.scalar_fits
+    seen = _FITS
+    for child in children:
+        if type(child) not in fits:
+            fit = _decodes(child, node)
+            if not fit:
+                return 0
+            seen |= fit
+    return seen
 
 
 def _bad_base64_offset(text: str) -> int:
