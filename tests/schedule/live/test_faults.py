@@ -105,11 +105,15 @@ def test_every_pod_bound_exactly_once_when_watches_are_cut(env: Env, how: str) -
         for i in range(40):
             env.create(pod(f"p{i}", scheduler=PROFILE))
         eventually(lambda: len(bound_names(env.pods("default"))) == 40, 90, "40 bound pods")
-    # Watches were cut many times (how many depends on how the events bunch up between re-lists: a 410 re-list
-    # delivers what happened meanwhile without a watch event to count).
-    assert cut[0].cuts >= 5
+    # Watches were cut many times. A closed or reset watch resumes from its resourceVersion, so every change comes
+    # through a watch: over 80 pod events, a cut every 3. After a 410 the informer lists again, and the list
+    # delivers whatever happened meanwhile without a watch event to count -- on a loaded machine most of them, so
+    # there only "at least one 410 on the pods' watch (its first 3 events come through it), answered by a re-list"
+    # is certain.
     if how == "gone":
-        assert sched.informers["pods"].relists >= 1
+        assert cut[0].cuts >= 1 and sched.informers["pods"].relists >= 1
+    else:
+        assert cut[0].cuts >= 5
     assert env.bindings_when(lambda b: len(b) >= 40) == {f"default/p{i}": 1 for i in range(40)}
 
 

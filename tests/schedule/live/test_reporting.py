@@ -40,7 +40,8 @@ def test_unschedulable_pod_gets_failed_scheduling_event_and_condition(env: Env) 
             )
 
         cond = eventually(condition, 30, "PodScheduled condition")
-        patches = sched.status.patches
+        # The writer counts a patch once the server has answered it: the condition can be visible a moment before.
+        patches = eventually(lambda: sched.status.patches, 30, "the status patch counted")
         # Another cluster event retries the pod with the same verdict: no second status write.
         env.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "nudge"}})
         env.create(pod("small", scheduler=PROFILE))

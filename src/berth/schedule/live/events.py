@@ -680,7 +680,9 @@ class StatusWriter:
                 log.warning("could not %s %s/%s: %s", what, ns, name, exc)
             return False
         except api.Unreachable as exc:
-            log.warning("could not %s %s/%s: %s", what, ns, name, exc)
+            # The pod goes back to the queue and is written again on its next failure; the outage itself is
+            # logged once, by the connection (berth.schedule.live.connection), not once per pod.
+            log.debug("could not %s %s/%s: %s", what, ns, name, exc)
             return False
         self.patches += 1
         return True

@@ -139,8 +139,9 @@ class ListWatch(Protocol):
 class _HttpWatch:
     """A watch response read line by line (the server flushes one JSON object per line)."""
 
-    def __init__(self, resp: Any) -> None:
+    def __init__(self, resp: Any, url: str = "") -> None:
         self._resp = resp
+        self._url = url  # the server it streams from
         self._closed = False
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -159,7 +160,7 @@ class _HttpWatch:
             if self._closed:
                 return  # closed from another thread (stop): the read fails in whatever way urllib3 chooses
             if isinstance(exc, api.TRANSPORT_ERRORS):
-                raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}") from exc
+                raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}", self._url) from exc
             raise
         finally:
             self.close()
@@ -197,10 +198,11 @@ class ApiListWatch:
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", timeout_seconds),
         ]
+        url = str(self.api_client.configuration.host)
         resp = api.open_request(
             self.api_client, "GET", resource.path, query, timeout=(10.0, float(timeout_seconds) + 30.0)
         )
-        return _HttpWatch(resp)
+        return _HttpWatch(resp, url)
 
 
 @dataclass(frozen=True)
@@ -232,8 +234,9 @@ class Informer:
         permissions: logs 403s once per missing permission.
         backoff: error backoff.
         watch_timeout: (min, max) seconds each watch may stay open.
-        on_unreachable: called with what failed when the API server stopped answering (the owner drops pooled
-            connections, re-reads the kubeconfig and logs the outage once).
+        on_unreachable: called with what failed and the server it was sent to ("" if not known) when the API
+            server stopped answering (the owner drops pooled connections, re-reads the kubeconfig and logs the
+            outage once).
         on_reachable: called after every list, and when a watch delivers after a failure (the owner logs that
             the server is back).
     """
@@ -248,7 +251,7 @@ class Informer:
         backoff: Backoff | None = None,
         watch_timeout: tuple[int, int] = WATCH_TIMEOUT_SECONDS,
         seed: int | None = None,
-        on_unreachable: Callable[[str], None] | None = None,
+        on_unreachable: Callable[[str, str], None] | None = None,
         on_reachable: Callable[[], None] | None = None,
     ) -> None:
         self.resource = resource
@@ -348,7 +351,7 @@ class Informer:
                     return  # stop() closed the watch stream under us: not an outage
                 failures += 1
                 if self.on_unreachable is not None:
-                    self.on_unreachable(f"{self.resource.qualified}: {exc}")
+                    self.on_unreachable(f"{self.resource.qualified}: {exc}", getattr(exc, "url", ""))
                 # The owner logs the outage once; per informer it is a detail. A stream that broke is re-watched
                 # from its resourceVersion (client-go); a request the server did not answer at all means it is
                 # down or restarting, so the informer lists again once it answers: it may come back from another
