@@ -1,9 +1,9 @@
 """Run the real Helm 4 binary to render a chart: berth never re-implements Go templates.
 
 Every render pins ``--kube-version`` (Helm's compiled-in default would make output depend on the Helm build),
-passes ``--include-crds`` (without it the ``crds/`` folder is silently absent) and is run twice: the two outputs
-must be byte-identical, or the chart is non-deterministic (``randAlphaNum``, ``now``, ``uuidv4``...) and no plan
-built from it could be verified. Helm's template errors are turned into one :class:`InputError` that names the
+passes ``--include-crds`` (without it the ``crds/`` folder is silently absent) and is run twice: when the two
+outputs differ the chart uses randomness (``randAlphaNum``, ``now``, ``uuidv4``...), and the fields that differ are
+named (:mod:`berth.install.randomness`); objects that differ in identity are refused. Helm's template errors are turned into one :class:`InputError` that names the
 template file and line.
 """
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from berth.install import randomness
 from berth.kube import tools, yamlio
 from berth.kube.errors import InputError, ToolError
 
@@ -149,7 +150,8 @@ class RenderRequest:
     release: str
     namespace: str
     values_files: tuple[Path, ...] = ()
-    set_values: tuple[str, ...] = ()
+    value_args: tuple[str, ...] = ()
+    """The user's values flags (``--set ...``, more ``--values``), after ``values_files``, as Helm takes them."""
     kube_version: str = KUBE_VERSION
     is_upgrade: bool = False
     api_versions: tuple[str, ...] = ()
@@ -177,8 +179,7 @@ class RenderRequest:
         out += ["--api-versions", ",".join(served)]
         for vf in self.values_files:
             out += ["--values", str(vf)]
-        for sv in self.set_values:
-            out += ["--set", sv]
+        out += self.value_args
         if self.show_only:
             out += ["--show-only", self.show_only]
         return out
@@ -193,6 +194,8 @@ class Render:
     helm_version: str
     dropped_hook_events: tuple[str, ...] = field(default=())
     """``helm.sh/hook`` values of documents Helm dropped because an event is unknown (from Helm's log)."""
+    random: tuple[randomness.RandomFields, ...] = ()
+    """The fields that differed between the two renders (the chart uses randomness); ``text`` is the first."""
 
 
 NOTES_FILE = "templates/NOTES.txt"
@@ -298,12 +301,10 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
             if proc.returncode != 0:
                 raise template_error(err, request.chart, request.label)
         texts = [text for _, (text, _err) in mine]
-        if any(t != texts[0] for t in texts[1:]):
-            raise InputError(
-                "two renders of the same chart and values differ (the chart uses randomness or the clock, "
-                "e.g. randAlphaNum, uuidv4, now); pin the value in a values file so the output is reproducible",
-                f"chart {request.chart.name}",
-            )
+        random: tuple[randomness.RandomFields, ...] = ()
+        for other in texts[1:]:
+            if other != texts[0]:
+                random += randomness.compare(texts[0], other, f"chart {request.chart.name}")
         dropped = tuple(m.group("types") for m in _UNKNOWN_HOOK.finditer(mine[0][1][1]))
-        out.append(Render(texts[0], tuple(cmd), helm.version, dropped))
+        out.append(Render(texts[0], tuple(cmd), helm.version, dropped, randomness.merge(random)))
     return out

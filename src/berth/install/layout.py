@@ -196,6 +196,27 @@ def render_digest(root: Path) -> str:
     return canonical.sha256_text("\n".join(entries))
 
 
+RENDER_ID_FILE = "spec/render-id"
+"""``W/out/spec/render-id``: the :func:`render_digest` of the render, written by setup (revisions keep it with
+``spec/``). A generated script embeds it and refuses an ``out/`` that holds another render."""
+
+
+def write_render_id(root: Path) -> str:
+    digest = render_digest(root)
+    (root / RENDER_ID_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (root / RENDER_ID_FILE).write_text(digest + "\n", encoding="utf-8")
+    return digest
+
+
+def render_id(root: Path) -> str:
+    """The render's id: what setup recorded in ``spec/render-id``, else (a render set up by an older berth) its
+    :func:`render_digest`."""
+    path = root / RENDER_ID_FILE
+    if path.is_file():
+        return path.read_text(encoding="utf-8").strip()
+    return render_digest(root)
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")

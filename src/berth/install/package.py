@@ -15,6 +15,8 @@ file -- never spliced into YAML text -- so a value cannot inject structure.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 import shutil
 import subprocess
@@ -26,6 +28,7 @@ from typing import Any
 from berth.install import chart as chart_mod
 from berth.install import helm, layout
 from berth.install import split as split_mod
+from berth.install import values as values_mod
 from berth.kube import canonical, yamlio
 from berth.kube.errors import InputError, MultiInputError
 
@@ -89,20 +92,29 @@ class Input:
     required: bool = False
     prompt: str = ""
     options: tuple[str, ...] = ()
+    secret: bool = False
+    """A license key, a password: read without echo, never printed, stored owner-only (or as a reference the user
+    gives: ``@env:VAR``, ``@file:PATH``; see :mod:`berth.install.wizard`)."""
 
     @property
     def values_path(self) -> str:
         return self.path or self.name
 
+    def shown(self, raw: Any) -> str:
+        """How an error message shows a value: a secret input's never."""
+        return "a value (not shown: a secret input)" if self.secret else repr(raw)
+
     def coerce(self, raw: Any, where: str) -> Any:
         """Parse a value of this input's type; a bad value names the input and the accepted form."""
         if self.type == "int":
             if isinstance(raw, bool):
-                raise InputError(f"input {self.name} must be an integer, got {raw!r}", where)
+                raise InputError(f"input {self.name} must be an integer, got {self.shown(raw)}", where)
             try:
                 return int(str(raw).strip())
             except ValueError as exc:
-                raise InputError(f"input {self.name} must be an integer, got {raw!r}", where) from exc
+                raise InputError(
+                    f"input {self.name} must be an integer, got {self.shown(raw)}", where
+                ) from exc
         if self.type == "bool":
             if isinstance(raw, bool):
                 return raw
@@ -111,12 +123,13 @@ class Input:
                 return True
             if text in ("false", "no", "0", "off"):
                 return False
-            raise InputError(f"input {self.name} must be true or false, got {raw!r}", where)
+            raise InputError(f"input {self.name} must be true or false, got {self.shown(raw)}", where)
         if self.type == "enum":
             text = str(raw)
             if text not in self.options:
                 raise InputError(
-                    f"input {self.name} must be one of {', '.join(self.options)}, got {raw!r}", where
+                    f"input {self.name} must be one of {', '.join(self.options)}, got {self.shown(raw)}",
+                    where,
                 )
             return text
         return str(raw)
@@ -144,6 +157,7 @@ class Package:
     version: str
     release: str
     namespace: str
+    """The release namespace the package names ("" when it names none: setup takes Helm's default)."""
     kube_version: str
     chart: ChartLock
     bases: tuple[Base, ...]
@@ -191,6 +205,8 @@ class Package:
                 for b in self.bases
             ],
         }
+        if not self.namespace:
+            del spec["namespace"]  # the package names none: Helm's default applies at setup
         if self.components:
             spec["components"] = [
                 _drop_empty(
@@ -215,6 +231,7 @@ class Package:
                         "required": i.required or None,
                         "prompt": i.prompt,
                         "options": list(i.options),
+                        "secret": i.secret or None,
                     }
                 )
                 for i in self.inputs
@@ -304,7 +321,9 @@ def parse_spec_parts(
     inputs: list[Input] = []
     for i, raw in enumerate(r.list(spec.get("inputs"), f"{prefix}.inputs")):
         p = f"{prefix}.inputs[{i}]"
-        d = r.map(raw, p, {"name", "type", "path", "default", "required", "prompt", "options"}, ("name",))
+        d = r.map(
+            raw, p, {"name", "type", "path", "default", "required", "prompt", "options", "secret"}, ("name",)
+        )
         typ = str(d.get("type") or "string")
         if typ not in INPUT_TYPES:
             r.problems.append(f"{p}.type: {typ!r} is not one of {', '.join(INPUT_TYPES)}")
@@ -320,18 +339,15 @@ def parse_spec_parts(
             bool(d.get("required", False)),
             str(d.get("prompt") or ""),
             options,
+            bool(d.get("secret", False)),
         )
-        if inp.default is not None:
+        if inp.secret and inp.default is not None:
+            r.problems.append(
+                f"{p}.default: a secret input has no default (it would be written in the package)"
+            )
+        elif inp.default is not None:
             try:
-                inp = Input(
-                    inp.name,
-                    inp.type,
-                    inp.path,
-                    inp.coerce(inp.default, p),
-                    inp.required,
-                    inp.prompt,
-                    inp.options,
-                )
+                inp = dataclasses.replace(inp, default=inp.coerce(inp.default, p))
             except InputError as exc:
                 r.problems.append(f"{p}.default: {exc}")
         problem = check_name(inp.name, f"{p}.name", INPUT_NAME_PATTERN)
@@ -411,7 +427,7 @@ def load(root: Path) -> Package:
         str(meta["name"]),
         str(meta["version"]),
         str(spec.get("release") or meta["name"]),
-        str(spec.get("namespace") or meta["name"]),
+        str(spec.get("namespace") or ""),
         str(spec.get("kubeVersion") or helm.KUBE_VERSION),
         ChartLock(
             str(ch["name"]),
@@ -459,10 +475,12 @@ def render_request(
     scratch: Path,
     is_upgrade: bool = False,
     api_versions: tuple[str, ...] = (),
+    user: values_mod.RenderValues = values_mod.NO_USER_VALUES,
 ) -> helm.RenderRequest:
-    """The render of one selection: base values, then components in declaration order, then the inputs file;
+    """The render of one selection: reused release values (an upgrade's), base values, then components in
+    declaration order, then the inputs file, then the user's values flags (:mod:`berth.install.values`);
     ``api_versions`` (the selection's ``--api-versions``) join the chart's own CRDs in ``.Capabilities``."""
-    files: list[Path] = []
+    files: list[Path] = list(user.first)
     b = pkg.base(base)
     if b.values:
         files.append(pkg.root / b.values)
@@ -473,7 +491,9 @@ def render_request(
     if values:
         scratch.mkdir(parents=True, exist_ok=True)
         inputs_file = scratch / "inputs-values.yaml"
-        inputs_file.write_text(yamlio.dump(values), encoding="utf-8")
+        fd = os.open(inputs_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold secret inputs
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(yamlio.dump(values))
         files.append(inputs_file)
     label = [f"base {base}" + (f" ({b.values})" if b.values else " (the chart's values)")]
     chosen = [c.name for c in pkg.components if c.name in components]
@@ -481,8 +501,11 @@ def render_request(
         label.append(f"components {', '.join(chosen)}")
     if values:
         label.append(f"inputs {', '.join(sorted(answers))}")
+    if user.flags:
+        label.append("values flags")
     return helm.RenderRequest(
-        chart_dir, pkg.release, namespace, tuple(files), kube_version=pkg.kube_version, is_upgrade=is_upgrade,
+        chart_dir, user.release or pkg.release, namespace, tuple(files), tuple(user.flags.args()),
+        kube_version=pkg.kube_version, is_upgrade=is_upgrade,
         api_versions=(*helm.chart_crd_api_versions(chart_dir), *api_versions), label="; ".join(label),
     )  # fmt: skip
 
@@ -629,7 +652,7 @@ def build(
                 shutil.copyfile(values, stage / rel)
             base_objs.append(Base(bname, rel, i == 0))
         lock = ChartLock(lock_src.name, lock_src.version, archive_rel, lock_src.sha256, chart_ref)
-        ns = namespace or str(extras.get("namespace") or lock_src.name)
+        ns = namespace or str(extras.get("namespace") or "")
         pkg = Package(
             lock_src.name,
             lock_src.version,
@@ -689,7 +712,7 @@ def write_base_renders(pkg: Package, chart_dir: Path, scratch: Path) -> None:
     split render, ``crds.yaml`` and ``receipt.yaml`` -- the review copy a package carries."""
     defaults = {i.name: i.default for i in pkg.inputs if i.default is not None}
     requests = [
-        render_request(pkg, chart_dir, b.name, (), defaults, pkg.namespace, scratch / b.name)
+        render_request(pkg, chart_dir, b.name, (), defaults, pkg.namespace or "default", scratch / b.name)
         for b in pkg.bases
     ]
     for b, rendered in zip(pkg.bases, helm.render_all(requests), strict=True):

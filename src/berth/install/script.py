@@ -19,25 +19,32 @@ import shlex
 from pathlib import Path
 
 from berth import __version__
+from berth.install import layout
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
+from berth.kube import yamlio
 
 PRELUDE = r"""set -euo pipefail
 
 OUT=__OUT__
+RENDER_ID=__RENDER_ID__
 CONTEXT=''
 FROM_STEP=1
 YES=0
+NO_WAIT=0
+FORCE=''
 TOTAL=__TOTAL__
 STEP=0
 RAN=0
 
 usage() {
   cat <<'USAGE'
-Usage: bash SCRIPT [--context NAME | --yes] [--out DIR] [--from-step N]
-  --context NAME   run against this kube context (otherwise the current one, after confirmation)
-  --yes            accept the current kube context without asking
-  --out DIR        the berth work dir's out/ folder (default: the one this script was generated from)
-  --from-step N    skip steps before N (resume after a failure; every step is safe to repeat)
+Usage: bash SCRIPT [--context NAME | --yes] [--out DIR] [--from-step N] [--no-wait] [--force-conflicts]
+  --context NAME     run against this kube context (otherwise the current one, after confirmation)
+  --yes              accept the current kube context without asking
+  --out DIR          the berth work dir's out/ folder (default: the one this script was generated from)
+  --from-step N      skip steps before N (resume after a failure; every step is safe to repeat)
+  --no-wait          skip the readiness step (Deployments, StatefulSets, DaemonSets, Jobs)
+  --force-conflicts  take ownership of fields other field managers own (server-side apply), as berth install apply
 USAGE
 }
 
@@ -48,6 +55,8 @@ while [ $# -gt 0 ]; do
     --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; OUT="$2"; shift 2 ;;
     --from-step) [ $# -ge 2 ] || { usage >&2; exit 2; }; FROM_STEP="$2"; shift 2 ;;
     --yes) YES=1; shift ;;
+    --no-wait) NO_WAIT=1; shift ;;
+    --force-conflicts) FORCE=--force-conflicts; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -68,6 +77,14 @@ on_exit() {
 }
 trap on_exit EXIT
 
+[ -d "$OUT" ] || die "$OUT not found; pass --out WORK_DIR/out"
+# The render this script was generated from: refuse a work dir set up, upgraded or rolled back since.
+if [ -f "$OUT/spec/render-id" ]; then
+  HAVE="$(cat "$OUT/spec/render-id")"
+  [ "$HAVE" = "$RENDER_ID" ] || die "this script was generated from __RENDER_LABEL__ (render ${RENDER_ID:0:12}), but $OUT now holds render ${HAVE:0:12}: the work dir was set up, upgraded or rolled back since. Generate the script again: __REGENERATE__"
+else
+  echo "warning: $OUT has no spec/render-id (set up by an older berth): cannot check that it still holds the render this script was generated from" >&2
+fi
 command -v kubectl >/dev/null 2>&1 || die "kubectl is required (https://kubernetes.io/docs/tasks/tools/)"
 if [ -n "$CONTEXT" ]; then
   CURRENT="$CONTEXT"
@@ -85,7 +102,6 @@ if [ -z "$CONTEXT" ] && [ "$YES" != 1 ]; then
     die "not running against the current context without confirmation: pass --context $CURRENT (or --yes)"
   fi
 fi
-[ -d "$OUT" ] || die "$OUT not found; pass --out WORK_DIR/out"
 
 begin_step() {
   STEP="$1"
@@ -98,12 +114,64 @@ begin_step() {
   return 0
 }
 
-# apply_file FILE NAMESPACE -- NAMESPACE is empty when the file names its own (or the kind is cluster-scoped)
+# apply_file FILE NAMESPACE -- NAMESPACE is empty when the file names its own (or the kind is cluster-scoped);
+# fields another field manager owns are taken over only with --force-conflicts, as berth install apply does
 apply_file() {
   if [ -n "$2" ]; then
-    kc apply --server-side --field-manager=berth --force-conflicts -n "$2" -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -n "$2" -f "$OUT/$1"
   else
-    kc apply --server-side --field-manager=berth --force-conflicts -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -f "$OUT/$1"
+  fi
+}
+
+# owned FILE [-n NAMESPACE] -- the object of FILE with Helm's ownership metadata, made locally (release objects
+# only: hooks never get it)
+owned() {
+  file="$1"; shift
+  kc label --local -f "$OUT/$file" "$@" app.kubernetes.io/managed-by=Helm --overwrite -o yaml \
+    | kc annotate --local -f - "meta.helm.sh/release-name=$RELEASE" "meta.helm.sh/release-namespace=$RELEASE_NS" \
+        --overwrite -o yaml
+}
+
+# apply_owned FILE NAMESPACE [ARGS...] -- apply_file for a release object: with its ownership metadata
+apply_owned() {
+  file="$1"; ns="$2"; shift 2
+  if [ -n "$ns" ]; then
+    owned "$file" -n "$ns" | kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -n "$ns" "$@" -f -
+  else
+    owned "$file" | kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} "$@" -f -
+  fi
+}
+
+# vkey VERSION -- Kubernetes version priority as one number (GA above beta above alpha, then major, then minor)
+vkey() {
+  case "$1" in v[0-9]*) ;; *) echo 0; return ;; esac
+  rest="${1#v}"
+  major="${rest%%[!0-9]*}"
+  tail="${rest#"$major"}"
+  case "$tail" in
+    '') echo $(( 3000000 + major * 1000 )) ;;
+    beta[0-9]*) minor="${tail#beta}"; case "$minor" in *[!0-9]*) echo 0 ;; *) echo $(( 2000000 + major * 1000 + minor )) ;; esac ;;
+    alpha[0-9]*) minor="${tail#alpha}"; case "$minor" in *[!0-9]*) echo 0 ;; *) echo $(( 1000000 + major * 1000 + minor )) ;; esac ;;
+    *) echo 0 ;;
+  esac
+}
+
+# apply_crd FILE NAME MINE -- a templated CRD, as berth install apply decides: absent: create; the cluster's newest
+# version older than MINE (this package's newest, as a vkey): upgrade it, taking ownership of its fields; newer: leave
+# it; the same: apply (taking fields over only with --force-conflicts)
+apply_crd() {
+  live="$(kc get crd "$2" --ignore-not-found -o 'jsonpath={.spec.versions[*].name}' 2>/dev/null)" || live=''
+  if [ -z "$live" ]; then apply_owned "$1" ''; return; fi
+  best=0
+  for v in $live; do k="$(vkey "$v")"; if [ "$k" -gt "$best" ]; then best="$k"; fi; done
+  if [ "$best" -gt "$3" ]; then
+    echo "warning: CRD $2 on the cluster serves a newer version than this package's: left as it is" >&2
+  elif [ "$best" -lt "$3" ]; then
+    echo "CRD $2: upgrading the cluster's older version"
+    owned "$1" | kc apply --server-side --field-manager=helm --force-conflicts -f -
+  else
+    apply_owned "$1" ''
   fi
 }
 
@@ -166,9 +234,9 @@ job_logs() {
 # apply_rv FILE NAMESPACE -- apply_file, printing only the resourceVersion the object got (what wait_job replays from)
 apply_rv() {
   if [ -n "$2" ]; then
-    kc apply --server-side --field-manager=berth --force-conflicts -o 'jsonpath={.metadata.resourceVersion}' -n "$2" -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -o 'jsonpath={.metadata.resourceVersion}' -n "$2" -f "$OUT/$1"
   else
-    kc apply --server-side --field-manager=berth --force-conflicts -o 'jsonpath={.metadata.resourceVersion}' -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -o 'jsonpath={.metadata.resourceVersion}' -f "$OUT/$1"
   fi
 }
 
@@ -307,7 +375,30 @@ def readiness_jobs(plan: Plan) -> dict[str, str]:
     return out
 
 
-def _step_lines(step: Step, plan: Plan, job_rv: dict[str, str]) -> list[str]:
+def _dq(text: str) -> str:
+    """Text made safe inside a bash double-quoted string."""
+    return "".join("\\" + c if c in '\\"$`' else c for c in text)
+
+
+def crd_version_keys(plan: Plan, out_dir: Path) -> dict[str, int]:
+    """The newest version of each templated CRD the plan applies, as the script's ``vkey`` numbers it (what
+    ``apply_crd`` compares the cluster's newest version with; :func:`berth.install.apply.version_key`'s order)."""
+    from berth.install import apply
+
+    keys: dict[str, int] = {}
+    for step in plan.steps:
+        if step.phase != Phase.CRDS.value:
+            continue
+        for o in step.objects:
+            if o.create_only or not (out_dir / o.file).is_file():
+                continue
+            body = yamlio.load_objects((out_dir / o.file).read_text(encoding="utf-8"), o.file)[0][1]
+            stability, major, minor, _ = apply.version_key(apply.newest_version(body))
+            keys[o.file] = stability * 1_000_000 + major * 1_000 + minor if stability else 0
+    return keys
+
+
+def _step_lines(step: Step, plan: Plan, job_rv: dict[str, str], crd_keys: dict[str, int]) -> list[str]:
     ns = plan.namespace
     if step.phase == Phase.NAMESPACE.value:
         return [f"  ensure_namespace {q(step.objects[0].name)}"]
@@ -323,25 +414,26 @@ def _step_lines(step: Step, plan: Plan, job_rv: dict[str, str]) -> list[str]:
                 out.append(f"    apply_file {q(o.file)} ''")
                 out.append("  fi")
             else:
-                out.append(f"  apply_file {q(o.file)} ''")
+                out.append(f"  apply_crd {q(o.file)} {q(o.name)} {crd_keys.get(o.file, 0)}")
             out.append(f"  wait_crd {q(o.name)} {step.timeout_seconds}")
         return out
     if step.phase in (Phase.SECRETS.value, Phase.APPLY.value):
         out = []
         for o in step.objects:
             if o.file in job_rv:
-                out.append(f'  {job_rv[o.file]}="$(apply_rv {q(o.file)} {_ns_arg(o, ns)})"')
+                rv = "-o 'jsonpath={.metadata.resourceVersion}'"
+                out.append(f'  {job_rv[o.file]}="$(apply_owned {q(o.file)} {_ns_arg(o, ns)} {rv})"')
                 applied = f"{o.kind} {_object_ns(o, ns)}/{o.name} applied"
                 out.append(f'  echo {q(applied)}" (resourceVersion ${job_rv[o.file]})"')
             else:
-                out.append(f"  apply_file {q(o.file)} {_ns_arg(o, ns)}")
+                out.append(f"  apply_owned {q(o.file)} {_ns_arg(o, ns)}")
         return out
     if step.phase == Phase.DELETE.value:
         return [f"  delete_nowait {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
     if step.phase == Phase.PRUNE.value:
         return [f"  prune_file {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
     if step.phase == Phase.READINESS.value:
-        out = []
+        out = ['  if [ "$NO_WAIT" = 1 ]; then', "    echo 'not waited on (--no-wait)'", "  else"]
         for o in step.objects:
             if o.wait == Wait.ROLLOUT:
                 out.append(
@@ -353,33 +445,45 @@ def _step_lines(step: Step, plan: Plan, job_rv: dict[str, str]) -> list[str]:
                 )
             elif o.wait == Wait.POD_SUCCEEDED:
                 out.append(f"  wait_pod {q(o.name)} {q(_object_ns(o, ns))} {step.timeout_seconds}")
-        return out
+        return [*out[:3], *(f"  {line}" for line in out[3:]), "  fi"]
     return _hook_lines(step, plan)
 
 
 def generate(plan: Plan, out_dir: Path) -> str:
-    """The whole script for ``plan``; ``out_dir`` is the default ``--out`` (the work dir's ``out/``)."""
+    """The whole script for ``plan``; ``out_dir`` is the default ``--out`` (the work dir's ``out/``). It embeds the
+    render ``out_dir`` holds (:func:`berth.install.layout.render_id`) and refuses to run against another one."""
+    render_id = layout.render_id(out_dir)
+    label = f"the {plan.action.value} plan of release {plan.release}"
+    regenerate = f"berth install script --work-dir {out_dir.parent} --action {plan.action.value}" + (
+        f" --revision {plan.target_revision}" if plan.target_revision is not None else ""
+    )
     header = [
         "#!/usr/bin/env bash",
         f"# Generated by berth {__version__} from the {plan.action.value} plan of release {plan.release} "
         f"(namespace {plan.namespace}){' to ' + plan.target if plan.target else ''}.",
+        f"# Work dir render: {render_id} (it refuses to run against a work dir holding another one).",
         "# Do not edit: regenerate with `berth install script`. Runs under bash 3.2+ with kubectl only.",
         "# Steps:",
         *[f"#   {i}. {s.phase}: {s.description}" for i, s in enumerate(plan.steps, 1)],
     ]
     prelude = (
         PRELUDE.replace("__OUT__", q(str(out_dir)))
+        .replace("__RENDER_ID__", q(render_id))
+        .replace("__RENDER_LABEL__", _dq(label))
+        .replace("__REGENERATE__", _dq(regenerate))
         .replace("__TOTAL__", str(len(plan.steps)))
         .replace("__ACTION__", plan.action.value)
         .replace("__RELEASE__", plan.release)
     )
+    prelude += f"RELEASE={q(plan.release)}\nRELEASE_NS={q(plan.namespace)}\n"
+    crd_keys = crd_version_keys(plan, out_dir)
     body: list[str] = [f"echo {q('warning: ' + w)} >&2" for w in plan.warnings]
     job_rv = readiness_jobs(plan)
     body += [f"{var}=''" for var in job_rv.values()]
     for i, step in enumerate(plan.steps, 1):
         body.append("")
         body.append(f"if begin_step {i} {q(f'{step.phase}: {step.description}')}; then")
-        body += _step_lines(step, plan, job_rv)
+        body += _step_lines(step, plan, job_rv, crd_keys)
         body.append("fi")
     hook_steps = sum(1 for s in plan.steps if s.is_hook)
     body.append("")

@@ -7,6 +7,7 @@ asks only for inputs without a default.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,11 @@ from berth.kube.errors import InputError, MultiInputError
 
 SELECTION_FILE = "selection.yaml"
 INPUTS_FILE = "inputs.yaml"
+SECRET_INPUTS_FILE = "secret-inputs.yaml"
+"""``out/spec/secret-inputs.yaml``: the answers to secret inputs the user typed or gave as values, owner-only (0600)
+and git-ignored. Answers given as references (``@env:VAR``, ``@file:PATH``) are stored as the reference in
+``inputs.yaml`` instead, and read again at every render."""
+REFERENCE = re.compile(r"^@(?P<kind>env|file):(?P<name>.+)$")
 
 
 @dataclass(frozen=True)
@@ -34,13 +40,42 @@ class Selection:
 @dataclass(frozen=True)
 class Answers:
     given: dict[str, Any] = field(default_factory=dict)
-    """Values the user chose (now or in an earlier run)."""
+    """Values the user chose (now or in an earlier run); a secret input given by reference keeps the reference."""
     defaulted: dict[str, Any] = field(default_factory=dict)
     """Values taken from the package's defaults this run (not remembered as answers)."""
+    secret: frozenset[str] = frozenset()
+    """The names of the package's secret inputs (stored apart, never printed)."""
+    resolved: dict[str, Any] = field(default_factory=dict)
+    """The values behind the references among ``given`` (read now, never stored)."""
 
     @property
     def effective(self) -> dict[str, Any]:
-        return {**self.defaulted, **self.given}
+        return {**self.defaulted, **self.given, **self.resolved}
+
+
+def is_reference(value: Any) -> bool:
+    return isinstance(value, str) and REFERENCE.match(value) is not None
+
+
+def resolve_reference(inp: Input, ref: str) -> Any:
+    """The value a secret input's reference points at: ``@env:VAR`` (the variable must be set) or ``@file:PATH``
+    (its text, one trailing newline dropped), coerced to the input's type. Errors name the reference, never a value."""
+    m = REFERENCE.match(ref)
+    assert m is not None
+    kind, name = m.group("kind"), m.group("name")
+    where = f"input {inp.name} ({ref})"
+    if kind == "env":
+        value = os.environ.get(name)
+        if value is None:
+            raise InputError(
+                f"the environment variable {name} is not set; export it before this command", where
+            )
+    else:
+        try:
+            value = Path(name).expanduser().read_text(encoding="utf-8").removesuffix("\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}", where) from exc
+    return inp.coerce(value, where)
 
 
 def read_prior(spec_dir: Path) -> tuple[Selection | None, dict[str, Any]]:
@@ -57,13 +92,27 @@ def read_prior(spec_dir: Path) -> tuple[Selection | None, dict[str, Any]]:
                 tuple(str(c) for c in spec.get("components") or ()),
                 tuple(str(v) for v in spec.get("apiVersions") or ()),
             )
-    in_path = spec_dir / INPUTS_FILE
-    if in_path.is_file():
-        docs = yamlio.load_file(in_path)
-        spec = (docs[0].body or {}).get("spec") if docs and isinstance(docs[0].body, dict) else None
-        if isinstance(spec, dict) and isinstance(spec.get("values"), dict):
-            answers = dict(spec["values"])
+    for name in (INPUTS_FILE, SECRET_INPUTS_FILE):
+        in_path = spec_dir / name
+        if in_path.is_file():
+            docs = yamlio.load_file(in_path)
+            spec = (docs[0].body or {}).get("spec") if docs and isinstance(docs[0].body, dict) else None
+            if isinstance(spec, dict) and isinstance(spec.get("values"), dict):
+                answers.update(spec["values"])
     return selection, answers
+
+
+def stored_answers(spec_dir: Path, pkg: Package) -> dict[str, Any]:
+    """A render's effective answers as its spec records them: defaults, answers (secret ones from their own file)
+    and references resolved now."""
+    docs = yamlio.load_file(spec_dir / INPUTS_FILE)
+    spec = (docs[0].body or {}).get("spec") or {}
+    _, given = read_prior(spec_dir)
+    out = {**(spec.get("defaults") or {}), **given}
+    for inp in pkg.inputs:
+        if inp.secret and is_reference(out.get(inp.name)):
+            out[inp.name] = resolve_reference(inp, str(out[inp.name]))
+    return out
 
 
 def select(
@@ -176,17 +225,29 @@ def answer(
     ]
     answers: dict[str, Any] = {}
     defaulted: dict[str, Any] = {}
+    resolved: dict[str, Any] = {}
     for inp in pkg.inputs:
         try:
-            if inp.name in given:
-                answers[inp.name] = inp.coerce(given[inp.name], f"--input {inp.name}")
-            elif inp.name in prior:
-                answers[inp.name] = inp.coerce(prior[inp.name], f"earlier answer {inp.name}")
+            raw, where = (
+                (given[inp.name], f"--input {inp.name}")
+                if inp.name in given
+                else (prior[inp.name], f"earlier answer {inp.name}")
+                if inp.name in prior
+                else (None, "")
+            )
+            if raw is not None and inp.secret and is_reference(raw):
+                answers[inp.name] = raw
+                resolved[inp.name] = resolve_reference(inp, str(raw))
+            elif raw is not None:
+                answers[inp.name] = inp.coerce(raw, where)
             elif inp.default is not None:
                 defaulted[inp.name] = inp.default
             elif prompt is not None:
                 raw = prompt(inp)
-                if raw != "":
+                if raw != "" and inp.secret and is_reference(raw):
+                    answers[inp.name] = raw
+                    resolved[inp.name] = resolve_reference(inp, raw)
+                elif raw != "":
                     answers[inp.name] = inp.coerce(raw, f"answer {inp.name}")
                 elif inp.required:
                     problems.append(f"missing required input {inp.name}: pass --input {inp.name}=VALUE")
@@ -196,7 +257,7 @@ def answer(
             problems.append(str(exc))
     if problems:
         raise MultiInputError(problems, "inputs")
-    return Answers(answers, defaulted)
+    return Answers(answers, defaulted, frozenset(i.name for i in pkg.inputs if i.secret), resolved)
 
 
 def spec_doc(pkg: Package, kind: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -215,7 +276,12 @@ def write(spec_dir: Path, pkg: Package, selection: Selection, answers: Answers, 
         chosen["apiVersions"] = list(selection.api_versions)
     sel = spec_doc(pkg, "Selection", chosen)
     (spec_dir / SELECTION_FILE).write_text(yamlio.dump(sel), encoding="utf-8")
-    inputs = spec_doc(
-        pkg, "Inputs", {"namespace": namespace, "values": answers.given, "defaults": answers.defaulted}
-    )
+    plain = {k: v for k, v in answers.given.items() if k not in answers.secret or is_reference(v)}
+    hidden = {k: v for k, v in answers.given.items() if k not in plain}
+    inputs = spec_doc(pkg, "Inputs", {"namespace": namespace, "values": plain, "defaults": answers.defaulted})
     (spec_dir / INPUTS_FILE).write_text(yamlio.dump(inputs), encoding="utf-8")
+    if hidden:
+        text = yamlio.dump(spec_doc(pkg, "SecretInputs", {"values": hidden}))
+        fd = os.open(spec_dir / SECRET_INPUTS_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
