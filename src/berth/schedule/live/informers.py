@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -34,7 +35,6 @@ from typing import Any, Protocol
 
 import urllib3
 
-from berth.kube import objects
 from berth.kube.objects import Obj
 from berth.schedule.live import api
 
@@ -484,14 +484,48 @@ class Informer:
 
 
 def trim(obj: dict[str, Any]) -> dict[str, Any]:
-    """The informers' transform: drop ``metadata.managedFields`` (as kube-scheduler's pod informer does: no plugin
-    reads them, and on a pod written by a client, a kubelet and a scheduler they are close to half its size), and
-    keep a compact copy (:func:`berth.kube.objects.compact`), since the cache holds every object while it exists."""
+    """The informers' transform, in place on a freshly decoded object: drop ``metadata.managedFields`` (as
+    kube-scheduler's pod informer does: no plugin reads them, and on a pod written by a client, a kubelet and a
+    scheduler they are close to half its size), and intern its short string values, since the cache holds every
+    object while it exists.
+
+    Why in place, and values only: the keys already come shared -- :func:`berth.schedule.live.api.loads` is orjson,
+    whose decoder reuses one string per key -- so rebuilding every dict to intern them (what
+    :func:`berth.kube.objects.compact` does for any decoder) bought nothing here and was most of an informer's CPU
+    per watch event on ``berth bench schedule --live``."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
-    compacted: dict[str, Any] = objects.compact(obj)
-    return compacted
+    _intern_dict(obj)
+    return obj
+
+
+_SHORT = 32  # as berth.kube.objects.compact: values this short repeat across objects ("True", "100m", times)
+_intern = sys.intern
+
+
+def _intern_dict(d: dict[str, Any]) -> None:
+    for k, v in d.items():
+        t = type(v)
+        if t is str:
+            if len(v) <= _SHORT:
+                d[k] = _intern(v)
+        elif t is dict:
+            _intern_dict(v)
+        elif t is list:
+            _intern_list(v)
+
+
+def _intern_list(items: list[Any]) -> None:
+    for i, v in enumerate(items):
+        t = type(v)
+        if t is str:
+            if len(v) <= _SHORT:
+                items[i] = _intern(v)
+        elif t is dict:
+            _intern_dict(v)
+        elif t is list:
+            _intern_list(v)
 
 
 def _rv(obj: Mapping[str, Any]) -> str:
