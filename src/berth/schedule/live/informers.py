@@ -496,7 +496,7 @@ def trim(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
-    _intern_dict(obj)
+    _intern_in_place(obj)
     return obj
 
 
@@ -504,28 +504,16 @@ _SHORT = 32  # as berth.kube.objects.compact: values this short repeat across ob
 _intern = sys.intern
 
 
-def _intern_dict(d: dict[str, Any]) -> None:
-    for k, v in d.items():
+def _intern_in_place(container: dict[Any, Any] | list[Any]) -> None:
+    """Intern the short strings in ``container`` (a dict or a list) and in everything it holds."""
+    pairs = container.items() if type(container) is dict else enumerate(container)
+    for k, v in pairs:
         t = type(v)
         if t is str:
             if len(v) <= _SHORT:
-                d[k] = _intern(v)
-        elif t is dict:
-            _intern_dict(v)
-        elif t is list:
-            _intern_list(v)
-
-
-def _intern_list(items: list[Any]) -> None:
-    for i, v in enumerate(items):
-        t = type(v)
-        if t is str:
-            if len(v) <= _SHORT:
-                items[i] = _intern(v)
-        elif t is dict:
-            _intern_dict(v)
-        elif t is list:
-            _intern_list(v)
+                container[k] = _intern(v)
+        elif t is dict or t is list:
+            _intern_in_place(v)
 
 
 def _rv(obj: Mapping[str, Any]) -> str:
