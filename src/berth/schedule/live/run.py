@@ -533,9 +533,12 @@ class LiveScheduler:
             sched.remove_pod(new)
             self._first_seen.pop(key, None)
             self._attempts.pop(key, None)
+            self.status.forget(key)
             return
         terminal = (new.get("status") or {}).get("phase") in _TERMINAL
         bound = bool((new.get("spec") or {}).get("nodeName"))
+        if bound:
+            self.status.forget(key)
         if terminal:
             # Upstream's informers drop finished pods: they no longer use their node's resources.
             if delta.old is not None:
