@@ -87,7 +87,9 @@ def test_setup_output_lines_and_layout(edge_workdir: Path) -> None:
     )
     inputs = spec_of(out / "spec" / "inputs.yaml")
     assert inputs["values"] == {}  # licenseKey is a secret input: stored apart, owner-only
-    assert spec_of(out / "spec" / "secret-inputs.yaml")["values"] == {"licenseKey": "k-1,2"}  # not split on commas
+    assert spec_of(out / "spec" / "secret-inputs.yaml")["values"] == {
+        "licenseKey": "k-1,2"
+    }  # not split on commas
     assert stat.S_IMODE((out / "spec" / "secret-inputs.yaml").stat().st_mode) == 0o600
     assert inputs["defaults"] == {"greeting": "hello", "replicas": 1}
     facts = spec_of(out / "spec" / "facts.yaml")["values"]
@@ -145,10 +147,10 @@ def test_rerun_reuses_answers_but_takes_new_defaults(run: Run, workdir_copy: Pat
     inputs = spec_of(workdir_copy / "out" / "spec" / "inputs.yaml")
     assert spec_of(workdir_copy / "out" / "spec" / "secret-inputs.yaml")["values"] == {"licenseKey": "k-1,2"}
     assert inputs["defaults"] == {"greeting": "bonjour", "replicas": 1}
-    assert (
-        "greeting: bonjour"
-        in (workdir_copy / "out" / "manifests" / "configmap-edge-app-settings.yaml").read_text()
-    )
+    settings = yamlio.load_file(workdir_copy / "out" / "manifests" / "configmap-edge-app-settings.yaml")[
+        0
+    ].body
+    assert settings["data"]["greeting"] == "bonjour"
     assert "Namespace: edge" in r.out  # the package's namespace
 
 

@@ -39,7 +39,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from berth.install import kubeops, layout, lock, receipt, revisions, workdir
 from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
-from berth.kube import objects, yamlio
+from berth.kube import objects
 from berth.kube.errors import BerthError, InputError
 from berth.kube.hooks import (
     OUTPUT_LOG_POLICY_ANNOTATION,
@@ -249,13 +249,7 @@ class Executor:
 
     def body(self, o: PlanObject) -> dict[str, Any]:
         if o.file not in self._docs:
-            path = self.out_dir / o.file
-            loaded = yamlio.load_objects(path.read_text(encoding="utf-8"), str(path))
-            if len(loaded) != 1:
-                raise BerthError(
-                    f"{path}: expected one object, found {len(loaded)}; re-run berth install setup"
-                )
-            self._docs[o.file] = loaded[0][1]
+            self._docs[o.file] = layout.read_object(self.out_dir / o.file)
         return copy.deepcopy(self._docs[o.file])
 
     def prepared(self, o: PlanObject, res: kubeops.Resource) -> dict[str, Any]:

@@ -53,6 +53,7 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 WAIT_LOCK_HELP = "When another berth command is using WORK_DIR, wait for it instead of refusing (exit 2)."
+"""The same words as ``berth install setup --wait-lock`` (:data:`berth.install.cli.WAIT_LOCK_HELP`)."""
 
 
 def _runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -14,6 +14,7 @@ them, as Helm's live ``keep`` check does).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import sys
@@ -152,7 +153,9 @@ def render_selection(
             notes.append(
                 f"{r} is rendered only on upgrade; the upgrade plan applies it from out/{UPGRADE_DIR}/"
             )
-        elif canonical.canonical_json(o.body) != canonical.canonical_json(mine[r].body):
+        elif not (o.text and o.text == mine[r].text) and canonical.canonical_json(
+            o.body
+        ) != canonical.canonical_json(mine[r].body):  # the same text renders the same object
             notes.append(f"{r} renders differently on upgrade; the upgrade plan uses out/{UPGRADE_DIR}/")
     lookups = lookup_sources(result, chart_dir)
     return (
@@ -239,8 +242,10 @@ def _stage_and_swap(
             package.load(ref)  # validate before copying
             shutil.copytree(ref, stage / "package")
         elif current is not None:  # a newer chart for this work dir: keep its bases, components and inputs
-            package.rebase(current, opts.ref, stage / "package", opts.version, opts.repo, opts.namespace)
-        else:
+            package.rebase(
+                current, opts.ref, stage / "package", opts.version, opts.repo, opts.namespace, False
+            )
+        else:  # the work dir's own package: W/out holds its render, so no review renders of the bases
             package.build(
                 opts.ref,
                 [("default", None)],
@@ -248,6 +253,7 @@ def _stage_and_swap(
                 opts.version,
                 opts.repo,
                 namespace=opts.namespace,
+                review_renders=False,
             )
         pkg = package.load(stage / "package")
         namespace = opts.namespace or pkg.namespace
@@ -311,8 +317,16 @@ def _stage_and_swap(
             "".join(f"{p}\n" for p in ["secrets/", *hook_secrets]), encoding="utf-8"
         )
         if upgrade is not None:
-            layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=lookups)
-        layout.write_render_id(out)
+            written += [
+                dataclasses.replace(w, path=f"{UPGRADE_DIR}/{w.path}")
+                for w in layout.write_split(
+                    upgrade,
+                    out / UPGRADE_DIR,
+                    f"{pkg.name}-upgrade",
+                    lookup_sources=lookups,
+                )
+            ]
+        layout.write_render_id(out, written)
         recorded = revisions.record(
             work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )

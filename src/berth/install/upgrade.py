@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from berth.install import apply, lock, receipt, setup, workdir
+from berth.install import apply, kubeops, lock, receipt, setup, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -148,6 +148,8 @@ def run(
     upgrade."""
     reporter = reporter or apply.Reporter()
     work = options.work_dir
+    if source is not None:
+        kubeops.preload()  # the re-render runs Helm first; the client's import overlaps it
     if not options.resume:
         _refuse_uninstalled(options)
     if source is None and options.resume:
