@@ -8,6 +8,7 @@ and ``-v``/``BERTH_DEBUG=1`` bringing the traceback back.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -118,7 +119,10 @@ def bad_plugin(tmp_path: Path) -> Path:
 
 def test_plugin_with_a_syntax_error_names_its_file_and_line(bad_plugin: Path) -> None:
     proc = berth(*SIMULATE, "--plugin", "broken_plugin:Broken", env={"PYTHONPATH": str(bad_plugin)})
-    assert_one_error(proc, 2, f"{bad_plugin / 'broken_plugin.py'}, line 1")
+    line = assert_one_error(proc, 2, str(bad_plugin / "broken_plugin.py"))
+    assert re.search(r"broken_plugin\.py(:|, line )1\b", line), (
+        line
+    )  # the plugin loader's or the boundary's form
 
 
 def test_verbose_and_berth_debug_show_the_traceback(bad_plugin: Path) -> None:

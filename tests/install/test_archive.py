@@ -141,7 +141,7 @@ def test_a_zeros_bomb_is_refused_by_setup_after_its_first_header(
 
 def test_package_refuses_the_bomb_naming_it(run: Run, bomb: Path, tmp_path: Path) -> None:
     out = tmp_path / "pkg"
-    r = run("install", "package", bomb, "-o", out)
+    r = run("install", "package", bomb, "--out", out)
     assert r.code == 2 and f"error: {bomb}: " in r.err and "Helm allows one file" in r.err
     assert not out.exists() and not list(tmp_path.glob(".pkg*"))
 
@@ -217,7 +217,7 @@ def test_setup_names_the_bomb_inside_the_package_the_user_gave(run: Run, bomb: P
     (tiny / "templates").mkdir(parents=True)
     (tiny / "Chart.yaml").write_bytes(CHART_YAML)
     pkg = tmp_path / "pkg"
-    assert run("install", "package", tiny, "-o", pkg).code == 0
+    assert run("install", "package", tiny, "--out", pkg).code == 0
     manifest = pkg / "berth-package.yaml"
     body = yamlio.load_file(manifest)[0].body
     (pkg / body["spec"]["chart"]["archive"]).write_bytes(bomb.read_bytes())  # a package someone tampered with

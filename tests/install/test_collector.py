@@ -124,7 +124,7 @@ def test_package_collector_command_adds_facts(run: Run, tmp_path: Path) -> None:
     spec = _spec_with_collector(
         tmp_path, 'printf "gpu: true\\nbase: %s\\nns: %s\\n" "$INSTALLER_BASE" "$INSTALLER_NAMESPACE"'
     )
-    assert run("install", "package", EDGE_CHART, "--spec", spec, "-o", tmp_path / "p").code == 0
+    assert run("install", "package", EDGE_CHART, "--spec", spec, "--out", tmp_path / "p").code == 0
     r = run(
         "install",
         "setup",
@@ -155,7 +155,7 @@ def test_failing_collector_fails_setup_cleanly(run: Run, tmp_path: Path, command
             EDGE_CHART,
             "--spec",
             _spec_with_collector(tmp_path, command),
-            "-o",
+            "--out",
             tmp_path / "p",
         ).code
         == 0

@@ -43,7 +43,7 @@ def test_values_files_and_set_layer_in_order(tmp_path: Path) -> None:
     )
     vf = tmp_path / "v.yaml"
     vf.write_text("v: b\nw: b\n")
-    r = helm.render(helm.RenderRequest(chart, "r", "ns", (vf,), ("w=c",)))
+    r = helm.render(helm.RenderRequest(chart, "r", "ns", (vf,), ("--set", "w=c")))
     assert 'v: "b"' in r.text and 'w: "c"' in r.text
 
 
@@ -58,15 +58,16 @@ def test_kube_version_and_is_upgrade_reach_templates(tmp_path: Path) -> None:
     assert 'kv: "v1.35.0"' in r.text and 'up: "true"' in r.text
 
 
-def test_nondeterministic_chart_is_refused(tmp_path: Path) -> None:
+def test_a_nondeterministic_render_names_what_differs_and_keeps_the_first(tmp_path: Path) -> None:
     chart = make_chart(
         tmp_path,
         {
-            "s.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {p: {{ randAlphaNum 16 | quote }}}\n"
+            "s.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {p: {{ randAlphaNum 16 | quote }}, q: b}\n"
         },
     )
-    with pytest.raises(InputError, match=r"two renders .* differ"):
-        helm.render(helm.RenderRequest(chart, "r", "ns"))
+    r = helm.render(helm.RenderRequest(chart, "r", "ns"))
+    assert [(f.label, f.paths) for f in r.random] == [("ConfigMap x", (("data", "p"),))]
+    assert "q: b" in r.text
 
 
 @pytest.mark.parametrize(

@@ -147,7 +147,9 @@ def test_generated_script_makes_the_same_calls_with_real_kubectl(
     for p in plans:
         action = p.action
         script = tmp_path / f"{action.value}.sh"
-        assert run("install", "script", "--work-dir", work, "--action", action.value, "-o", script).code == 0
+        assert (
+            run("install", "script", "--work-dir", work, "--action", action.value, "--out", script).code == 0
+        )
         proc = subprocess.run(
             ["bash", str(script), "--yes"], env=env, capture_output=True, text=True, timeout=180
         )
@@ -236,7 +238,9 @@ def test_generated_upgrade_and_rollback_scripts_prune_like_helm(
 
     def script(p: plan.Plan) -> subprocess.CompletedProcess[str]:
         path = tmp_path / f"{p.action.value}.sh"
-        assert run("install", "script", "--work-dir", work, "--action", p.action.value, "-o", path).code == 0
+        assert (
+            run("install", "script", "--work-dir", work, "--action", p.action.value, "--out", path).code == 0
+        )
         proc = subprocess.run(
             ["bash", str(path), "--yes"], env=env, capture_output=True, text=True, timeout=180
         )

@@ -20,9 +20,9 @@ def leftovers(out: Path) -> list[str]:
 
 def test_packaging_again_replaces_the_package_and_leaves_no_temp_folders(run: Run, tmp_path: Path) -> None:
     out = tmp_path / "pkg"
-    assert run("install", "package", EDGE_CHART, "-o", out).code == 0
+    assert run("install", "package", EDGE_CHART, "--out", out).code == 0
     (out / "stray.txt").write_text("from an older package", encoding="utf-8")
-    res = run("install", "package", EDGE_CHART, "--base", "default", "--base", "second", "-o", out)
+    res = run("install", "package", EDGE_CHART, "--base", "default", "--base", "second", "--out", out)
     assert res.code == 0, res.err
     assert not (out / "stray.txt").exists()
     assert [b.name for b in package.load(out).bases] == ["default", "second"]
@@ -34,7 +34,7 @@ def test_a_move_that_fails_leaves_the_previous_package_whole(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cross_device: bool
 ) -> None:
     out = tmp_path / "pkg"
-    assert run("install", "package", EDGE_CHART, "-o", out).code == 0
+    assert run("install", "package", EDGE_CHART, "--out", out).code == 0
     before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
     real_rename = Path.rename
     real_copytree = shutil.copytree
@@ -66,7 +66,7 @@ def test_a_folder_that_is_not_a_package_is_never_replaced(run: Run, tmp_path: Pa
     out = tmp_path / "mine"
     out.mkdir()
     (out / "notes.txt").write_text("keep me", encoding="utf-8")
-    res = run("install", "package", EDGE_CHART, "-o", out)
+    res = run("install", "package", EDGE_CHART, "--out", out)
     assert res.code == 2
     assert "output folder exists and is not a berth package; choose another -o" in res.err
     assert (out / "notes.txt").read_text(encoding="utf-8") == "keep me"

@@ -26,7 +26,7 @@ def shop_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     swap.write_text("tags: {extras: true}\nfinder: {enabled: true}\ncart: {enabled: false}\n")
     out = tmp / "pkg"
     code = cli.main(
-        ["install", "package", str(SHOP), "--base", "default", "--base", f"swap={swap}", "-o", str(out)]
+        ["install", "package", str(SHOP), "--base", "default", "--base", f"swap={swap}", "--out", str(out)]
     )
     assert code == 0
     return out
@@ -96,7 +96,7 @@ def test_schema_violations_name_the_base_and_every_problem(run: Run, tmp_path: P
     bad = tmp_path / "big.yaml"
     bad.write_text("shop:\n  replicas: 9\n  adminEmail: null\n")
     out = tmp_path / "pkg"
-    r = run("install", "package", SHOP, "--base", "default", "--base", f"big={bad}", "-o", out)
+    r = run("install", "package", SHOP, "--base", "default", "--base", f"big={bad}", "--out", out)
     assert r.code == 2
     assert r.err.startswith(
         "error: chart umbrella-shop, base big (bases/big/values.yaml): helm template failed:"
@@ -112,7 +112,7 @@ def test_required_message_names_template_line_and_base(run: Run, tmp_path: Path)
     (chart / "values.schema.json").unlink()  # let the template's own `required` speak
     values = tmp_path / "no-email.yaml"
     values.write_text("shop:\n  adminEmail: null\n")
-    r = run("install", "package", chart, "--base", f"x={values}", "-o", tmp_path / "pkg")
+    r = run("install", "package", chart, "--base", f"x={values}", "--out", tmp_path / "pkg")
     assert r.code == 2
     assert r.err.startswith("error: umbrella-shop/templates/config.yaml:12, base x (bases/x/values.yaml): ")
     assert "shop.adminEmail is required: set it with --set shop.adminEmail=you@example.com" in r.err

@@ -19,7 +19,8 @@ def test_setup_records_the_render_it_replaces(edge_history_workdir: Path) -> Non
     assert revisions.numbers(out) == [1]
     rev = out / "revisions" / "1"
     assert sorted(p.name for p in rev.iterdir()) == [
-        ".gitignore", "lifecycle", "manifests", "package", "revision.yaml", "secrets", "spec", "upgrade",
+        ".gitignore", "lifecycle", "manifests", "package", "release", "revision.yaml", "secrets", "spec",
+        "upgrade",
     ]  # fmt: skip
     assert not (rev / "lifecycle" / "plan.yaml").exists() and not (rev / "runs").exists()
     assert (rev / "manifests" / "service-edge-app.yaml").is_file() or (

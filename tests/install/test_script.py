@@ -51,7 +51,7 @@ def shim(tmp_path: Path) -> dict[str, str]:
 
 def make_script(run: Run, work: Path, tmp_path: Path, *args: str) -> Path:
     target = tmp_path / "plan.sh"
-    r = run("install", "script", "--work-dir", work, "-o", target, *args)
+    r = run("install", "script", "--work-dir", work, "--out", target, *args)
     assert r.code == 0, r.err
     return target
 
@@ -79,8 +79,11 @@ def summary(calls: list[str]) -> list[str]:
     out = []
     for c in calls:
         m = re.search(r" (apply|delete) .*-f \S+/out/(\S+)$", c)
+        owned = re.search(r" label --local -f \S+/out/(\S+) ", c)
         if m:
             out.append(f"{m.group(1)} {m.group(2)}")
+        elif owned:  # a release object: labelled and annotated locally, then applied from stdin
+            out.append(f"apply {owned.group(1)}")
         elif " get job " in c:
             out.append(f"wait-job {c.split(' get job ')[1].split()[0]}")
         elif " create namespace " in c:
@@ -181,10 +184,16 @@ def test_install_runs_the_plan_in_order(
         in proc.stdout
     )
     applies = [c for c in calls if " apply " in c]
-    assert all("--server-side" in c for c in applies)
+    assert all("--server-side --field-manager=helm" in c for c in applies)
+    # release objects are labelled and annotated locally (their file named there), hooks are applied as they are
+    labelled = [c for c in calls if " label --local " in c]
+    annotated = [c for c in calls if " annotate --local " in c]
+    assert len(labelled) == len(annotated) and labelled
+    assert all("meta.helm.sh/release-name=edge meta.helm.sh/release-namespace=edge" in c for c in annotated)
+    assert not any("/lifecycle/" in c for c in labelled)
     # objects without a namespace get the release namespace; ones that name theirs do not
-    assert any("-n edge -f" in c and "namespace-edge-reservation" in c for c in applies)
-    assert not any("-n edge" in c and "deployment-edge-app" in c for c in applies)
+    assert any("namespace-edge-reservation" in c and "-n edge" in c for c in labelled)
+    assert not any("-n edge" in c and "deployment-edge-app" in c for c in labelled)
 
 
 def test_failed_job_stops_the_event_prints_logs_and_cleans_per_policy(

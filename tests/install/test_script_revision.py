@@ -17,8 +17,16 @@ from .conftest import EDGE_CHART, Run, edge_next_chart
 from .test_script import make_script, run_script
 
 CRD_SHIM = r"""#!/usr/bin/env bash
-echo "$*" >> "$FAKE_LOG"
-case "$*" in
+# A release object reaches `apply -f -` through `label --local -f FILE | annotate --local -f -`: the label call
+# passes on the file's name, and the apply logs it with its own arguments.
+args="$*"
+case "$args" in
+  *"annotate --local -f -"*) cat ;;
+  *"label --local -f "*) f="${args#*-f }"; echo "# from ${f%% *}" ;;
+  "apply "*"-f -") args="$args $(head -n 1)" ;;
+esac
+echo "$args" >> "$FAKE_LOG"
+case "$args" in
   *"config current-context"*) echo fake-current ;;
   *"get job"*) printf 'Complete=True\n' ;;
   *"get crd "*"jsonpath={.spec.versions"*) printf '%s' "${FAKE_CRD_VERSIONS:-}" ;;
@@ -144,3 +152,4 @@ def test_vkey_orders_versions_as_kubernetes_does(tmp_path: Path) -> None:
     by_bash = sorted(names, key=lambda n: (keys[n], n))
     by_python = sorted(names, key=lambda n: (apply.version_key(n)[:3], n))
     assert by_bash == by_python
+

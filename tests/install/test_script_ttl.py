@@ -51,7 +51,7 @@ def run_install(
     (bindir / "kubectl").write_text(SHIM)
     (bindir / "kubectl").chmod(0o755)
     script = tmp / "install.sh"
-    assert run("install", "script", "--work-dir", work, "--timeout", "3", "-o", script, *flags).code == 0
+    assert run("install", "script", "--work-dir", work, "--timeout", "3", "--out", script, *flags).code == 0
     log = tmp / f"calls-{final}.log"
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "FAKE_LOG": str(log), "FAKE_FINAL": final}
     proc = subprocess.run(

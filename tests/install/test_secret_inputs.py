@@ -51,7 +51,7 @@ def secret_package(run: Run, tmp_path: Path) -> Path:
     (chart / "values.yaml").write_text('licence: {key: ""}\n')
     (tmp_path / "spec.yaml").write_text(SPEC)
     pkg = tmp_path / "lic-package"
-    assert run("install", "package", chart, "--spec", tmp_path / "spec.yaml", "-o", pkg).code == 0
+    assert run("install", "package", chart, "--spec", tmp_path / "spec.yaml", "--out", pkg).code == 0
     return pkg
 
 
@@ -141,7 +141,7 @@ def test_a_bad_secret_value_is_not_shown_in_the_error(run: Run, tmp_path: Path) 
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
     (tmp_path / "spec.yaml").write_text("inputs:\n  - {name: pin, type: int, secret: true}\n")
     pkg = tmp_path / "pkg"
-    assert run("install", "package", chart, "--spec", tmp_path / "spec.yaml", "-o", pkg).code == 0
+    assert run("install", "package", chart, "--spec", tmp_path / "spec.yaml", "--out", pkg).code == 0
     r = run("install", "setup", "--pull", pkg, "--work-dir", tmp_path / "w", "--non-interactive",
             "--input", f"pin={TOKEN}")  # fmt: skip
     assert (
@@ -154,7 +154,7 @@ def test_a_secret_input_with_a_default_is_refused(run: Run, tmp_path: Path) -> N
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
     (tmp_path / "spec.yaml").write_text("inputs:\n  - {name: pw, secret: true, default: hunter2}\n")
-    r = run("install", "package", chart, "--spec", tmp_path / "spec.yaml", "-o", tmp_path / "pkg")
+    r = run("install", "package", chart, "--spec", tmp_path / "spec.yaml", "--out", tmp_path / "pkg")
     assert r.code == 2 and "a secret input has no default" in r.err
 
 

@@ -63,12 +63,15 @@ def test_setup_output_lines_and_layout(edge_workdir: Path) -> None:
         "render-id",
         "secret-inputs.yaml",
         "selection.yaml",
+        "values.yaml",
     ]
     assert (out / "spec" / "render-id").read_text() == layout.render_digest(out) + "\n"
     assert len(list((out / "manifests").glob("*.yaml"))) == 10
     assert stat.S_IMODE((out / "secrets").stat().st_mode) == 0o700
     assert stat.S_IMODE((out / "secrets" / "secret-edge-app-token.yaml").stat().st_mode) == 0o600
-    assert (out / ".gitignore").read_text() == "secrets/\nupgrade/secrets/\nspec/secret-inputs.yaml\n"
+    assert (
+        out / ".gitignore"
+    ).read_text() == "secrets/\nrelease/\nupgrade/secrets/\nspec/secret-inputs.yaml\n"
     assert not list((out / "manifests").glob("secret-*"))
     assert (out / "lifecycle" / "plan.yaml").is_file()
     events = sorted(p.name for p in (out / "lifecycle").iterdir() if p.is_dir())
@@ -113,7 +116,8 @@ def test_setup_prints_the_issue_lines(run: Run, tmp_path: Path, edge_package: Pa
         lines[2] == "Base: default; components: [metrics, ha-extra]"
     )  # requires closed over, declaration order
     assert lines[3] == "Namespace: edge"
-    assert lines[4] == f"Rendered 11 manifest(s) to {out}/manifests"  # + ServiceMonitor from metrics
+    assert lines[4] == "Release: edge"
+    assert lines[5] == f"Rendered 11 manifest(s) to {out}/manifests"  # + ServiceMonitor from metrics
     assert "requirement: CRD for ServiceMonitor" in r.out
 
 
@@ -141,7 +145,7 @@ def test_rerun_reuses_answers_but_takes_new_defaults(run: Run, workdir_copy: Pat
     shutil.copytree(EDGE_SPEC.parent, spec_dir)
     (spec_dir / "spec.yaml").write_text(spec)
     pkg2 = tmp_path / "pkg2"
-    assert run("install", "package", EDGE_CHART, "--spec", spec_dir / "spec.yaml", "-o", pkg2).code == 0
+    assert run("install", "package", EDGE_CHART, "--spec", spec_dir / "spec.yaml", "--out", pkg2).code == 0
     r = run("install", "setup", "--pull", pkg2, "--work-dir", workdir_copy, "--non-interactive")
     assert r.code == 0, r.err
     inputs = spec_of(workdir_copy / "out" / "spec" / "inputs.yaml")
@@ -290,7 +294,7 @@ def test_package_bad_input(run: Run, tmp_path: Path, args: list[str], message: s
     bad = tmp_path / "bad.yaml"
     bad.write_text("x: [\n")
     argv = [a.replace("BAD", str(bad)).replace("MISSING", str(tmp_path / "none.yaml")) for a in args]
-    r = run("install", "package", EDGE_CHART, *argv, "-o", tmp_path / "p")
+    r = run("install", "package", EDGE_CHART, *argv, "--out", tmp_path / "p")
     assert r.code == 2 and message in r.err
     assert not (tmp_path / "p").exists()
 
@@ -365,5 +369,5 @@ def test_manifest_names_and_paths_are_checked(
 
 
 def test_package_refuses_unsafe_base_name(run: Run, tmp_path: Path) -> None:
-    r = run("install", "package", EDGE_CHART, "--base", "../x", "-o", tmp_path / "p")
+    r = run("install", "package", EDGE_CHART, "--base", "../x", "--out", tmp_path / "p")
     assert r.code == 2 and "not a valid name" in r.err

@@ -58,7 +58,7 @@ def test_a_package_without_the_chosen_base_is_refused_naming_it(
     run: Run, chosen: Path, edge_package: Path, tmp_path: Path
 ) -> None:
     other = tmp_path / "pkg-no-ha"
-    assert run("install", "package", EDGE_CHART, "--base", "default", "-o", other).code == 0
+    assert run("install", "package", EDGE_CHART, "--base", "default", "--out", other).code == 0
     before = tree_digest(chosen)
     r = run("install", "setup", "--pull", other, "--work-dir", chosen, "--non-interactive")
     assert r.code == 2

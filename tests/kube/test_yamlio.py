@@ -54,7 +54,7 @@ def test_errors_name_the_document_and_the_line_in_the_whole_file() -> None:
     text = "a: 1\n---\nb: 2\n---\n# c\nc:\n  d: !!int nope\n"
     with pytest.raises(InputError) as caught:
         yamlio.load_documents(text, "f.yaml")
-    assert str(caught.value) == "f.yaml, document 3, line 7: YAML: cannot decode !!str `nope` as a !!int"
+    assert str(caught.value) == "f.yaml, document 3, line 7: YAML: c.d: cannot decode !!str `nope` as a !!int"
     # the flow list is still open at the end of the file, line 5
     with pytest.raises(InputError, match=r"f.yaml, document 2, line 5: malformed YAML"):
         yamlio.load_documents("a: 1\n---\nb:\n  - [\n", "f.yaml")

@@ -64,7 +64,7 @@ def loaded_after(*argv: str) -> dict[str, object]:
 def test_group_help_lists_the_same_commands_and_summaries() -> None:
     result = CliRunner().invoke(berth, ["schedule", "--help"], terminal_width=80)
     assert result.exit_code == 0, result.output
-    assert result.output.endswith(LISTING)
+    assert LISTING + "\nExamples:\n" in result.output  # the listing, then the group's examples
     assert result.output.startswith("Usage: berth schedule [OPTIONS] COMMAND [ARGS]...\n")
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from berth import cliopts
 from berth.kube.errors import BerthError, InputError
 
 DEFAULT_DATA = "./.berth/cluster"
@@ -143,12 +144,33 @@ def _write_private(path: Path, text: str) -> None:
         fh.write(text)
 
 
-@click.group("cluster")
+@click.group(
+    "cluster",
+    cls=cliopts.Group,
+    examples="""
+    # four simulated nodes in the background, then kubectl against them
+    berth cluster up --nodes 4 --detach
+    kubectl --kubeconfig .berth/cluster/kubeconfig get nodes
+    berth cluster down
+    """,
+)
 def group() -> None:
     """Run the embedded, kubectl-compatible Kubernetes API server with simulated nodes."""
 
 
-@group.command("up")
+@group.command(
+    "up",
+    examples="""
+    # one 8-cpu node, in the foreground (Ctrl-C stops it)
+    berth cluster up
+
+    # four labelled nodes in the background, data in another directory
+    berth cluster up --nodes 4 --node-label zone=a --detach --data /tmp/berth-cluster
+
+    # a bare API server: no simulated nodes, controllers or scheduler
+    berth cluster up --no-controllers --detach
+    """,
+)
 @click.option(
     "--data", "data", default=DEFAULT_DATA, show_default=True, help="Data directory (store, kubeconfig)."
 )
@@ -322,7 +344,16 @@ def _detach(
     raise BerthError(f"the cluster did not become ready within 30s; see {data_dir / 'server.log'}")
 
 
-@group.command("down")
+@group.command(
+    "down",
+    examples="""
+    # stop the cluster running from ./.berth/cluster
+    berth cluster down
+
+    # or from another data directory
+    berth cluster down --data /tmp/berth-cluster
+    """,
+)
 @click.option("--data", "data", default=DEFAULT_DATA, show_default=True)
 def down(data: str) -> None:
     """Stop the cluster running from DIR."""
@@ -341,9 +372,18 @@ def down(data: str) -> None:
     click.echo(f"stopped the cluster from {data_dir} (pid {pid})")
 
 
-@group.command("status")
+@group.command(
+    "status",
+    examples="""
+    # url, pid, readiness and object counts
+    berth cluster status
+
+    # the same as JSON
+    berth cluster status -o json
+    """,
+)
 @click.option("--data", "data", default=DEFAULT_DATA, show_default=True)
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@cliopts.output_option("table", "json", "yaml")
 def status(data: str, output: str) -> None:
     """Show url, pid, readiness and object counts of the cluster in DIR."""
     data_dir = Path(data).resolve()
@@ -367,8 +407,8 @@ def status(data: str, output: str) -> None:
         "kubeconfig": str(data_dir / "kubeconfig"),
         "objects": counts,
     }
-    if output == "json":
-        click.echo(json.dumps(report, indent=2))
+    if output != "table":
+        cliopts.print_doc(report, output)
         return
     click.echo(f"data:    {data_dir}")
     click.echo(f"running: {'yes' if running else 'no'}" + (f" (pid {pid}, {url})" if running else ""))
@@ -379,20 +419,30 @@ def status(data: str, output: str) -> None:
         click.echo(f"  {res}: {n}")
 
 
-@click.command("cluster")
+@cliopts.command(
+    "cluster",
+    examples="""
+    # start-up, creates/s, watch latency and memory with 10,000 pods
+    berth bench cluster
+
+    # smaller, without the simulated controllers, as JSON
+    berth bench cluster --pods 1000 --creates 500 --bare -o json
+    """,
+)
 @click.option("--pods", type=int, default=10_000, show_default=True, help="Pods for the memory figure.")
 @click.option(
     "--creates", type=int, default=2_000, show_default=True, help="Objects created for the rate figure."
 )
 @click.option("--bare", is_flag=True, help="Measure a server without the simulated controllers.")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@cliopts.output_option("table", "json", "yaml")
 def bench(pods: int, creates: int, bare: bool, output: str) -> None:
     """Start-up time, creates/s through the official client, watch latency, memory with many pods."""
     from berth.cluster import bench as bench_mod
 
-    figures = bench_mod.run(pods=pods, creates=creates, controllers=not bare)
-    if output == "json":
-        click.echo(json.dumps(figures, indent=2))
+    with cliopts.progress(f"Measuring an embedded cluster: {creates} creates, then {pods} pods"):
+        figures = bench_mod.run(pods=pods, creates=creates, controllers=not bare)
+    if output != "table":
+        cliopts.print_doc(figures, output)
         return
     for line in bench_mod.describe(figures):
         click.echo(line)

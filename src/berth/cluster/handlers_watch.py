@@ -6,8 +6,9 @@ import json
 import time
 
 from berth.cluster import errors as E
-from berth.cluster import request_warnings
+from berth.cluster import jsonfast, objmeta, request_warnings
 from berth.cluster.api import ApiError, Watch
+from berth.cluster.api.watch import RawObject
 from berth.cluster.http_base import PARTIAL_MARK, TABLE_MARK, HandlerBase, partial_object, truthy
 from berth.cluster.resources import ResourceType
 from berth.kube.objects import Obj
@@ -73,6 +74,7 @@ class WatchHandlers(HandlerBase):
                 send_initial_events=initial,
                 version=version,
             )
+            w.raw_text = True
         except ApiError as exc:
             if exc.code != 410:
                 raise
@@ -101,9 +103,12 @@ class WatchHandlers(HandlerBase):
         last_sent = time.monotonic()
 
         def send(typ: str, obj: Obj) -> None:
+            if isinstance(obj, RawObject):  # the stored text, unchanged: no decode and re-encode per watcher
+                self._chunk(b'{"type":"' + typ.encode() + b'","object":' + obj.encode() + b"}\n")
+                return
             if partial:
                 obj = partial_object(obj)
-            self._chunk(json.dumps({"type": typ, "object": obj}, separators=(",", ":")).encode() + b"\n")
+            self._chunk(jsonfast.dumps_bytes({"type": typ, "object": obj}) + b"\n")
 
         try:
             while not self.server.stopping.is_set():
@@ -130,6 +135,8 @@ class WatchHandlers(HandlerBase):
                 typ, obj = ev
                 if typ == "BOOKMARK" and not bookmarks:
                     continue
+                if isinstance(obj, RawObject) and (table or partial):
+                    obj = objmeta.loads(obj)
                 if table and typ != "BOOKMARK":
                     obj = self._table(
                         rt,

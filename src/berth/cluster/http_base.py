@@ -4,7 +4,6 @@ decoding them (JSON, YAML, protobuf), sending responses and chunks, and the Tabl
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import select
 import socket
@@ -21,7 +20,7 @@ from socketserver import BaseRequestHandler
 from typing import Any
 
 from berth.cluster import errors as E
-from berth.cluster import request_warnings
+from berth.cluster import jsonfast, request_warnings
 from berth.cluster.api import Api
 from berth.cluster.audit import AuditLog
 from berth.cluster.metrics import ApiMetrics
@@ -323,7 +322,7 @@ class HandlerBase(BaseHTTPRequestHandler):
         self.wfile.write(head if self.command == "HEAD" else head + body)
 
     def _send_json(self, code: int, obj: Any, content_type: str = "application/json") -> None:
-        self._send(code, json.dumps(obj, separators=(",", ":")).encode(), content_type)
+        self._send(code, jsonfast.dumps_bytes(obj), content_type)
 
     def _send_object(self, code: int, rt: ResourceType, version: str, obj: Obj) -> None:
         """Send an object just written: the store's JSON text of it when that is the same revision (it was
@@ -388,7 +387,7 @@ class HandlerBase(BaseHTTPRequestHandler):
             except (InputError, UnicodeDecodeError) as exc:
                 raise E.bad_request(f"error converting YAML to JSON: {exc}") from exc
         try:
-            return json.loads(body)
+            return jsonfast.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise E.bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
 
@@ -396,7 +395,7 @@ class HandlerBase(BaseHTTPRequestHandler):
         if not body:
             raise E.bad_request("the patch body is empty")
         try:
-            return json.loads(body)
+            return jsonfast.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             if ptype != "apply":
                 raise E.bad_request(f"error decoding patch: {exc}") from exc

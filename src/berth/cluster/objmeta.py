@@ -7,12 +7,12 @@ here), so any of them can stamp a ``creationTimestamp`` or copy an object withou
 from __future__ import annotations
 
 import copy
-import json
 import os
 import time
 from datetime import UTC, datetime
 from typing import Any
 
+from berth.cluster import jsonfast
 from berth.kube.objects import Obj
 
 
@@ -82,14 +82,14 @@ def new_uid() -> str:
 
 def loads(text: str) -> Obj:
     """A stored object's JSON text, decoded."""
-    out: Obj = json.loads(text)
+    out: Obj = jsonfast.loads(text)
     return out
 
 
 def copy_obj(obj: Obj) -> Obj:
     """A deep copy of a JSON object (a JSON round trip is several times faster than ``copy.deepcopy``)."""
     try:
-        out: Obj = json.loads(json.dumps(obj))
+        out: Obj = jsonfast.loads(jsonfast.dumps_bytes(obj))
     except (TypeError, ValueError):
         return copy.deepcopy(obj)
     return out

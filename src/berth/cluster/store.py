@@ -40,9 +40,10 @@ import os
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from berth.cluster import jsonfast
 
 SCHEMA_VERSION = "2"
 DEFAULT_RETAIN = 10_000
@@ -64,22 +65,7 @@ WAL_SIZE_LIMIT = 4 << 20
 CATCH_UP_ROUNDS = 2
 
 
-def _json_encoder() -> Callable[[Any], str]:
-    """Compact JSON exactly as ``json.dumps(obj, separators=(",", ":"))``, without building an encoder per call
-    (``dumps`` with arguments builds a JSONEncoder and a C encoder each time: ~30% of the encoding's CPU)."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # no C accelerator: the pure-Python encoder, built once
-        return json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
-
-    def default(obj: Any) -> Any:
-        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
-    encode = make(None, default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
-    join = "".join
-    return lambda obj: join(encode(obj, 0))
-
-
-_encode = _json_encoder()
+_encode = jsonfast.dumps
 
 
 class StoreError(Exception):

@@ -21,7 +21,6 @@ import contextlib
 import fcntl
 import logging
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from berth import data, install
+from berth import cliopts, data, install
 from berth.cluster import Cluster, ClusterOptions
 from berth.demo import page
 from berth.demo.admin import Admin, DemoError, wait_for
@@ -177,8 +176,8 @@ def run(
                 str(needed),
             )
     if console is None:
-        # A terminal's own width; 120 columns when the output goes to a file or a pipe.
-        console = Console(file=sys.stdout) if sys.stdout.isatty() else Console(file=sys.stdout, width=120)
+        # A terminal's own width; as wide as the lines need when the output goes to a file or a pipe.
+        console = cliopts.console()
     base = Path(base_dir if base_dir is not None else DEFAULT_BASE).resolve()
     report_file = Path(report_path if report_path is not None else DEFAULT_REPORT).resolve()
     _fresh_base(base)

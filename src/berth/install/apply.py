@@ -36,9 +36,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from berth.install import kubeops, layout, lock, receipt, revisions, workdir
+from berth.install import (
+    kubeops,
+    layout,
+    lock,
+    ownership,
+    randomness,
+    receipt,
+    recorder,
+    release,
+    revisions,
+    workdir,
+)
 from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
+from berth.install.workdir import UPGRADE_DIR
 from berth.kube import objects
 from berth.kube.errors import BerthError, InputError
 from berth.kube.hooks import (
@@ -81,6 +93,8 @@ class ApplyOptions:
     preflight: bool = True
     wait_lock: bool = False
     """Wait for another command holding the work dir (:mod:`berth.install.lock`) instead of refusing (exit 2)."""
+    take_ownership: bool = False
+    """Adopt existing objects that are not this release's (Helm 4's ``--take-ownership``) instead of refusing."""
 
 
 _P = ParamSpec("_P")
@@ -236,8 +250,12 @@ class Executor:
     reporter: Reporter
     options: ApplyOptions
     state: receipt.ResumeState | None = None
+    before_writes: Callable[[], None] | None = None
+    """Called once, after the namespace step and before any other (the Helm record is created there, as Helm
+    creates it once the namespace exists and before the first hook)."""
     warnings: list[str] = field(default_factory=list)
     _docs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _random: dict[str, dict[str, randomness.RandomFields]] = field(default_factory=dict)
     _applied: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     """(kind, namespace, name) -> the object as this run applied it: what the readiness step's wait replays the
     watch history from when a Job is gone (``ttlSecondsAfterFinished: 0``)."""
@@ -257,6 +275,24 @@ class Executor:
         if res.namespaced and not objects.namespace(obj):
             objects.meta(obj)["namespace"] = self.plan.namespace
         return obj
+
+    def owned(self, o: PlanObject, res: kubeops.Resource) -> dict[str, Any]:
+        """A release object as applied: with Helm's ownership metadata (hooks never get it), and the live value of
+        each field the chart renders at random when its template keeps it through ``lookup``."""
+        obj = ownership.stamp(self.prepared(o, res), self.plan.release, self.plan.namespace)
+        random = self.random_fields(o)
+        if random is not None and random.keep_live and not self.options.dry_run:
+            live = self.kube.get(res, o.name, self.namespace_of(o, res))
+            if live is not None:
+                obj = randomness.keep_live(obj, live, random.paths)
+        return obj
+
+    def random_fields(self, o: PlanObject) -> randomness.RandomFields | None:
+        """The random fields recorded for ``o`` with the render its file belongs to (``W/out`` or a revision)."""
+        prefix = o.file.split("manifests/")[0].split("secrets/")[0].removesuffix(f"{UPGRADE_DIR}/")
+        if prefix not in self._random:
+            self._random[prefix] = randomness.read(self.out_dir / prefix / "spec")
+        return self._random[prefix].get(f"{o.kind}|{o.namespace}|{o.name}")
 
     def record(self, index: int, j: int, o: PlanObject, action: str, ns: str = "", **extra: Any) -> None:
         key = receipt.object_key(j, o)
@@ -280,6 +316,9 @@ class Executor:
         total = len(self.steps)
         ran = 0
         for i, step in enumerate(self.steps, 1):
+            if self.before_writes is not None and step.phase != Phase.NAMESPACE.value:
+                self.before_writes()
+                self.before_writes = None
             if self.state is not None and i in self.state.done_steps:
                 self.rec.copy_step(i, self.state.done_steps[i], self.state.run)
                 self.reporter.step(i, total, step, f"  (done by run {self.state.run})")
@@ -303,6 +342,9 @@ class Executor:
                 raise RunFailed(self.failure_text(i, step, exc, rest)) from exc
             self.rec.finish_step(i, "done")
             ran += 1
+        if self.before_writes is not None:
+            self.before_writes()
+            self.before_writes = None
         self.rec.finish(receipt.Result.DRY_RUN if self.options.dry_run else receipt.Result.SUCCEEDED)
         return ran
 
@@ -353,7 +395,7 @@ class Executor:
         done = self.state.applied.get(i, set()) if self.state else set()
         for j, o in enumerate(step.objects):
             res = self.kube.resource(o.api_version, o.kind)
-            desired = self.prepared(o, res)
+            desired = self.prepared(o, res) if o.create_only else self.owned(o, res)
             key = receipt.object_key(j, o)
             if key not in done:
                 live_crd = self.kube.get(res, o.name)
@@ -414,7 +456,7 @@ class Executor:
                 )  # fmt: skip
                 self.reporter.object(f"= {self.label(o, ns)} (applied by the earlier run)")
                 continue
-            created, live = self.kube.apply(self.prepared(o, res), res, self.options.force_conflicts)
+            created, live = self.kube.apply(self.owned(o, res), res, self.options.force_conflicts)
             self._applied[(o.kind, ns, o.name)] = live
             meta = live.get("metadata") or {}
             self.record(
@@ -440,7 +482,7 @@ class Executor:
                 f"? {self.label(o, ns)} (namespace {ns} is created by the plan: not verified)"
             )
             return
-        self.kube.apply(self.prepared(o, res), res, self.options.force_conflicts, dry_run=True)
+        self.kube.apply(self.owned(o, res), res, self.options.force_conflicts, dry_run=True)
         self.record(i, j, o, "would-apply", ns, detail="validated by the server (dryRun=All)")
         self.reporter.object(f"~ {self.label(o, ns)} (validated by the server, not stored)")
 
@@ -627,12 +669,22 @@ def needed_permissions(steps: tuple[Step, ...]) -> list[tuple[str, str, str, str
     return list(out)
 
 
-def check_permissions(kube: kubeops.KubeOps, steps: tuple[Step, ...], release_ns: str) -> list[str]:
+RECORD_VERBS = ("list", "create", "update", "delete")
+"""What Helm's Secret driver does to release records (and so berth, writing them)."""
+
+
+def check_permissions(
+    kube: kubeops.KubeOps, steps: tuple[Step, ...], release_ns: str, records: bool = False
+) -> list[str]:
     """Lines ``cannot VERB RESOURCE in namespace NS`` for every permission the identity lacks ([] when the
-    cluster does not answer access reviews: the run then reports a 403 where it happens)."""
+    cluster does not answer access reviews: the run then reports a 403 where it happens). ``records``: the run
+    also reads and writes the release's Helm records (Secrets in the release namespace)."""
     missing: list[str] = []
     seen: set[tuple[str, str, str, str]] = set()
-    for verb, api, kind, ns, sub in needed_permissions(steps):
+    needs = needed_permissions(steps)
+    if records:
+        needs += [(verb, "v1", "Secret", release_ns, "") for verb in RECORD_VERBS]
+    for verb, api, kind, ns, sub in needs:
         res = kube.try_resource(api, kind)
         if res is None:  # a custom resource whose CRD this plan creates: checked when applied
             continue
@@ -679,10 +731,15 @@ def execute(
     steps: tuple[Step, ...] | None = None,
     extra: dict[str, Any] | None = None,
     render: tuple[Path, str] | None = None,
+    record: recorder.Recorder | None = None,
+    ownership_skip: frozenset[str] | None = None,
 ) -> Outcome:
     """Run ``plan`` (or ``steps`` built from it) with a receipt, resume state and permission check. ``render`` is
     the render a deploying run applies and its variant (``install``/``upgrade``): the receipt records its digest,
-    so a later ``apply`` can tell whether the work dir still holds what the cluster runs (:func:`installed`)."""
+    so a later ``apply`` can tell whether the work dir still holds what the cluster runs (:func:`installed`).
+    ``record`` writes the Helm release record around the run (:mod:`berth.install.recorder`); with
+    ``ownership_skip`` (the replaced revision's objects, ``Kind|ns|name``) the release objects are first checked
+    for Helm's ownership metadata (:mod:`berth.install.ownership`), before anything is written."""
     work = options.work_dir
     steps = plan.steps if steps is None else steps
     plan_id = receipt.fingerprint(plan, {"steps": [s.to_json() for s in steps], "extra": extra})
@@ -690,7 +747,7 @@ def execute(
     if state is not None:
         reporter.print(f"Resuming run {state.run}")
     if options.preflight:
-        missing = check_permissions(kube, steps, plan.namespace)
+        missing = check_permissions(kube, steps, plan.namespace, record is not None)
         if missing:
             raise MissingPermissions(
                 f"the identity of context {kube.context} lacks {len(missing)} permission(s) the "
@@ -698,8 +755,14 @@ def execute(
                 + "\n".join(f"  {m}" for m in missing)
                 + "\nask a cluster admin to grant them, or use another --context"
             )
+    adopted: list[str] = []
+    if ownership_skip is not None:
+        found = ownership.existing(kube, plan, steps, ownership_skip)
+        adopted = ownership.refuse_or_adopt(found, plan.action.value, options.take_ownership)
     for w in plan.warnings:
         reporter.warn(w)
+    for line in adopted:
+        reporter.print(line)
     if not options.dry_run:
         receipt.record_target(work, kube.context, kube.server)
     rec = receipt.RunReceipt(
@@ -710,9 +773,20 @@ def execute(
         rec.spec[receipt.DIGEST_FIELD] = layout.render_digest(render[0])
         rec.spec[receipt.VARIANT_FIELD] = render[1]
         rec.save()
-    executor = Executor(kube, plan, steps, work / "out", rec, reporter, options, state)
-    with reporter.live():
-        ran = executor.run()
+    if options.dry_run:
+        record = None  # Helm's dry runs store nothing either
+    begin = record.begin if record is not None else None
+    executor = Executor(kube, plan, steps, work / "out", rec, reporter, options, state, begin)
+    try:
+        with reporter.live():
+            ran = executor.run()
+    except (RunFailed, KeyboardInterrupt) as exc:
+        if record is not None:
+            record.failed(rec, str(exc) or "interrupted by the user")
+        raise
+    if record is not None:
+        record.succeeded(rec)
+        executor.warnings += record.warnings
     lines = [
         f"{'Dry run' if options.dry_run else 'Done'}: the {plan.action.value} plan of release {plan.release} "
         f"({ran} of {len(steps)} step(s) ran"
@@ -721,6 +795,8 @@ def execute(
         f"Receipt: {rec.path}",
     ]
     lines += [f"warning: {w}" for w in executor.warnings]
+    lines += adopted
+    lines += record.notes if record is not None else []
     lines += [f"Left in place: {k.obj.label} ({k.reason})" for k in plan.kept]
     # One line per command that runs the hook steps this one does not (pre- and post- of an event together), when
     # that command is a valid next step for the release this run leaves behind.
@@ -905,6 +981,19 @@ def run(options: ApplyOptions, reporter: Reporter | None = None) -> Outcome:
                 f"upgrade ({live_command(plan_mod.Action.UPGRADE, work)}), tests with "
                 f"{live_command(plan_mod.Action.TEST, work)}"
             )
-        return execute(kube, p, options, reporter, render=(work / "out", variant))
+        store = release.Store(kube, p.namespace, p.release)
+        if inst is not None and inst.present:
+            record = recorder.for_reapply(store, wd, variant, work)
+            return execute(kube, p, options, reporter, render=(work / "out", variant), record=record)
+        record = recorder.for_install(store, wd, work, kube.context)
+        return execute(
+            kube,
+            p,
+            options,
+            reporter,
+            render=(work / "out", variant),
+            record=record,
+            ownership_skip=frozenset(),
+        )
     finally:
         kube.close()

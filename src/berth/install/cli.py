@@ -2,39 +2,28 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from berth import cliopts
+from berth.install import live_cli, report
 from berth.kube.errors import InputError
-from berth.lazycli import LazyCommands
 
 ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
-WAIT_LOCK_HELP = "When another berth command is using WORK_DIR, wait for it instead of refusing (exit 2)."
-
-# The cluster-facing actions live in live_cli and the report in report.py, imported when one of them runs: `berth
-# install setup` must not pay for them (issue 18: setup's whole-process time next to `helm template`).
-_LIVE = {
-    "apply": "apply_command",
-    "uninstall": "uninstall_command",
-    "upgrade": "upgrade_command",
-    "rollback": "rollback_command",
-    "test": "release_test_command",
-    "status": "status_command",
-}
 
 
 @click.group(
     "install",
-    commands=LazyCommands(
-        {
-            **{name: f"berth.install.live_cli:{attr}" for name, attr in _LIVE.items()},
-            "report": "berth.install.report:report_command",
-        }
-    ),
+    cls=cliopts.Group,
+    examples="""
+    # a chart set up into a work dir, its plan reviewed, then applied
+    berth install setup --pull examples/charts/edge-hooks -n edge --work-dir work --non-interactive
+    berth install plan --work-dir work
+    berth install apply --work-dir work --kube-context kind-dev
+    """,
 )
 def group() -> None:
     """Chart -> package -> setup (render, split, plan) -> plan | script | verify."""
@@ -49,7 +38,17 @@ def _parse_base(flag: str) -> tuple[str, Path | None]:
     return name, Path(values) if sep else None
 
 
-@group.command("package")
+@group.command(
+    "package",
+    examples="""
+    # a chart folder as a package with its own values as the one base (default)
+    berth install package examples/charts/edge-hooks --out edge-package
+
+    # with a spec (components, inputs) and a second base
+    berth install package examples/charts/edge-hooks --spec examples/charts/edge-hooks-package/spec.yaml \\
+        --base default --base ha=examples/charts/edge-hooks-package/bases/ha.yaml --out edge-package
+    """,
+)
 @click.argument("chart")
 @click.option("--version", help="Chart version (required to match for folders and archives).")
 @click.option("--repo", help="Helm repository URL to resolve CHART in (http(s):// or file://).")
@@ -62,13 +61,8 @@ def _parse_base(flag: str) -> tuple[str, Path | None]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="YAML with components, inputs, collector.",
 )
-@click.option("--namespace", help="Default namespace for the package's renders (default: chart name).")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Package folder (default ./<chart>-package).",
-)
+@cliopts.namespace_option("Default namespace for the package's renders (default: chart name).")
+@cliopts.out_option("Package folder (default ./<chart>-package).", directory=True)
 def package_cmd(
     chart: str,
     version: str | None,
@@ -76,7 +70,7 @@ def package_cmd(
     bases: tuple[str, ...],
     spec_file: Path | None,
     namespace: str | None,
-    output: Path | None,
+    out: Path | None,
 ) -> None:
     """Turn CHART (folder, .tgz, repo/chart, oci://) into a package folder."""
     from berth.install import package
@@ -84,18 +78,35 @@ def package_cmd(
     if spec_file is not None and not spec_file.is_file():
         raise InputError("spec file not found", str(spec_file))
     parsed = [_parse_base(b) for b in bases]
-    out = output or Path(f"{Path(chart.rstrip('/')).name.removesuffix('.tgz')}-package")
-    pkg = package.build(chart, parsed, out, version, repo, spec_file, namespace)
+    out = out or Path(f"{Path(chart.rstrip('/')).name.removesuffix('.tgz')}-package")
+    with cliopts.progress(f"Packaging {chart}"):
+        pkg = package.build(chart, parsed, out, version, repo, spec_file, namespace)
     click.echo(
         f"Packaged {pkg.name} {pkg.version} (sha256 {pkg.chart.sha256[:12]}) with base(s) "
         f"{', '.join(b.name for b in pkg.bases)} to {out}"
     )
 
 
-@group.command("setup")
+@group.command(
+    "setup",
+    examples="""
+    # a chart straight into a work dir (its values as the one base), asking nothing
+    berth install setup --pull examples/charts/edge-hooks -n edge --work-dir work --non-interactive
+
+    # a package (install package --spec ...) with its ha base and an input answered
+    berth install setup --pull edge-package --base ha --work-dir work --input licenseKey=abc
+
+    # the facts (server version, CRDs, Secrets) checked against the cluster of a context
+    berth install setup --pull edge-package --work-dir work --live --kube-context kind-dev
+    """,
+)
 @click.option("--pull", "ref", required=True, help="Package folder or chart reference.")
 @click.option("--base", help="Base variant (default: earlier choice, else the package default).")
-@click.option("--namespace", help="Release namespace (default: the package's).")
+@cliopts.namespace_option(
+    "Release namespace (default: the earlier setup's, else the package's, else the kube context's, else default, "
+    "as Helm's)."
+)
+@click.option("--release", help="Release name, as helm install's first argument (default: the package's).")
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--select", "selects", multiple=True, help="Component to enable (repeatable).")
 @click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Answer an input (repeatable).")
@@ -105,8 +116,11 @@ def package_cmd(
 @click.option(
     "--live", is_flag=True, help="Check the facts against the cluster (server version, CRDs, Secrets)."
 )
-@click.option("--kubeconfig", help="Kubeconfig for --live (default: $KUBECONFIG or ~/.kube/config).")
-@click.option("--context", help="Kube context for --live (default: current-context).")
+@click.option(
+    "--kubeconfig",
+    help="Kubeconfig for --live and the default namespace (default: $KUBECONFIG or ~/.kube/config).",
+)
+@cliopts.context_option("Kube context for --live and the default namespace (default: current-context).")
 @click.option(
     "--api-versions",
     "api_versions",
@@ -115,11 +129,13 @@ def package_cmd(
     help="Extra API versions for .Capabilities, as helm template takes them (group/version[/Kind], "
     "comma-separated, repeatable; remembered; an empty value clears them).",
 )
-@click.option("--wait-lock", is_flag=True, help=WAIT_LOCK_HELP)
+@click.option("--wait-lock", is_flag=True, help=live_cli.WAIT_LOCK_HELP)
+@live_cli.values_options
 def setup_cmd(
     ref: str,
     base: str | None,
     namespace: str | None,
+    release: str | None,
     work_dir: Path,
     selects: tuple[str, ...],
     inputs: tuple[str, ...],
@@ -131,8 +147,10 @@ def setup_cmd(
     context: str | None,
     api_versions: tuple[str, ...],
     wait_lock: bool,
+    value_flags: Any,
 ) -> None:
-    """Pull, ask, collect facts, render and plan into WORK_DIR (atomically)."""
+    """Pull, ask, collect facts, render and plan into WORK_DIR (atomically). Values flags (-f, --set...) go to
+    helm as given, after the package's base, components and inputs; a later setup without them keeps them."""
     from berth.install import package, setup
 
     def prompt(inp: package.Input) -> str:
@@ -141,13 +159,16 @@ def setup_cmd(
             text += f" [{'/'.join(inp.options)}]"
         if inp.secret:
             text += " (not shown as you type; or @env:VAR / @file:PATH)"
-        return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
+        with status.paused():
+            return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
 
     opts = setup.SetupOptions(
         ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
         kubeconfig, context, api_versions if api_versions else None, wait_lock,
+        release, value_flags,
     )  # fmt: skip
-    result = setup.run(opts, prompt)
+    with cliopts.progress(f"Setting up {work_dir} (pull, facts, render, plan)") as status:
+        result = setup.run(opts, prompt)
     for line in result.lines:
         click.echo(line)
 
@@ -180,12 +201,27 @@ def install_only_hooks_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
-@group.command("plan")
+TIMEOUT_HELP = "Per hook: a Go duration (90s, 5m, 1h30m) or seconds."
+
+
+@group.command(
+    "plan",
+    examples="""
+    # every step of the install, in Helm's order
+    berth install plan --work-dir work
+
+    # the uninstall plan as JSON, hooks waited on for at most 10 minutes each
+    berth install plan --work-dir work --action uninstall --timeout 10m -o json
+
+    # each step beside what the Argo CD export runs
+    berth install plan --work-dir work --for argocd
+    """,
+)
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--action", type=click.Choice(ACTIONS), default="install", show_default=True)
-@click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
+@cliopts.output_option("table", "json", "yaml")
 @click.option("--wait", is_flag=True, help="Add a readiness step after applying (like helm --wait).")
-@click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
+@cliopts.duration_option("--timeout", default="5m", help=TIMEOUT_HELP)
 @revision_option
 @click.option(
     "--for",
@@ -216,34 +252,40 @@ def plan_cmd(
 
         src = export.load(work_dir, timeout=timeout)
         x = export_argocd.translate(src.plans, src.read, export_argocd.RunOnce(install_only_hooks))
-        if output == "json":
-            click.echo(
-                json.dumps({"action": p.action.value, "rows": export_argocd_text.rows(p, x)}, indent=2)
-            )
+        if output != "table":
+            cliopts.print_doc({"action": p.action.value, "rows": export_argocd_text.rows(p, x)}, output)
         else:
             click.echo(export_argocd_text.side_by_side(p, x), nl=False)
-    elif output == "json":
-        click.echo(json.dumps(p.to_json(), indent=2))
+    elif output != "table":
+        cliopts.print_doc(p.to_json(), output)
     else:
         click.echo(plan.render_text(p), nl=False)
 
 
-@group.command("script")
+@group.command(
+    "script",
+    examples="""
+    # the install as a bash script, then run against a context
+    berth install script --work-dir work --out install.sh
+    bash install.sh --context kind-dev
+
+    # the uninstall script, to stdout
+    berth install script --work-dir work --action uninstall
+    """,
+)
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--action", type=click.Choice(ACTIONS), default="install", show_default=True)
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE (default stdout)."
-)
+@cliopts.out_option("Write the script to FILE (default stdout).")
 @click.option(
     "--wait/--no-wait",
     default=True,
     show_default=True,
     help="Include the readiness step, as apply does (the script's own --no-wait skips it at run time).",
 )
-@click.option("--timeout", type=int, default=300, show_default=True, help="Seconds per hook.")
+@cliopts.duration_option("--timeout", default="5m", help=TIMEOUT_HELP)
 @revision_option
 def script_cmd(
-    work_dir: Path, action: str, output: Path | None, wait: bool, timeout: int, revision: int | None
+    work_dir: Path, action: str, out: Path | None, wait: bool, timeout: int, revision: int | None
 ) -> None:
     """Write a bash 3.2 script (kubectl only) that performs exactly the plan."""
     from berth.install import plan, script
@@ -253,11 +295,11 @@ def script_cmd(
     assert isinstance(p, plan.Plan)
     _warn_installed(work_dir, p)
     text = script.generate(p, (work_dir.resolve() / "out"))
-    if output is None:
+    if out is None:
         click.echo(text, nl=False)
     else:
-        yamlio.write_atomic(output, text, mode=0o755)
-        click.echo(f"Wrote {output} ({len(p.steps)} step(s) for {action})")
+        yamlio.write_atomic(out, text, mode=0o755)
+        click.echo(f"Wrote {out} ({len(p.steps)} step(s) for {action})")
 
 
 def _warn_installed(work_dir: Path, p: Any) -> None:
@@ -284,7 +326,16 @@ def _warn_installed(work_dir: Path, p: Any) -> None:
     )
 
 
-@group.command("export")
+@group.command(
+    "export",
+    examples="""
+    # plain manifests with the plan as Argo CD hooks and sync waves
+    berth install export --work-dir work --argocd edge-argocd
+
+    # a Flux HelmRelease with the locked chart, 10 minutes per operation
+    berth install export --work-dir work --flux edge-flux --timeout 10m
+    """,
+)
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--argocd",
@@ -302,8 +353,8 @@ def _warn_installed(work_dir: Path, p: Any) -> None:
 )
 @install_only_hooks_option
 @click.option("--wait", is_flag=True, help="Flux: wait for the release's workloads (like helm --wait).")
-@click.option(
-    "--timeout", type=int, default=300, show_default=True, help="Seconds per hook (Flux: per operation)."
+@cliopts.duration_option(
+    "--timeout", default="5m", help="Per hook (Flux: per operation): a Go duration (90s, 5m) or seconds."
 )
 @click.option(
     "--flux-source", default="flux-system", show_default=True, help="Flux: the GitRepository holding DIR."
@@ -338,13 +389,20 @@ def export_cmd(
         click.echo(line)
 
 
-@group.command("verify")
+@group.command(
+    "verify",
+    examples="""
+    # W/out against a fresh helm template of the locked chart, base, components and inputs
+    berth install verify --work-dir work
+    """,
+)
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 def verify_cmd(work_dir: Path) -> None:
     """Prove W/out equals a fresh `helm template` of the same chart and values."""
     from berth.install import verify
 
-    report = verify.run(work_dir)
+    with cliopts.progress(f"Rendering {work_dir} again with helm template"):
+        report = verify.run(work_dir)
     for line in report.lines():
         click.echo(line)
     if not report.ok:
@@ -352,9 +410,32 @@ def verify_cmd(work_dir: Path) -> None:
 
 
 # The cluster-facing actions (issue 6) live in live_cli; the plan they execute is built here, in plan.py.
+group.add_command(live_cli.apply_command, "apply")
+group.add_command(live_cli.uninstall_command, "uninstall")
+group.add_command(live_cli.upgrade_command, "upgrade")
+group.add_command(live_cli.rollback_command, "rollback")
+group.add_command(live_cli.release_test_command, "test")
+group.add_command(live_cli.status_command, "status")
+group.add_command(report.report_command, "report")
 
 
-@click.command("install")
+@cliopts.command(
+    "install",
+    examples="""
+    # setup (a whole process) vs helm template: a 50-object and a kai-scheduler-sized generated chart
+    berth bench install
+
+    # a chart of your own, three runs each, as JSON; then upgrade vs helm upgrade on the embedded cluster
+    berth bench install examples/charts/edge-hooks --repeat 3 -o json
+    berth bench install --upgrade --repeat 3
+
+    # the in-process figure: a generated 500-object chart's render + split + plan vs helm template alone
+    berth bench install --render-only
+
+    # end to end: install apply of a 40-object chart with hook Jobs on the embedded cluster
+    berth bench install --live
+    """,
+)
 @click.argument("chart", required=False)
 @click.option(
     "--objects",
@@ -365,7 +446,6 @@ def verify_cmd(work_dir: Path) -> None:
     help="--render-only: size of the generated chart when CHART is omitted.",
 )
 @click.option("--repeat", type=int, default=5, show_default=True, help="Runs per measurement.")
-@click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option(
     "--upgrade",
     is_flag=True,
@@ -376,6 +456,7 @@ def verify_cmd(work_dir: Path) -> None:
     is_flag=True,
     help="Instead: render + split + plan in this process vs `helm template` alone (best of --repeat).",
 )
+@cliopts.output_option("table", "json", "yaml")
 @click.option(
     "--live",
     is_flag=True,
@@ -389,18 +470,21 @@ def bench(
     from berth.install import bench as bench_mod
 
     if live:
-        figures = bench_mod.run_live(min(repeat, 3))
+        with cliopts.progress("Installing a 40-object chart on the embedded cluster"):
+            figures = bench_mod.run_live(min(repeat, 3))
         lines = bench_mod.live_text(figures)
     elif render_only:
-        figures = bench_mod.run(chart, n_objects, repeat)
+        with cliopts.progress(f"Rendering {chart or f'a {n_objects}-object chart'} {repeat} times each way"):
+            figures = bench_mod.run(chart, n_objects, repeat)
         lines = bench_mod.text(figures)
     else:
         from berth.install import bench_lifecycle
 
-        figures = bench_lifecycle.run(chart, repeat, upgrade=upgrade)
+        with cliopts.progress(f"Running setup and helm template {repeat} times each"):
+            figures = bench_lifecycle.run(chart, repeat, upgrade=upgrade)
         lines = bench_lifecycle.text(figures)
-    if output == "json":
-        click.echo(json.dumps(figures, indent=2))
+    if output != "table":
+        cliopts.print_doc(figures, output)
     else:
         for line in lines:
             click.echo(line)

@@ -1,9 +1,10 @@
 """Run the real Helm 4 binary to render a chart: berth never re-implements Go templates.
 
 Every render pins ``--kube-version`` (Helm's compiled-in default would make output depend on the Helm build),
-passes ``--include-crds`` (without it the ``crds/`` folder is silently absent) and is run twice: the two outputs
-must be byte-identical, or the chart is non-deterministic (``randAlphaNum``, ``now``, ``uuidv4``...) and no plan
-built from it could be verified. Helm's template errors are turned into one :class:`InputError` that names the
+passes ``--include-crds`` (without it the ``crds/`` folder is silently absent). A chart that calls a random or
+clock function (``randAlphaNum``, ``now``, ``uuidv4``...: :data:`_RANDOM`, in its files or the values) is run
+twice: when the two outputs differ, the fields that differ are named (:mod:`berth.install.randomness`); objects
+that differ in identity are refused. Helm's template errors are turned into one :class:`InputError` that names the
 template file and line.
 """
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from berth.install import randomness
 from berth.kube import tools, yamlio
 from berth.kube.errors import InputError, ToolError
 
@@ -162,7 +164,8 @@ class RenderRequest:
     release: str
     namespace: str
     values_files: tuple[Path, ...] = ()
-    set_values: tuple[str, ...] = ()
+    value_args: tuple[str, ...] = ()
+    """The user's values flags (``--set ...``, more ``--values``), after ``values_files``, as Helm takes them."""
     kube_version: str = KUBE_VERSION
     is_upgrade: bool = False
     api_versions: tuple[str, ...] = ()
@@ -190,8 +193,7 @@ class RenderRequest:
         out += ["--api-versions", ",".join(served)]
         for vf in self.values_files:
             out += ["--values", str(vf)]
-        for sv in self.set_values:
-            out += ["--set", sv]
+        out += self.value_args
         if self.show_only:
             out += ["--show-only", self.show_only]
         return out
@@ -206,6 +208,8 @@ class Render:
     helm_version: str
     dropped_hook_events: tuple[str, ...] = field(default=())
     """``helm.sh/hook`` values of documents Helm dropped because an event is unknown (from Helm's log)."""
+    random: tuple[randomness.RandomFields, ...] = ()
+    """The fields that differed between the two renders (the chart uses randomness); ``text`` is the first."""
 
 
 NOTES_FILE = "templates/NOTES.txt"
@@ -361,8 +365,8 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
     """Several renders at once (e.g. the install and ``--is-upgrade`` variants): every Helm process starts
     together, since a render is mostly start-up latency, not CPU. Two requests that must render the same
     (:func:`render_key`: e.g. the install and ``--is-upgrade`` variants of a chart that does not tell them apart)
-    run Helm once; ``twice`` renders a second time, to
-    compare, only charts that call a random or clock function (:data:`_RANDOM`) in a template or values file."""
+    run Helm once; ``twice`` renders a second time, to compare, only charts that call a random or clock function
+    (:data:`_RANDOM`) in their files or values."""
     for request in requests:
         for vf in request.values_files:
             check_values_file(vf)
@@ -397,18 +401,25 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
             if proc.returncode != 0:
                 raise template_error(err, request.chart, request.label)
         texts = [text for _, (text, _err) in mine]
-        if any(t != texts[0] for t in texts[1:]):
-            raise InputError(
-                "two renders of the same chart and values differ (the chart uses randomness or the clock, "
-                "e.g. randAlphaNum, uuidv4, now); pin the value in a values file so the output is reproducible",
-                f"chart {request.chart.name}",
-            )
+        random: tuple[randomness.RandomFields, ...] = ()
+        for other in texts[1:]:
+            if other != texts[0]:
+                random += randomness.compare(texts[0], other, f"chart {request.chart.name}")
         dropped = tuple(m.group("types") for m in _UNKNOWN_HOOK.finditer(mine[0][1][1]))
-        renders[key] = Render(texts[0], tuple(cmd), helm.version, dropped)
+        renders[key] = Render(texts[0], tuple(cmd), helm.version, dropped, randomness.merge(random))
     return [renders[k] for k in keys]
 
 
 def _random(request: RenderRequest, text: ChartText) -> bool:
-    """Whether the chart or a values file of the request calls a random or clock function (``tpl`` of a value)."""
-    return text.random or any(_RANDOM.search(vf.read_text(encoding="utf-8", errors="replace"))
-                              for vf in request.values_files)  # fmt: skip
+    """Whether the chart, a values file or a values flag of the request calls a random or clock function (a
+    chart may ``tpl`` a value)."""
+    flagged = [a for a in request.value_args if not a.startswith("-")]
+    files = [
+        Path(p) for a in flagged for p in {a, a.split("=", 1)[-1]} if Path(p).is_file()
+    ]  # -f, --set-file
+    return (
+        text.random
+        or any(_RANDOM.search(vf.read_text(encoding="utf-8", errors="replace"))
+               for vf in (*request.values_files, *files))
+        or any(_RANDOM.search(a) for a in flagged)
+    )  # fmt: skip

@@ -1,7 +1,7 @@
 """Cluster operations the live executors need, over the one client wrapper (:mod:`berth.kube.client`).
 
 Why a module of its own: ``apply``, ``uninstall``, ``upgrade`` and ``status`` all speak to the API server the same
-way -- server-side apply with field manager ``berth``, deletions with a propagation policy, waits that read the
+way -- server-side apply with field manager ``helm`` (Helm 4's), deletions with a propagation policy, waits that read the
 same conditions Helm 4's status readers read -- and every failure must come back as a :class:`BerthError` that
 names the object and the fix. Requests are plain REST calls through the official client's ``ApiClient`` (auth,
 TLS and kubeconfig handling are the client's); resource names come from discovery, fetched per group-version on
@@ -26,6 +26,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,7 +40,14 @@ from berth.kube.errors import BerthError
 if TYPE_CHECKING:
     from berth.kube import client as kube_client
 
-FIELD_MANAGER = "berth"
+FIELD_MANAGER = "helm"
+"""Helm 4's field manager (the name of its binary): berth and ``helm`` applying the same release are one manager,
+so neither locks the other out of the fields it owns (``helm upgrade`` after ``berth install upgrade`` and the
+other way round)."""
+LEGACY_MANAGERS = frozenset({"berth", "helm"})
+"""Managers whose fields berth takes over without ``--force-conflicts``: its own before it applied as ``helm``,
+and ``helm`` under another operation (a client-side apply's ``Update``), as ``helm upgrade`` migrates them."""
+_CONFLICT_WITH = re.compile(r'conflict with "([^"]+)"')
 JSON = "application/json"
 APPLY_PATCH = "application/apply-patch+yaml"
 REQUEST_TIMEOUT = 30.0
@@ -290,7 +298,7 @@ class KubeOps:
             data = raw.decode("utf-8", "replace")
         return int(resp.status), data
 
-    def _check(self, what: str, status: int, body: Any) -> Any:
+    def check(self, what: str, status: int, body: Any) -> Any:
         if 200 <= status < 300:
             return body
         if status == 409 and isinstance(body, dict) and (body.get("details") or {}).get("causes"):
@@ -314,7 +322,7 @@ class KubeOps:
                     group, version, name, str(r.get("kind")), bool(r.get("namespaced"))
                 )
         elif status not in (404, 503):
-            self._check(f"discovery of {path}", status, body)
+            self.check(f"discovery of {path}", status, body)
         self._gv[f"{group}/{version}"] = found
         return found
 
@@ -344,7 +352,7 @@ class KubeOps:
         status, body = self.request("GET", res.path(namespace, name))
         if status == 404:
             return None
-        out: Obj = self._check(f"get {res.kind} {namespace}/{name}".replace(" /", " "), status, body)
+        out: Obj = self.check(f"get {res.kind} {namespace}/{name}".replace(" /", " "), status, body)
         return out
 
     def list(self, res: Resource, namespace: str = "", label_selector: str = "") -> list[Obj]:
@@ -352,11 +360,21 @@ class KubeOps:
         status, body = self.request("GET", res.path(namespace), query)
         if status == 404:
             return []
-        data = self._check(f"list {res.qualified}", status, body)
+        data = self.check(f"list {res.qualified}", status, body)
         return list((data or {}).get("items") or [])
 
     def apply(self, obj: Obj, res: Resource, force: bool = False, dry_run: bool = False) -> tuple[bool, Obj]:
-        """Server-side apply ``obj`` with field manager ``berth``; returns (created, live object)."""
+        """Server-side apply ``obj`` with field manager ``helm``; returns (created, live object). A conflict only
+        with :data:`LEGACY_MANAGERS` is taken over (applied again with force), one with anyone else reported."""
+        try:
+            return self._apply(obj, res, force, dry_run)
+        except ApplyConflict as exc:
+            managers = {m for _, msg in exc.fields for m in _CONFLICT_WITH.findall(msg)}
+            if force or not managers or not managers <= LEGACY_MANAGERS:
+                raise
+            return self._apply(obj, res, True, dry_run)
+
+    def _apply(self, obj: Obj, res: Resource, force: bool, dry_run: bool) -> tuple[bool, Obj]:
         meta = objects.meta(obj)
         ns = str(meta.get("namespace") or "") if res.namespaced else ""
         if not res.namespaced:
@@ -366,7 +384,7 @@ class KubeOps:
             query.append(("dryRun", "All"))
         what = f"apply {res.kind} {ns + '/' if ns else ''}{meta.get('name')}"
         status, body = self.request("PATCH", res.path(ns, str(meta.get("name"))), query, obj, APPLY_PATCH)
-        live = self._check(what, status, body)
+        live = self.check(what, status, body)
         return status == 201, live if isinstance(live, dict) else {}
 
     def create(self, obj: Obj, res: Resource) -> Obj:
@@ -374,7 +392,7 @@ class KubeOps:
         status, body = self.request("POST", res.path(ns), [("fieldManager", FIELD_MANAGER)], obj)
         if status == 409:
             return {}
-        out: Obj = self._check(f"create {res.kind} {objects.name(obj)}", status, body)
+        out: Obj = self.check(f"create {res.kind} {objects.name(obj)}", status, body)
         return out
 
     def delete(
@@ -385,9 +403,7 @@ class KubeOps:
         status, data = self.request("DELETE", res.path(namespace, name), body=body)
         if status == 404:
             return None
-        out: Obj = self._check(
-            f"delete {res.kind} {namespace + '/' if namespace else ''}{name}", status, data
-        )
+        out: Obj = self.check(f"delete {res.kind} {namespace + '/' if namespace else ''}{name}", status, data)
         return out if isinstance(out, dict) else {}
 
     # -- waits --

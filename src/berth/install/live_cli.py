@@ -9,42 +9,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from berth import cliopts
 from berth.install import report
-from berth.kube.errors import InputError
 
 if TYPE_CHECKING:
     from berth.install.apply import ApplyOptions
 
-DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
-
-
-def parse_duration(text: str) -> int:
-    """``300``, ``90s``, ``5m``, ``1h`` -> seconds (what ``--timeout`` accepts, like Helm's)."""
-    t = text.strip().lower()
-    unit = t[-1:] if t[-1:] in DURATION_UNITS else "s"
-    number = t[:-1] if t[-1:] in DURATION_UNITS else t
-    try:
-        value = float(number)
-    except ValueError:
-        raise InputError(f"expected a duration like 300, 90s, 5m or 1h, got {text!r}", "--timeout") from None
-    seconds = int(value * DURATION_UNITS[unit])
-    if seconds <= 0:
-        raise InputError("must be positive", "--timeout")
-    return seconds
-
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The options every live command shares."""
-    fn = click.option(
-        "--context", help="Kube context (required when it differs from the one first applied)."
-    )(fn)
+    fn = cliopts.context_option("Kube context (required when it differs from the one first applied).")(fn)
     fn = click.option(
         "--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, as kubectl)."
     )(fn)
@@ -53,13 +33,12 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 WAIT_LOCK_HELP = "When another berth command is using WORK_DIR, wait for it instead of refusing (exit 2)."
-"""The same words as ``berth install setup --wait-lock`` (:data:`berth.install.cli.WAIT_LOCK_HELP`)."""
 
 
 def _runner_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--wait-lock", is_flag=True, help=WAIT_LOCK_HELP)(fn)
-    fn = click.option(
-        "--timeout", default="5m", show_default=True, help="Per hook and per wait (300, 90s, 5m)."
+    fn = cliopts.duration_option(
+        "--timeout", default="5m", help="Per hook and per wait: a Go duration (90s, 5m, 1h30m) or seconds."
     )(fn)
     fn = click.option(
         "--resume", is_flag=True, help="Continue the last run of this action from where it stopped."
@@ -84,7 +63,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         work_dir: Path,
         kubeconfig: str | None,
         context: str | None,
-        timeout: str,
+        timeout: int,
         resume: bool,
         dry_run: bool,
         force_conflicts: bool,
@@ -97,7 +76,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             work_dir,
             kubeconfig,
             context,
-            parse_duration(timeout),
+            timeout,
             resume,
             dry_run,
             force_conflicts,
@@ -106,6 +85,33 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(opts, **own)
 
     return common(_runner_options(command))
+
+
+VALUE_FLAG_OPTIONS = (
+    ("values", ("-f", "--values"), "FILE", "A values file, as helm takes it (repeatable; later files win)."),
+    ("set_json", ("--set-json",), "KEY=JSON", "helm's --set-json (repeatable)."),
+    ("set", ("--set",), "KEY=VAL", "helm's --set (repeatable; handed to helm as given)."),
+    ("set_string", ("--set-string",), "KEY=VAL", "helm's --set-string (repeatable)."),
+    ("set_file", ("--set-file",), "KEY=FILE", "helm's --set-file (repeatable; the file is recorded)."),
+    ("set_literal", ("--set-literal",), "KEY=VAL", "helm's --set-literal (repeatable)."),
+)
+
+
+def values_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Helm's values flags, handed to the command as one ``value_flags`` argument (None when none was given:
+    the work dir's recorded flags stay)."""
+
+    @functools.wraps(fn)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        from berth.install import values
+
+        given = {name: tuple(kwargs.pop(name)) for name, *_ in VALUE_FLAG_OPTIONS}
+        flags = values.ValueFlags(**given)
+        return fn(*args, value_flags=flags if flags else None, **kwargs)
+
+    for name, decls, metavar, text in reversed(VALUE_FLAG_OPTIONS):
+        command = click.option(*decls, name, multiple=True, metavar=metavar, help=text)(command)
+    return command
 
 
 def _print(outcome: Any) -> None:
@@ -123,31 +129,75 @@ def _print_notes(opts: ApplyOptions, action: str) -> None:
         click.echo(f"NOTES:\n{text}")
 
 
-@click.command("apply")
+TAKE_OWNERSHIP_HELP = (
+    "Adopt existing objects that belong to another release or to none (Helm 4's --take-ownership) instead of "
+    "refusing."
+)
+
+
+@cliopts.command(
+    "apply",
+    examples="""
+    # install the release a work dir holds, on the current context's cluster
+    berth install apply --work-dir work
+
+    # on another context, every write validated by the server first, 10 minutes per hook
+    berth install apply --work-dir work --kube-context kind-dev --dry-run --timeout 10m
+
+    # continue a run that stopped, and draw its timeline
+    berth install apply --work-dir work --resume --report install.html
+    """,
+)
 @live_options
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
+@click.option("--take-ownership", is_flag=True, help=TAKE_OWNERSHIP_HELP)
 @report.with_report
-def apply_command(opts: ApplyOptions, no_wait: bool) -> None:
-    """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs."""
+def apply_command(opts: ApplyOptions, no_wait: bool, take_ownership: bool) -> None:
+    """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs, and record the
+    release as helm install does (helm list, status and history read it)."""
     from berth.install import apply
 
-    _print(apply.run(dataclasses.replace(opts, wait=not no_wait)))
+    _print(apply.run(dataclasses.replace(opts, wait=not no_wait, take_ownership=take_ownership)))
     _print_notes(opts, "install")
 
 
-@click.command("uninstall")
+@cliopts.command(
+    "uninstall",
+    examples="""
+    # pre-delete hooks, deletions in Helm's order, post-delete hooks
+    berth install uninstall --work-dir work
+
+    # also the chart's crds/ CRDs, and every object of them
+    berth install uninstall --work-dir work --delete-crds
+    """,
+)
 @live_options
 @click.option(
     "--delete-crds", is_flag=True, help="Also delete the chart's crds/ CRDs (and every object of them)."
 )
-def uninstall_command(opts: ApplyOptions, delete_crds: bool) -> None:
-    """Run the uninstall plan: pre-delete hooks, deletions in Helm's order (keep objects stay), post-delete."""
+@click.option(
+    "--keep-history",
+    is_flag=True,
+    help="Keep the release's records, the last one marked uninstalled (as helm uninstall --keep-history).",
+)
+def uninstall_command(opts: ApplyOptions, delete_crds: bool, keep_history: bool) -> None:
+    """Run the uninstall plan: pre-delete hooks, deletions in Helm's order (keep objects stay), post-delete; then
+    the release's records go."""
     from berth.install import uninstall
 
-    _print(uninstall.run(opts, delete_crds))
+    _print(uninstall.run(opts, delete_crds, keep_history=keep_history))
 
 
-@click.command("upgrade")
+@cliopts.command(
+    "upgrade",
+    examples="""
+    # apply what the work dir holds now (after a setup with other inputs)
+    berth install upgrade --work-dir work
+
+    # a new chart version; inputs and selection carry over
+    berth install upgrade --work-dir work --pull examples/charts/edge-hooks --timeout 10m
+    """,
+)
 @live_options
 @click.option(
     "--pull",
@@ -165,6 +215,23 @@ def uninstall_command(opts: ApplyOptions, delete_crds: bool) -> None:
 )
 @click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Change an answer (repeatable).")
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step.")
+@click.option(
+    "--release",
+    help="The release (as helm upgrade's first argument): on a WORK_DIR never set up, the release Helm installed "
+    "that berth adopts.",
+)
+@click.option(
+    "-n", "--namespace", help="The release's namespace (default: the kube context's, else default)."
+)
+@values_options
+@click.option("--reuse-values", "reuse", flag_value="reuse-values", help="Keep the last release's values and "
+              "chart defaults; new values flags go over them (helm's).")  # fmt: skip
+@click.option(
+    "--reset-values", "reuse", flag_value="reset-values", help="Only the values given now (helm's)."
+)
+@click.option("--reset-then-reuse-values", "reuse", flag_value="reset-then-reuse-values",
+              help="The new chart's defaults, the last release's values, the new values over them (helm's).")  # fmt: skip
+@click.option("--take-ownership", is_flag=True, help=TAKE_OWNERSHIP_HELP)
 def upgrade_command(
     opts: ApplyOptions,
     ref: str | None,
@@ -174,19 +241,37 @@ def upgrade_command(
     selects: tuple[str, ...],
     inputs: tuple[str, ...],
     no_wait: bool,
+    release: str | None,
+    namespace: str | None,
+    value_flags: Any,
+    reuse: str | None,
+    take_ownership: bool,
 ) -> None:
     """Re-render with --pull NEWREF (or take the render WORK_DIR holds now), show the diff, then pre-upgrade, apply,
-    prune, post-upgrade. Base, components, inputs and values carry over unless --base/--select/--input change them."""
-    from berth.install import upgrade
+    prune, post-upgrade, and record the new revision as helm upgrade does. Base, components, inputs and values
+    carry over unless --base/--select/--input or values flags change them (values flags as helm's; none keeps
+    them; --reuse-values and friends as helm's)."""
+    from berth.install import adopt, upgrade, values
 
     if not ref and (base or selects or inputs):
         ref = str(opts.work_dir / "package")  # a changed choice: render the work dir's own package again
     source = upgrade.UpgradeSource(ref, version, repo, base, selects, inputs) if ref else None
-    _print(upgrade.run(dataclasses.replace(opts, wait=not no_wait), source))
+    given = adopt.UpgradeValues(release, namespace, value_flags, values.Reuse(reuse or "default"))
+    options = dataclasses.replace(opts, wait=not no_wait, take_ownership=take_ownership)
+    _print(upgrade.run(options, source, given=given))
     _print_notes(opts, "upgrade")
 
 
-@click.command("rollback")
+@cliopts.command(
+    "rollback",
+    examples="""
+    # back to the newest recorded revision
+    berth install rollback --work-dir work
+
+    # back to revision 2, without waiting for readiness
+    berth install rollback --work-dir work --revision 2 --no-wait
+    """,
+)
 @live_options
 @click.option(
     "--revision",
@@ -208,7 +293,13 @@ def rollback_command(opts: ApplyOptions, revision: int | None, no_wait: bool, sw
     _print(rollback.run(dataclasses.replace(opts, wait=not no_wait), revision, only_switch=switch_only))
 
 
-@click.command("test")
+@cliopts.command(
+    "test",
+    examples="""
+    # the release's test hooks, with their logs
+    berth install test --work-dir work --logs
+    """,
+)
 @live_options
 @click.option("--logs", is_flag=True, help="Print the logs of every Job and Pod test hook after the run.")
 def release_test_command(opts: ApplyOptions, logs: bool) -> None:
@@ -219,16 +310,25 @@ def release_test_command(opts: ApplyOptions, logs: bool) -> None:
     _print(release_test.run(opts, logs))
 
 
-@click.command("status")
+@cliopts.command(
+    "status",
+    examples="""
+    # missing, drifted and extra objects (exit 1 when the cluster differs)
+    berth install status --work-dir work
+
+    # the same as JSON, on the cluster of another context
+    berth install status --work-dir work --kube-context kind-dev -o json
+    """,
+)
 @common
-@click.option("-o", "--output", type=click.Choice(("text", "json")), default="text", show_default=True)
+@cliopts.output_option("table", "json", "yaml")
 def status_command(work_dir: Path, kubeconfig: str | None, context: str | None, output: str) -> None:
     """What the cluster has vs WORK_DIR: missing, drifted and extra objects (exit 1 when they differ)."""
     from berth.install import status
 
     report = status.run(work_dir, kubeconfig, context)
-    if output == "json":
-        click.echo(json.dumps(report.to_json(), indent=2))
+    if output != "table":
+        cliopts.print_doc(report.to_json(), output)
     else:
         for line in report.lines():
             click.echo(line)

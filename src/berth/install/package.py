@@ -28,6 +28,7 @@ from typing import Any
 from berth.install import chart as chart_mod
 from berth.install import helm, layout
 from berth.install import split as split_mod
+from berth.install import values as values_mod
 from berth.kube import canonical, yamlio
 from berth.kube.errors import InputError, MultiInputError
 
@@ -156,6 +157,7 @@ class Package:
     version: str
     release: str
     namespace: str
+    """The release namespace the package names ("" when it names none: setup takes Helm's default)."""
     kube_version: str
     chart: ChartLock
     bases: tuple[Base, ...]
@@ -203,6 +205,8 @@ class Package:
                 for b in self.bases
             ],
         }
+        if not self.namespace:
+            del spec["namespace"]  # the package names none: Helm's default applies at setup
         if self.components:
             spec["components"] = [
                 _drop_empty(
@@ -423,7 +427,7 @@ def load(root: Path) -> Package:
         str(meta["name"]),
         str(meta["version"]),
         str(spec.get("release") or meta["name"]),
-        str(spec.get("namespace") or meta["name"]),
+        str(spec.get("namespace") or ""),
         str(spec.get("kubeVersion") or helm.KUBE_VERSION),
         ChartLock(
             str(ch["name"]),
@@ -471,10 +475,12 @@ def render_request(
     scratch: Path,
     is_upgrade: bool = False,
     api_versions: tuple[str, ...] = (),
+    user: values_mod.RenderValues = values_mod.NO_USER_VALUES,
 ) -> helm.RenderRequest:
-    """The render of one selection: base values, then components in declaration order, then the inputs file;
+    """The render of one selection: reused release values (an upgrade's), base values, then components in
+    declaration order, then the inputs file, then the user's values flags (:mod:`berth.install.values`);
     ``api_versions`` (the selection's ``--api-versions``) join the chart's own CRDs in ``.Capabilities``."""
-    files: list[Path] = []
+    files: list[Path] = list(user.first)
     b = pkg.base(base)
     if b.values:
         files.append(pkg.root / b.values)
@@ -495,8 +501,11 @@ def render_request(
         label.append(f"components {', '.join(chosen)}")
     if values:
         label.append(f"inputs {', '.join(sorted(answers))}")
+    if user.flags:
+        label.append("values flags")
     return helm.RenderRequest(
-        chart_dir, pkg.release, namespace, tuple(files), kube_version=pkg.kube_version, is_upgrade=is_upgrade,
+        chart_dir, user.release or pkg.release, namespace, tuple(files), tuple(user.flags.args()),
+        kube_version=pkg.kube_version, is_upgrade=is_upgrade,
         api_versions=(*helm.capability_api_versions(chart_dir), *api_versions), label="; ".join(label),
     )  # fmt: skip
 
@@ -647,7 +656,7 @@ def build(
                 shutil.copyfile(values, stage / rel)
             base_objs.append(Base(bname, rel, i == 0))
         lock = ChartLock(lock_src.name, lock_src.version, archive_rel, lock_src.sha256, chart_ref)
-        ns = namespace or str(extras.get("namespace") or lock_src.name)
+        ns = namespace or str(extras.get("namespace") or "")
         pkg = Package(
             lock_src.name,
             lock_src.version,
@@ -710,7 +719,7 @@ def write_base_renders(pkg: Package, chart_dir: Path, scratch: Path) -> None:
     split render, ``crds.yaml`` and ``receipt.yaml`` -- the review copy a package carries."""
     defaults = {i.name: i.default for i in pkg.inputs if i.default is not None}
     requests = [
-        render_request(pkg, chart_dir, b.name, (), defaults, pkg.namespace, scratch / b.name)
+        render_request(pkg, chart_dir, b.name, (), defaults, pkg.namespace or "default", scratch / b.name)
         for b in pkg.bases
     ]
     for b, rendered in zip(pkg.bases, helm.render_all(requests), strict=True):

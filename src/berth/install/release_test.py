@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from berth.install import apply, kubeops
+from berth.install import apply, kubeops, recorder, release
 from berth.install import plan as plan_mod
 from berth.install.plan import PlanObject, Wait
 
@@ -108,7 +108,8 @@ def run(
     kube = apply.connect_checked(options, reporter)
     reader = LogReader(reporter, kube, plan.namespace) if logs else None
     try:
-        outcome = apply.execute(kube, plan, options, reader or reporter)
+        record = recorder.for_test(release.Store(kube, plan.namespace, plan.release))
+        outcome = apply.execute(kube, plan, options, reader or reporter, record=record)
     except apply.RunFailed:
         for text in reader.text() if reader else []:
             reporter.print(text)

@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from berth import cliopts
 from berth.kube import htmlpage as hp
 from berth.kube.errors import InputError
 from berth.kube.htmlpage import esc
@@ -454,7 +455,16 @@ def with_report(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
-@click.command("report")
+@cliopts.command(
+    "report",
+    examples="""
+    # the newest run of a work dir as a timeline
+    berth install report --work-dir work --out install.html
+
+    # one receipt: here the work dir's last install run
+    berth install report --receipt "$(ls work/out/runs/*-install.yaml | tail -1)" --out install.html
+    """,
+)
 @click.option(
     "--receipt",
     "receipt_path",

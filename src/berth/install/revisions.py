@@ -5,7 +5,7 @@ Helm keeps every revision's manifest and hooks in the release store; an upgrade 
 runs that revision's rollback hooks. berth's work dir is its release store, so it needs the same record. When
 ``berth install setup`` (and therefore ``berth install upgrade``, which re-runs it) replaces an earlier render, it
 first copies that render -- ``manifests/``, ``secrets/``, ``lifecycle/``, ``spec/`` and ``upgrade/``, exactly as
-written -- to ``W/out/revisions/<N>/`` with a ``revision.yaml`` saying which package and chart it came from, and
+written -- to ``W/out/revisions/<N>/`` (with ``release/``, the chart and values of its release record) with a ``revision.yaml`` saying which package and chart it came from, and
 the package itself (``package/``: what ``W/package`` held for that render -- the manifest, the locked chart
 archive, the values files -- without the base review renders, which those files reproduce: a rollback that
 restores the package renders them again, :func:`berth.install.package.restore_base_renders`, unless the package
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from berth.install import layout, wizard
+from berth.install import layout, values, wizard
 from berth.install import package as package_mod
 from berth.install import split as split_mod
 from berth.kube import objects, yamlio
@@ -45,7 +45,7 @@ REVISIONS_DIR = "revisions"
 REVISION_FILE = "revision.yaml"
 HISTORY_MAX = 10
 """How many revisions are kept (Helm's ``--history-max`` default)."""
-SNAPSHOT = ("manifests", "secrets", "lifecycle", "spec", "upgrade", ".gitignore")
+SNAPSHOT = ("manifests", "secrets", "lifecycle", "spec", "upgrade", "release", ".gitignore")
 """What of a render a revision keeps (never ``runs/``, ``revisions/`` or the review copy of the plan)."""
 UPGRADE_DIR = "upgrade"
 PACKAGE_DIR = "package"
@@ -219,4 +219,31 @@ def record(old_out: Path, old_package: Path, new_out: Path, recorded_at: str) ->
     (dest / REVISION_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
     for old in numbers(new_out)[:-HISTORY_MAX]:
         shutil.rmtree(target / str(old))
+    return number
+
+
+def record_release(
+    out: Path, result: split_mod.Split, base: dict[str, Any], helm_revision: int, recorded_at: str
+) -> int:
+    """Record a release revision another tool deployed (a Helm release record's manifest and hooks, parsed) as the
+    next revision of ``out``: what an upgrade adopting that release prunes against and a rollback goes back to.
+    Its ``release/`` holds the record's chart and values; it keeps no package (the record holds no archive)."""
+    have = numbers(out)
+    number = (have[-1] if have else 0) + 1
+    dest = out / REVISIONS_DIR / str(number)
+    meta = (base.get("chart") or {}).get("metadata") or {}
+    layout.write_split(result, dest, f"{meta.get('name') or 'release'}-revision-{number}")
+    values.write_base(dest, base)
+    doc = {
+        "apiVersion": layout.API_VERSION,
+        "kind": "Revision",
+        "metadata": {"name": f"revision-{number}"},
+        "spec": {
+            "revision": number,
+            "recordedAt": recorded_at,
+            "chart": {"name": meta.get("name"), "version": meta.get("version")},
+            "helmRevision": helm_revision,
+        },
+    }
+    (dest / REVISION_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
     return number

@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from berth.install import apply, layout, receipt, revisions, swap, workdir
+from berth.install import apply, layout, receipt, recorder, release, revisions, swap, workdir
 from berth.install import package as package_mod
 from berth.install import plan as plan_mod
 from berth.kube import yamlio
@@ -273,9 +273,11 @@ def run(
     reporter.print(f"Rolling back release {plan.release} to {target.label}")
     kube = apply.connect_checked(options, reporter)
     try:
+        store = release.Store(kube, wd.namespace, wd.release)
+        record = recorder.for_rollback(store, wd, target, work, kube.context, options.resume)
         outcome = apply.execute(
             kube, plan, options, reporter, extra={TARGET_FIELD: target.number},
-            render=(work / "out" / target.prefix, "install"),
+            render=(work / "out" / target.prefix, "install"), record=record,
         )  # fmt: skip
     finally:
         kube.close()

@@ -118,9 +118,28 @@ begin_step() {
 # fields another field manager owns are taken over only with --force-conflicts, as berth install apply does
 apply_file() {
   if [ -n "$2" ]; then
-    kc apply --server-side --field-manager=berth ${FORCE:+"$FORCE"} -n "$2" -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -n "$2" -f "$OUT/$1"
   else
-    kc apply --server-side --field-manager=berth ${FORCE:+"$FORCE"} -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -f "$OUT/$1"
+  fi
+}
+
+# owned FILE [-n NAMESPACE] -- the object of FILE with Helm's ownership metadata, made locally (release objects
+# only: hooks never get it)
+owned() {
+  file="$1"; shift
+  kc label --local -f "$OUT/$file" "$@" app.kubernetes.io/managed-by=Helm --overwrite -o yaml \
+    | kc annotate --local -f - "meta.helm.sh/release-name=$RELEASE" "meta.helm.sh/release-namespace=$RELEASE_NS" \
+        --overwrite -o yaml
+}
+
+# apply_owned FILE NAMESPACE [ARGS...] -- apply_file for a release object: with its ownership metadata
+apply_owned() {
+  file="$1"; ns="$2"; shift 2
+  if [ -n "$ns" ]; then
+    owned "$file" -n "$ns" | kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -n "$ns" "$@" -f -
+  else
+    owned "$file" | kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} "$@" -f -
   fi
 }
 
@@ -143,16 +162,16 @@ vkey() {
 # it; the same: apply (taking fields over only with --force-conflicts)
 apply_crd() {
   live="$(kc get crd "$2" --ignore-not-found -o 'jsonpath={.spec.versions[*].name}' 2>/dev/null)" || live=''
-  if [ -z "$live" ]; then apply_file "$1" ''; return; fi
+  if [ -z "$live" ]; then apply_owned "$1" ''; return; fi
   best=0
   for v in $live; do k="$(vkey "$v")"; if [ "$k" -gt "$best" ]; then best="$k"; fi; done
   if [ "$best" -gt "$3" ]; then
     echo "warning: CRD $2 on the cluster serves a newer version than this package's: left as it is" >&2
   elif [ "$best" -lt "$3" ]; then
     echo "CRD $2: upgrading the cluster's older version"
-    kc apply --server-side --field-manager=berth --force-conflicts -f "$OUT/$1"
+    owned "$1" | kc apply --server-side --field-manager=helm --force-conflicts -f -
   else
-    apply_file "$1" ''
+    apply_owned "$1" ''
   fi
 }
 
@@ -215,9 +234,9 @@ job_logs() {
 # apply_rv FILE NAMESPACE -- apply_file, printing only the resourceVersion the object got (what wait_job replays from)
 apply_rv() {
   if [ -n "$2" ]; then
-    kc apply --server-side --field-manager=berth ${FORCE:+"$FORCE"} -o 'jsonpath={.metadata.resourceVersion}' -n "$2" -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -o 'jsonpath={.metadata.resourceVersion}' -n "$2" -f "$OUT/$1"
   else
-    kc apply --server-side --field-manager=berth ${FORCE:+"$FORCE"} -o 'jsonpath={.metadata.resourceVersion}' -f "$OUT/$1"
+    kc apply --server-side --field-manager=helm ${FORCE:+"$FORCE"} -o 'jsonpath={.metadata.resourceVersion}' -f "$OUT/$1"
   fi
 }
 
@@ -402,11 +421,12 @@ def _step_lines(step: Step, plan: Plan, job_rv: dict[str, str], crd_keys: dict[s
         out = []
         for o in step.objects:
             if o.file in job_rv:
-                out.append(f'  {job_rv[o.file]}="$(apply_rv {q(o.file)} {_ns_arg(o, ns)})"')
+                rv = "-o 'jsonpath={.metadata.resourceVersion}'"
+                out.append(f'  {job_rv[o.file]}="$(apply_owned {q(o.file)} {_ns_arg(o, ns)} {rv})"')
                 applied = f"{o.kind} {_object_ns(o, ns)}/{o.name} applied"
                 out.append(f'  echo {q(applied)}" (resourceVersion ${job_rv[o.file]})"')
             else:
-                out.append(f"  apply_file {q(o.file)} {_ns_arg(o, ns)}")
+                out.append(f"  apply_owned {q(o.file)} {_ns_arg(o, ns)}")
         return out
     if step.phase == Phase.DELETE.value:
         return [f"  delete_nowait {q(o.file)} {_ns_arg(o, ns)}" for o in step.objects]
@@ -455,6 +475,7 @@ def generate(plan: Plan, out_dir: Path) -> str:
         .replace("__ACTION__", plan.action.value)
         .replace("__RELEASE__", plan.release)
     )
+    prelude += f"RELEASE={q(plan.release)}\nRELEASE_NS={q(plan.namespace)}\n"
     crd_keys = crd_version_keys(plan, out_dir)
     body: list[str] = [f"echo {q('warning: ' + w)} >&2" for w in plan.warnings]
     job_rv = readiness_jobs(plan)

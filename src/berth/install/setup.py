@@ -14,10 +14,12 @@ them, as Helm's live ``keep`` check does).
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import re
 import shutil
 import sys
+import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from berth.install import chart as chart_mod
-from berth.install import collector, helm, layout, lock, package, revisions, wizard
+from berth.install import collector, helm, layout, lock, package, randomness, revisions, wizard
 from berth.install import split as split_mod
 from berth.install import swap as swap_mod
+from berth.install import values as values_mod
 from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
 from berth.kube import canonical, objects, yamlio
+from berth.kube import kubeconfig as kubeconfig_mod
 from berth.kube.errors import InputError, MultiInputError
 
 FACTS_FILE = "facts.yaml"
@@ -53,6 +57,12 @@ class SetupOptions:
     """``--api-versions`` flags (None: keep the earlier run's)."""
     wait_lock: bool = False
     """Wait for another command holding the work dir (:mod:`berth.install.lock`) instead of refusing."""
+    release: str | None = None
+    """``--release`` (None: the earlier run's, else the package's)."""
+    values: values_mod.ValueFlags | None = None
+    """Helm's values flags (None: keep the earlier run's)."""
+    reuse: values_mod.Reused | None = None
+    """An upgrade's reused release values (``--reuse-values``, ``--reset-then-reuse-values``)."""
 
 
 @dataclass(frozen=True)
@@ -88,12 +98,80 @@ def lookup_sources(result: split_mod.Split, chart_dir: Path) -> list[str]:
     return out
 
 
+_DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"\s*-?\}\}')
+_INCLUDE = re.compile(r'\b(?:include|template)\s+"([^"]+)"')
+
+
+def template_texts(chart_dir: Path, root: str) -> list[tuple[str, str]]:
+    """(source, text) of every file under a ``templates/`` folder of the chart and its subcharts, unpacked or
+    packed (``charts/<sub>.tgz``, as ``helm dependency build`` leaves them); ``source`` as Helm names it
+    (``<root>/charts/<sub>/templates/x.yaml``)."""
+    out: list[tuple[str, str]] = []
+    for f in sorted(chart_dir.rglob("*")):
+        rel = f.relative_to(chart_dir)
+        if f.is_file() and "templates" in rel.parts:
+            out.append((f"{root}/{rel.as_posix()}", f.read_text(encoding="utf-8", errors="replace")))
+        elif f.is_file() and f.suffix == ".tgz" and rel.parent.name == "charts":
+            try:
+                with tarfile.open(f, "r:gz") as tar:
+                    for m in tar.getmembers():
+                        data = tar.extractfile(m) if m.isfile() and "/templates/" in m.name else None
+                        if data is not None:
+                            text = data.read().decode("utf-8", "replace")
+                            out.append((f"{root}/{rel.parent.as_posix()}/{m.name}", text))
+            except (OSError, tarfile.TarError):
+                continue  # Helm reports an unreadable subchart when it renders
+    return out
+
+
+def templates_keeping_live(chart_dir: Path, root: str) -> set[str]:
+    """The templates that call ``lookup`` themselves or through the named templates they include (transitively):
+    grafana's ``secret.yaml`` includes ``grafana.secretsData``, which includes ``grafana.password``, which looks up
+    the live Secret to keep its admin password. Named templates are global in Helm, across subcharts."""
+    texts = template_texts(chart_dir, root)
+    bodies: dict[str, str] = {}
+    for _, text in texts:
+        starts = list(_DEFINE.finditer(text))
+        for n, m in enumerate(starts):
+            end = starts[n + 1].start() if n + 1 < len(starts) else len(text)
+            bodies[m.group(1)] = bodies.get(m.group(1), "") + text[m.end() : end]
+    calling = {name for name, body in bodies.items() if _LOOKUP_CALL.search(body)}
+    grew = True
+    while grew:
+        more = {n for n, body in bodies.items() if n not in calling and set(_INCLUDE.findall(body)) & calling}
+        calling |= more
+        grew = bool(more)
+    return {
+        source for source, text in texts if _LOOKUP_CALL.search(text) or set(_INCLUDE.findall(text)) & calling
+    }
+
+
 def lookup_note(source: str) -> str:
     return (
         f"{source} calls lookup, which finds nothing offline: what it renders from the result is the chart's "
         "fallback where helm install/upgrade would read and keep the live value; before an upgrade (or "
         "--force-conflicts) check that no live value is overwritten"
     )
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What setup renders of one selection."""
+
+    split: split_mod.Split
+    upgrade: split_mod.Split | None
+    """The ``--is-upgrade`` render when it differs."""
+    install_only: frozenset[objects.Ref]
+    notes: list[str]
+    """Review notes on the differences between the two variants and on ``lookup`` calls."""
+    chart_notes: tuple[str, str] | None
+    """The chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print it (None when it has none)."""
+    lookups: list[str]
+    """The templates that call ``lookup``."""
+    base: dict[str, Any]
+    """The release record's ``chart`` and ``config`` (:func:`berth.install.values.release_base`)."""
+    random: tuple[randomness.RandomFields, ...] = ()
+    """Fields that differed between two renders (both variants); the first render is the one kept."""
 
 
 def render_selection(
@@ -103,25 +181,20 @@ def render_selection(
     namespace: str,
     scratch: Path,
     shown: str | None = None,
-) -> tuple[
-    split_mod.Split,
-    split_mod.Split | None,
-    frozenset[objects.Ref],
-    list[str],
-    tuple[str, str] | None,
-    list[str],
-]:
+    user: values_mod.RenderValues = values_mod.NO_USER_VALUES,
+) -> Rendered:
     """The install render (split), the upgrade render when it differs, the identities only the install variant
-    has, notes on the differences, the chart's NOTES.txt as ``helm install`` and ``helm upgrade`` would print it
-    (None when it has none), and the templates that call ``lookup``. ``shown``: how an error names the package's
-    chart archive (the user's path)."""
+    has, notes, the chart's NOTES.txt, the templates that call ``lookup``, the release record's chart and config,
+    and the fields rendered at random; the Helm processes all run at once. ``shown``: how an error names the
+    package's chart archive (the user's path); ``user``: the user's values flags and release name."""
     chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, scratch / "chart", shown)
+    user.prepare(chart_dir)
     extra = selection.api_versions
     req = package.render_request(
-        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, api_versions=extra
+        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, False, extra, user
     )
     upgrade_req = package.render_request(
-        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, True, extra
+        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, True, extra, user
     )
     notes_reqs = [
         n
@@ -131,7 +204,11 @@ def render_selection(
         )
         if n
     ]
-    rendered, up_rendered, *notes_renders = helm.render_all([req, upgrade_req, *notes_reqs])
+    value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        base = pool.submit(values_mod.release_base, chart_dir, req.release, namespace, value_args)
+        rendered, up_rendered, *notes_renders = helm.render_all([req, upgrade_req, *notes_reqs])
+        release_base = base.result()
     chart_notes = tuple(helm.notes_text(r) for r in notes_renders)
     result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     twins = split_mod.release_namespace_duplicates(result, namespace)
@@ -140,6 +217,17 @@ def render_selection(
             twins, "duplicate object identities (each object must be rendered exactly once)"
         )
     upgrade = split_mod.from_render(up_rendered.text, up_rendered.dropped_hook_events)
+    lookups = lookup_sources(result, chart_dir)
+    sources = {randomness.key_of(o): o.source for o in (*upgrade.all_objects(), *result.all_objects())}
+    random = randomness.merge(rendered.random, up_rendered.random)
+    if random:
+        keeping = templates_keeping_live(chart_dir, next(iter(sources.values())).split("/")[0])
+        random = tuple(dataclasses.replace(f, keep_live=sources.get(f.key) in keeping) for f in random)
+    paths = {f.key: f.paths for f in random}
+
+    def comparable(o: split_mod.RenderedObject) -> str:
+        return canonical.canonical_json(randomness.masked(o.body, paths.get(randomness.key_of(o), ())))
+
     up = {o.ref: o for o in upgrade.all_objects()}
     mine = {o.ref: o for o in result.all_objects()}
     install_only = frozenset(r for r in mine if r not in up)
@@ -153,18 +241,17 @@ def render_selection(
             notes.append(
                 f"{r} is rendered only on upgrade; the upgrade plan applies it from out/{UPGRADE_DIR}/"
             )
-        elif not (o.text and o.text == mine[r].text) and canonical.canonical_json(
-            o.body
-        ) != canonical.canonical_json(mine[r].body):  # the same text renders the same object
+        elif not (o.text and o.text == mine[r].text) and comparable(o) != comparable(mine[r]):
             notes.append(f"{r} renders differently on upgrade; the upgrade plan uses out/{UPGRADE_DIR}/")
-    lookups = lookup_sources(result, chart_dir)
-    return (
+    return Rendered(
         result,
         (upgrade if notes else None),
         install_only,
         [*notes, *(lookup_note(s) for s in lookups)],
         (chart_notes[0], chart_notes[1]) if len(chart_notes) == 2 else None,
         lookups,
+        release_base,
+        random,
     )
 
 
@@ -226,6 +313,28 @@ def _current_package(work: Path) -> package.Package | None:
         return None
 
 
+def context_namespace(kubeconfig: str | None, context: str | None) -> str:
+    """Helm's default namespace: the kube context's, else ``default`` (no kubeconfig, or none readable)."""
+    try:
+        return kubeconfig_mod.resolve(kubeconfig, context).namespace
+    except InputError:
+        return "default"
+
+
+def release_namespace(opts: SetupOptions, pkg: package.Package, spec_dir: Path) -> str:
+    """``-n`` if given, else the namespace an earlier setup of this work dir used, else the package's when it
+    names one, else Helm's default (:func:`context_namespace`)."""
+    if opts.namespace:
+        return opts.namespace
+    path = spec_dir / wizard.INPUTS_FILE
+    if path.is_file():
+        docs = yamlio.load_file(path)
+        spec = (docs[0].body or {}).get("spec") if docs and isinstance(docs[0].body, dict) else None
+        if isinstance(spec, dict) and spec.get("namespace"):
+            return str(spec["namespace"])
+    return pkg.namespace or context_namespace(opts.kubeconfig, opts.context)
+
+
 def _stage_and_swap(
     opts: SetupOptions,
     work: Path,
@@ -256,8 +365,9 @@ def _stage_and_swap(
                 review_renders=False,
             )
         pkg = package.load(stage / "package")
-        namespace = opts.namespace or pkg.namespace
-        prior_sel, prior_answers = wizard.read_prior(work / "out" / "spec")
+        prior_spec = work / "out" / "spec"
+        namespace = release_namespace(opts, pkg, prior_spec)
+        prior_sel, prior_answers = wizard.read_prior(prior_spec)
         selection = wizard.select(pkg, opts.base, opts.selects, prior_sel, opts.api_versions)
         answers = wizard.answer(
             pkg,
@@ -265,20 +375,23 @@ def _stage_and_swap(
             prior_answers,
             None if opts.non_interactive else prompt,
         )
-        shown = str(ref / pkg.chart.archive) if (ref / package.MANIFEST).is_file() else opts.ref
-        result, upgrade, install_only, notes, chart_notes, lookups = render_selection(
-            pkg, selection, answers.effective, namespace, stage / "scratch", shown
-        )
-        if notes:
-            result = split_mod.Split(
-                result.ordinary,
-                result.crds,
-                result.secrets,
-                result.hooks,
-                (*result.warnings, *notes),
-                result.file_names,
-            )
         out = stage / "out"
+        spec_dir = out / "spec"
+        spec_dir.mkdir(parents=True)
+        recorded = values_mod.decide(prior_spec, spec_dir, opts.release, opts.values, opts.reuse)
+        shown = str(ref / pkg.chart.archive) if (ref / package.MANIFEST).is_file() else opts.ref
+        rendered = render_selection(
+            pkg,
+            selection,
+            answers.effective,
+            namespace,
+            stage / "scratch",
+            shown,
+            recorded.for_render(spec_dir),
+        )
+        result = rendered.split
+        if rendered.notes:
+            result = dataclasses.replace(result, warnings=(*result.warnings, *rendered.notes))
         env = {
             "INSTALLER_PACKAGE_DIR": str(work / "package"),
             "INSTALLER_WORK_DIR": str(work),
@@ -291,60 +404,76 @@ def _stage_and_swap(
         if opts.live and cluster is None:
             cluster = collector.KubeCluster(opts.kubeconfig, opts.context)
         facts = collector.collect(pkg, result, namespace, env, cluster if opts.live else None)
-        spec_dir = out / "spec"
         wizard.write(spec_dir, pkg, selection, answers, namespace)
+        values_mod.write(spec_dir, recorded)
+        values_mod.write_base(out, rendered.base)
+        randomness.write(spec_dir, rendered.random)
         (spec_dir / FACTS_FILE).write_text(
             yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
         )
-        if chart_notes is not None:
-            for action, text in zip(NOTES_FILES, chart_notes, strict=True):
+        if rendered.chart_notes is not None:
+            for action, text in zip(NOTES_FILES, rendered.chart_notes, strict=True):
                 (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
-        written = layout.write_split(result, out, pkg.name, install_only, lookups)
-        hook_secrets = [
-            w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group
-        ]
-        if upgrade is not None:
-            hook_secrets.append(f"{UPGRADE_DIR}/secrets/")
-            hook_secrets += [
-                f"{UPGRADE_DIR}/lifecycle/{e.value}/{upgrade.file_names[h.obj.ref]}"
-                for h in upgrade.hooks
-                if h.obj.kind == "Secret" and not h.obj.ref.group
-                for e in dict.fromkeys(h.events)
-            ]
-        if (spec_dir / wizard.SECRET_INPUTS_FILE).is_file():
-            hook_secrets.append(f"spec/{wizard.SECRET_INPUTS_FILE}")
-        (out / ".gitignore").write_text(
-            "".join(f"{p}\n" for p in ["secrets/", *hook_secrets]), encoding="utf-8"
-        )
-        if upgrade is not None:
-            written += [
-                dataclasses.replace(w, path=f"{UPGRADE_DIR}/{w.path}")
-                for w in layout.write_split(
-                    upgrade,
-                    out / UPGRADE_DIR,
-                    f"{pkg.name}-upgrade",
-                    lookup_sources=lookups,
-                )
-            ]
+        written = _write_render(out, pkg, result, rendered)
         layout.write_render_id(out, written)
-        recorded = revisions.record(
+        revision = revisions.record(
             work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )
-        wd = Workdir(pkg, selection, answers.effective, namespace, result, install_only, upgrade, out)
+        wd = Workdir(
+            pkg, selection, answers.effective, namespace, result, rendered.install_only, rendered.upgrade, out,
+            recorded.release or "",
+        )  # fmt: skip
         doc = plan_document(wd, str(opts.work_dir))
         (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
         (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
         shutil.rmtree(stage / "scratch", ignore_errors=True)
         with lock.no_interrupt(in_place):  # a Ctrl-C from here on reports the new render in place
             swap_mod.swap(stage, work, ("package", "out"))
-            committed.append(recorded)
-    out_dir = work / "out"
+            committed.append(revision)
+    lines = _summary(work / "out", wd, facts, revision)
+    lines += randomness.lines(rendered.random)
+    return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
+
+
+def _write_render(
+    out: Path, pkg: package.Package, result: split_mod.Split, rendered: Rendered
+) -> list[layout.WrittenFile]:
+    """The render's files (the upgrade variant under ``out/upgrade/``) and the ``.gitignore`` that keeps the
+    rendered Secrets and the release record's values out of version control; returns every file of the render
+    (paths under ``out``), for its id."""
+    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups)
+    ignored = ["secrets/", "release/"]
+    ignored += [w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group]
+    upgrade = rendered.upgrade
+    if upgrade is not None:
+        ignored.append(f"{UPGRADE_DIR}/secrets/")
+        ignored += [
+            f"{UPGRADE_DIR}/lifecycle/{e.value}/{upgrade.file_names[h.obj.ref]}"
+            for h in upgrade.hooks
+            if h.obj.kind == "Secret" and not h.obj.ref.group
+            for e in dict.fromkeys(h.events)
+        ]
+        written += [
+            dataclasses.replace(w, path=f"{UPGRADE_DIR}/{w.path}")
+            for w in layout.write_split(
+                upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=rendered.lookups
+            )
+        ]
+    if (out / "spec" / wizard.SECRET_INPUTS_FILE).is_file():
+        ignored.append(f"spec/{wizard.SECRET_INPUTS_FILE}")
+    (out / ".gitignore").write_text("".join(f"{p}\n" for p in ignored), encoding="utf-8")
+    return written
+
+
+def _summary(out_dir: Path, wd: Workdir, facts: dict[str, Any], revision: int | None) -> list[str]:
+    result, selection = wd.split, wd.selection
     n_manifests = len(result.ordinary) + len(result.crds)
     lines = [
         f"Wizard wrote {out_dir}/spec/selection.yaml and inputs.yaml",
         f"Collector produced {len(facts)} fact(s) in {out_dir}/spec/facts.yaml",
         f"Base: {selection.base}; components: [{', '.join(selection.components)}]",
-        f"Namespace: {namespace}",
+        f"Namespace: {wd.namespace}",
+        f"Release: {wd.release}",
         f"Rendered {n_manifests} manifest(s) to {out_dir}/manifests",
     ]
     if result.secrets:
@@ -354,12 +483,12 @@ def _stage_and_swap(
     lines.append(
         f"Extracted {n_hooks} hook object(s) to {out_dir}/lifecycle (events: {events}); plan in {out_dir}/{PLAN_FILE}"
     )
-    if recorded is not None:
+    if revision is not None:
         lines.append(
-            f"Recorded the render this replaced as revision {recorded} in {out_dir}/{revisions.REVISIONS_DIR} "
+            f"Recorded the render this replaced as revision {revision} in {out_dir}/{revisions.REVISIONS_DIR} "
             "(what upgrade prunes against and rollback goes back to)"
         )
     lines += [f"warning: {w}" for w in result.warnings]
     for u in facts.get("unmet", []):
         lines.append(f"requirement: {u['requirement']}; fix: {u['fix']}")
-    return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
+    return lines

@@ -9,7 +9,9 @@ is then *pending*, and ``upgrade`` is the step that applies it. Per object:
     release objects          present, and unchanged by a server-side apply of the render's copy: the apply is sent
                              with ``dryRun=All`` and its result compared with the live object (so only fields berth's
                              field manager owns can differ; defaults, other managers' fields and the server's own
-                             normalisation are never drift); a field another manager took is drift, naming it
+                             normalisation are never drift); a field another manager took is drift, naming it;
+                             the copy carries Helm's ownership metadata, and the fields the chart renders at
+                             random (``spec/random.yaml``) with their live values: neither is drift
     ``crds/`` CRDs           present only (Helm never upgrades them; after an upgrade one the new version added is
                              not installed, as Helm leaves it, and is only noted)
     install-only objects     present only (``.Release.IsInstall``: upgrades neither apply nor prune them); after an
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from berth.install import apply, kubeops, layout, receipt, revisions, workdir
+from berth.install import apply, kubeops, layout, ownership, randomness, receipt, revisions, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import objects, yamlio
@@ -229,6 +231,9 @@ class _Comparer:
     release_namespace: str
     lookups: frozenset[str]
     variant: str
+    release: str = ""
+    random: dict[str, randomness.RandomFields] = field(default_factory=dict)
+    """The fields the chart renders at random (``spec/random.yaml`` of the render compared)."""
     force_hint: bool = False
 
     def compare(self, o: split_mod.RenderedObject, how: str) -> str:
@@ -272,6 +277,11 @@ class _Comparer:
         body = yamlio.load_one(yamlio.dump(o.body))
         if ns and not objects.namespace(body):
             objects.meta(body)["namespace"] = ns
+        # As applied: Helm's ownership metadata, and what the chart renders at random as it is live (not drift).
+        body = ownership.stamp(body, self.release, self.release_namespace)
+        random = self.random.get(randomness.key_of(o))
+        if random is not None:
+            body = randomness.keep_live(body, live, random.paths)
         try:
             _, after = self.kube.apply(body, res, force=False, dry_run=True)
         except kubeops.ApplyConflict as exc:
@@ -287,7 +297,7 @@ def _deployed_render(
 ) -> tuple[DeployedRender, Path, str]:
     """The render the release runs, its root folder and variant; sets the report's state and what it compares."""
     out = work / "out"
-    inst = apply.installed(kube, work, wd.package.release, wd.namespace)
+    inst = apply.installed(kube, work, wd.release, wd.namespace)
     if inst is None or not inst.present:
         report.state, report.compared = NOT_INSTALLED, f"the render {out} holds"
         return wd, out, "install"
@@ -400,10 +410,13 @@ def run(work_dir: Path, kubeconfig: str | None = None, context: str | None = Non
     kube = kubeops.connect(kubeconfig, context)
     try:
         receipt.check_target(work_dir, kube.context, kube.server, context is not None)
-        report = Report(kube.context, wd.package.release, wd.namespace)
+        report = Report(kube.context, wd.release, wd.namespace)
         render, root, variant = _deployed_render(kube, work_dir, wd, report)
         report.notes = workdir.release_notes(root, variant) if report.state != NOT_INSTALLED else ""
-        comparer = _Comparer(kube, report, wd.namespace, layout.lookup_templates(root), variant)
+        comparer = _Comparer(
+            kube, report, wd.namespace, layout.lookup_templates(root), variant, wd.release,
+            randomness.read(root / "spec"),
+        )  # fmt: skip
         seen = {comparer.compare(o, how) for o, how in _desired(render, variant)}
         if report.state != NOT_INSTALLED:
             _extras(kube, work_dir, report, seen, wd.namespace)

@@ -9,7 +9,7 @@ so post-delete hooks can still read them).
 
 from __future__ import annotations
 
-from berth.install import apply, workdir
+from berth.install import apply, recorder, release, workdir
 from berth.install import plan as plan_mod
 
 
@@ -32,8 +32,13 @@ def crds_step(wd: workdir.Workdir) -> plan_mod.Step | None:
 
 @apply.locked
 def run(
-    options: apply.ApplyOptions, delete_crds: bool = False, reporter: apply.Reporter | None = None
+    options: apply.ApplyOptions,
+    delete_crds: bool = False,
+    reporter: apply.Reporter | None = None,
+    keep_history: bool = False,
 ) -> apply.Outcome:
+    """``berth install uninstall``: the uninstall plan; the release's Helm records go with it (``keep_history``:
+    the last one stays, ``uninstalled``, as ``helm uninstall --keep-history``)."""
     reporter = reporter or apply.Reporter()
     wd, plan = apply.load_plan(options, plan_mod.Action.UNINSTALL)
     steps = plan.steps
@@ -49,6 +54,9 @@ def run(
             )
     kube = apply.connect_checked(options, reporter)
     try:
-        return apply.execute(kube, plan, options, reporter, steps, extra={"deleteCrds": delete_crds})
+        record = recorder.for_uninstall(release.Store(kube, wd.namespace, wd.release), keep_history)
+        return apply.execute(
+            kube, plan, options, reporter, steps, extra={"deleteCrds": delete_crds}, record=record
+        )
     finally:
         kube.close()

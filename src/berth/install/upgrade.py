@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from berth.install import apply, kubeops, lock, receipt, setup, workdir
+from berth.install import adopt, apply, kubeops, lock, receipt, recorder, release, setup, values, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -117,11 +117,18 @@ def secret_change(before: dict[str, Any], after: dict[str, Any]) -> str:
 
 
 def rerender(
-    work: Path, source: UpgradeSource, namespace: str, reporter: apply.Reporter, shown_as: str = ""
+    work: Path,
+    source: UpgradeSource,
+    namespace: str,
+    reporter: apply.Reporter,
+    shown_as: str = "",
+    given: adopt.UpgradeValues = adopt.NO_VALUES,
+    reused: values.Reused | None = None,
 ) -> None:
-    """Run setup again with the new reference. The run receipts survive: setup's journaled swap of ``W/out``
-    carries ``out/runs`` into the new render (:func:`berth.install.swap.swap`). ``shown_as`` replaces ``work``
-    in the lines printed (a dry run's temporary copy, gone when the run ends)."""
+    """Run setup again with the new reference (and the values flags ``given``, over the ``reused`` values of the
+    release). The run receipts survive: setup's journaled swap of ``W/out`` carries ``out/runs`` into the new
+    render (:func:`berth.install.swap.swap`). ``shown_as`` replaces ``work`` in the lines printed (a dry run's
+    temporary copy, gone when the run ends)."""
     result = setup.run(
         setup.SetupOptions(
             source.ref,
@@ -133,25 +140,58 @@ def rerender(
             non_interactive=True,
             version=source.version,
             repo=source.repo,
+            release=given.release,
+            values=given.flags,
+            reuse=reused,
         )
     )
     for line in result.lines:
         reporter.print(line.replace(str(work), shown_as) if shown_as else line)
 
 
-@apply.locked
 def run(
-    options: apply.ApplyOptions, source: UpgradeSource | None, reporter: apply.Reporter | None = None
+    options: apply.ApplyOptions,
+    source: UpgradeSource | None,
+    reporter: apply.Reporter | None = None,
+    given: adopt.UpgradeValues = adopt.NO_VALUES,
 ) -> apply.Outcome:
     """``berth install upgrade``: with ``source`` (``--pull``) re-render from it first; without, upgrade to the
     render the work dir holds now (set up again with other inputs, say), or with ``--resume`` continue the last
-    upgrade."""
+    upgrade. ``given``: Helm's release and values flags (values flags without ``--pull`` re-render the package the
+    work dir holds); on a work dir never set up they name the release to adopt (:mod:`berth.install.adopt`)."""
     reporter = reporter or apply.Reporter()
     work = options.work_dir
-    if source is not None:
-        kubeops.preload()  # the re-render runs Helm first; the client's import overlaps it
+    kubeops.preload()  # a re-render runs Helm first; the client's import overlaps it
+    if adopt.is_set_up(work) or options.resume:
+        return _run(options, source, reporter, given)
+    fresh = not work.exists()
+    with lock.hold(work, options.wait_lock, create=True):
+        try:
+            return _adopt(options, source, given, reporter)
+        except BaseException:
+            if not (work / "out").exists() and not (work / "package").exists():
+                lock.release_file(work)  # nothing set up: leave no lock file, no empty work dir
+                if fresh and not any(work.iterdir()):
+                    work.rmdir()
+            raise
+
+
+@apply.locked
+def _run(
+    options: apply.ApplyOptions,
+    source: UpgradeSource | None,
+    reporter: apply.Reporter,
+    given: adopt.UpgradeValues,
+) -> apply.Outcome:
+    work = options.work_dir
     if not options.resume:
         _refuse_uninstalled(options)
+    reused = None
+    if given.given and not options.resume:
+        old = workdir.load_workdir(work)
+        _same_release(old, given)
+        reused = adopt.reused_for(options, given, old, reporter)
+        source = source or UpgradeSource(str(work / "package"))
     if source is None and options.resume:
         found = [
             b for _, b in receipt.receipts(work, plan_mod.Action.UPGRADE.value) if not b["spec"].get("dryRun")
@@ -173,9 +213,9 @@ def run(
     else:
         old = workdir.load_workdir(work)
         if options.dry_run:
-            return _dry_run(options, source, old, reporter)
+            return _dry_run(options, source, old, reporter, given, reused)
         try:
-            rerender(work, source, old.namespace, reporter)
+            rerender(work, source, old.namespace, reporter, given=given, reused=reused)
         except lock.InterruptedAfterCommit as exc:
             raise lock.InterruptedAfterCommit(
                 f"{exc}; nothing was applied to the cluster: upgrade to it with "
@@ -231,19 +271,86 @@ def _refuse_uninstalled(options: apply.ApplyOptions) -> None:
         )
 
 
+def replaced_keys(wd: workdir.Workdir) -> frozenset[str]:
+    """``Kind|namespace|name`` of every object the previous revision had: an upgrade checks the ownership of the
+    others only, as Helm's (the namespace as an object names it, the release's, and none for cluster-scoped)."""
+    prev = wd.previous()
+    if prev is None:
+        return frozenset()
+    objs = [*prev.split.all_objects(), *(prev.upgrade.all_objects() if prev.upgrade is not None else [])]
+    return frozenset(
+        f"{o.kind}|{ns}|{o.name}" for o in objs for ns in {o.namespace or wd.namespace, o.namespace, ""}
+    )
+
+
 def _execute(options: apply.ApplyOptions, named: Path, reporter: apply.Reporter) -> apply.Outcome:
     """Run the upgrade plan of ``options.work_dir``; commands it prints name ``named``."""
     wd = workdir.load_workdir(options.work_dir)
     plan = workdir.build_plan(wd, plan_mod.Action.UPGRADE, str(named), options.wait, options.timeout)
     kube = apply.connect_checked(options, reporter)
     try:
-        return apply.execute(kube, plan, options, reporter, render=(options.work_dir / "out", "upgrade"))
+        store = release.Store(kube, wd.namespace, wd.release)
+        variant = "upgrade"
+        record = recorder.for_upgrade(store, wd, options.work_dir, kube.context, variant, options.resume)
+        return apply.execute(
+            kube, plan, options, reporter, render=(options.work_dir / "out", variant), record=record,
+            ownership_skip=replaced_keys(wd),
+        )  # fmt: skip
     finally:
         kube.close()
 
 
+def _same_release(wd: workdir.Workdir, given: adopt.UpgradeValues) -> None:
+    """``--release``/``-n`` on a set-up work dir must name its release (one work dir, one release)."""
+    for flag, value, have in (
+        ("--release", given.release, wd.release),
+        ("--namespace", given.namespace, wd.namespace),
+    ):
+        if value and value != have:
+            raise InputError(
+                f"this work dir holds release {wd.release} in namespace {wd.namespace}; to upgrade another "
+                "release use another --work-dir",
+                flag,
+            )
+
+
+def _adopt(
+    options: apply.ApplyOptions,
+    source: UpgradeSource | None,
+    given: adopt.UpgradeValues,
+    reporter: apply.Reporter,
+) -> apply.Outcome:
+    """Upgrade a release this work dir never set up: read it from the cluster, set the work dir up from
+    ``--pull`` with the values Helm would keep, record its current revision, then upgrade as usual."""
+    work = options.work_dir
+    if source is None:
+        raise InputError(
+            f"{work} is not set up: name the chart to upgrade {given.release or 'the release'} to with --pull CHART",
+            "--pull",
+        )
+    default_ns = setup.context_namespace(options.kubeconfig, options.context)
+    adoption = adopt.read_for_adoption(options, given, reporter, default_ns)
+    named = adopt.UpgradeValues(adoption.name, adoption.namespace, given.flags, given.mode)
+    rerender(work, source, adoption.namespace, reporter, given=named, reused=adoption.reused)
+    reporter.print(adopt.record_adopted(work, adoption))
+    wd = workdir.load_workdir(work)
+    plan_file = work / "out" / workdir.PLAN_FILE
+    plan_file.write_text(yamlio.dump(workdir.plan_document(wd, str(work))), encoding="utf-8")
+    prev = wd.previous()
+    if prev is not None:
+        reporter.print(f"Changes to release objects since {prev.label}:")
+        for line in diff_lines(prev, wd):
+            reporter.print(f"  {line}")
+    return _execute(options, work, reporter)
+
+
 def _dry_run(
-    options: apply.ApplyOptions, source: UpgradeSource, old: workdir.Workdir, reporter: apply.Reporter
+    options: apply.ApplyOptions,
+    source: UpgradeSource,
+    old: workdir.Workdir,
+    reporter: apply.Reporter,
+    given: adopt.UpgradeValues = adopt.NO_VALUES,
+    reused: values.Reused | None = None,
 ) -> apply.Outcome:
     """``upgrade --dry-run``: re-render into a copy of the work dir and run the plan with ``dryRun=All``. The
     copy goes away afterwards (it holds the rendered Secrets); its receipt joins the work dir's other dry-run
@@ -254,7 +361,7 @@ def _dry_run(
     try:
         shutil.copytree(work, copy)
         reporter.print(f"Dry run: re-rendering into a temporary copy of the work dir; {work} is unchanged")
-        rerender(copy, source, old.namespace, reporter, f"<dry-run copy of {work}>")
+        rerender(copy, source, old.namespace, reporter, f"<dry-run copy of {work}>", given, reused)
         reporter.print("Changes to release objects:")
         for line in diff_lines(old, workdir.load_workdir(copy)):
             reporter.print(f"  {line}")

@@ -1,8 +1,9 @@
 """``berth install verify``: prove ``W/out`` is exactly what Helm renders, nothing more, nothing less.
 
-A fresh ``helm template`` of the locked chart with the recorded selection and inputs is compared, object by
-object and canonically (key order, nulls, empty maps and lists ignored), with the ordinary objects, CRDs, Secrets
-and hook objects in ``W/out``. It also checks that every object is in exactly one place: each file is listed in
+A fresh ``helm template`` of the locked chart with the recorded selection, inputs and values flags is compared,
+object by object and canonically (key order, nulls, empty maps and lists ignored), with the ordinary objects,
+CRDs, Secrets and hook objects in ``W/out``; fields the chart renders at random (``W/out/spec/random.yaml``) are
+masked in both, and the report says which. It also checks that every object is in exactly one place: each file is listed in
 the manifest index, no hook is also a release object, and a hook has one identical copy in each of its events'
 folders and nowhere else.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.install import chart as chart_mod
-from berth.install import helm, layout, package, workdir
+from berth.install import helm, layout, package, randomness, values, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -32,6 +33,8 @@ class Report:
     upgrade_expected: int | None = None
     """Objects of the ``--is-upgrade`` render, when ``out/upgrade/`` holds that variant."""
     upgrade_matched: int = 0
+    masked: list[str] = field(default_factory=list)
+    """Fields compared masked: the chart renders them at random (``W/out/spec/random.yaml``)."""
 
     @property
     def ok(self) -> bool:
@@ -44,6 +47,7 @@ class Report:
             out.append(
                 f"upgrade variant (out/upgrade): {self.upgrade_matched}/{self.upgrade_expected} objects match"
             )
+        out += [f"masked: {m}" for m in self.masked]
         out += [f"difference: {p}" for p in self.problems]
         return out
 
@@ -79,11 +83,21 @@ def first_difference(a: Any, b: Any, path: str = "") -> str:
 
 
 def _compare(
-    fresh: list[split_mod.RenderedObject], have_objs: list[split_mod.RenderedObject], label: str
+    fresh: list[split_mod.RenderedObject],
+    have_objs: list[split_mod.RenderedObject],
+    label: str,
+    random: dict[str, randomness.RandomFields] | None = None,
 ) -> tuple[int, list[str]]:
-    """(matched count, problems) between Helm's objects and the written ones, canonically."""
-    expected = {o.ref: canonical.canonicalize(o.body) for o in fresh}
-    have = {o.ref: canonical.canonicalize(o.body) for o in have_objs}
+    """(matched count, problems) between Helm's objects and the written ones, canonically, with the fields the
+    chart renders at random masked in both."""
+    random = random or {}
+
+    def body(o: split_mod.RenderedObject) -> Any:
+        f = random.get(randomness.key_of(o))
+        return canonical.canonicalize(randomness.masked(o.body, f.paths) if f else o.body)
+
+    expected = {o.ref: body(o) for o in fresh}
+    have = {o.ref: body(o) for o in have_objs}
     matched = 0
     problems = []
     for r, body in expected.items():
@@ -107,6 +121,8 @@ def run(work_dir: Path) -> Report:
     report = Report()
     with tempfile.TemporaryDirectory(prefix="berth-verify-") as tmp:
         chart_dir = chart_mod.safe_extract(pkg.root / pkg.chart.archive, Path(tmp) / "chart")
+        user = values.read(out / "spec").for_render(out / "spec")
+        user.prepare(chart_dir)
         requests = [
             package.render_request(
                 pkg,
@@ -118,27 +134,33 @@ def run(work_dir: Path) -> Report:
                 Path(tmp) / "scratch",
                 is_upgrade=is_upgrade,
                 api_versions=wd.selection.api_versions,
+                user=user,
             )
             for is_upgrade in (False, True)
         ]
         fresh, fresh_upgrade = (
             split_mod.parse_render(r.text) for r in helm.render_all(requests, twice=False)
         )
+    random = randomness.read(out / "spec")
+    report.masked = [
+        f"{f.label}: {', '.join(randomness.show(p) for p in f.paths)} (random in the chart's render)"
+        for f in random.values()
+    ]
     report.expected = len(fresh)
-    report.matched, problems = _compare(fresh, wd.split.all_objects(), "")
+    report.matched, problems = _compare(fresh, wd.split.all_objects(), "", random)
     report.problems += problems
     report.problems += _placement_problems(out, wd.split)
     if wd.upgrade is not None:
         report.upgrade_expected = len(fresh_upgrade)
         report.upgrade_matched, problems = _compare(
-            fresh_upgrade, wd.upgrade.all_objects(), "upgrade variant: "
+            fresh_upgrade, wd.upgrade.all_objects(), "upgrade variant: ", random
         )
         report.problems += problems
         report.problems += [
             f"upgrade variant: {p}" for p in _placement_problems(out / workdir.UPGRADE_DIR, wd.upgrade)
         ]
     else:
-        _, problems = _compare(fresh_upgrade, wd.split.all_objects(), "")
+        _, problems = _compare(fresh_upgrade, wd.split.all_objects(), "", random)
         if problems:
             report.problems.append(
                 f"the --is-upgrade render differs from W/out but out/{workdir.UPGRADE_DIR}/ is missing; "

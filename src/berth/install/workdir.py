@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from berth.install import layout, package, revisions, swap, wizard
+from berth.install import layout, package, revisions, swap, values, wizard
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import objects, yamlio
@@ -50,6 +50,13 @@ class Workdir:
     """The upgrade variant when it differs from the install render (files under ``out/upgrade/``)."""
     out_dir: Path | None = None
     """Where ``revisions/`` is (``W/out``, or setup's staging copy of it); None: no history."""
+    release_name: str = ""
+    """``--release`` as recorded (empty: the package's release name)."""
+
+    @property
+    def release(self) -> str:
+        """The Helm release name the render was made for."""
+        return self.release_name or self.package.release
 
     def previous(self) -> revisions.Revision | None:
         """The newest recorded revision: what an upgrade replaces and a rollback goes back to."""
@@ -98,7 +105,7 @@ def build_plan(
     what the previous revision had and this render lacks. Rollback applies the render of ``revision`` (default: the
     previous one) and runs its hooks (as ``helm rollback`` runs the target revision's), pruning what the current
     render added; it raises :class:`InputError` when that revision is not recorded."""
-    base = plan_mod.PlanInputs(wd.split, wd.package.release, wd.namespace, work_dir, wait, hook_timeout)
+    base = plan_mod.PlanInputs(wd.split, wd.release, wd.namespace, work_dir, wait, hook_timeout)
     if action == plan_mod.Action.ROLLBACK:
         if revision is not None and wd.out_dir is not None:
             target: revisions.Revision | None = revisions.load(wd.out_dir, revision)
@@ -144,7 +151,7 @@ def plan_document(wd: Workdir, work_dir: str) -> dict[str, Any]:
             plans.append(build_plan(wd, action, work_dir).to_json())
         except InputError as exc:
             unavailable.append({"action": action.value, "reason": str(exc)})
-    spec: dict[str, Any] = {"release": wd.package.release, "namespace": wd.namespace, "plans": plans}
+    spec: dict[str, Any] = {"release": wd.release, "namespace": wd.namespace, "plans": plans}
     if unavailable:
         spec["unavailable"] = unavailable
     return {
@@ -186,9 +193,12 @@ def read_workdir(out: Path, package_dir: Path) -> Workdir:
     docs = yamlio.load_file(out / "spec" / wizard.INPUTS_FILE)
     spec = (docs[0].body or {}).get("spec") or {}
     answers = wizard.stored_answers(out / "spec", pkg)
-    namespace = str(spec.get("namespace") or pkg.namespace)
+    namespace = str(spec.get("namespace") or pkg.namespace or "default")
     result, install_only = layout.read_split(out)
     upgrade = None
     if (out / UPGRADE_DIR / layout.INDEX_FILE).is_file():
         upgrade, _ = layout.read_split(out / UPGRADE_DIR)
-    return Workdir(pkg, selection, answers, namespace, result, install_only, upgrade, out)
+    recorded = values.read(out / "spec")
+    return Workdir(
+        pkg, selection, answers, namespace, result, install_only, upgrade, out, recorded.release or ""
+    )

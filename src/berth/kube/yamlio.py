@@ -18,6 +18,7 @@ graph is then turned into plain dicts/lists/scalars here, each alias expanded in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -137,9 +138,10 @@ class Document:
 class _Refused(Exception):
     """A decoding error at a node; turned into an :class:`InputError` with the file, document and line."""
 
-    def __init__(self, message: str, node: Node | None) -> None:
+    def __init__(self, message: str, node: Node | None, scalar: bool = False) -> None:
         super().__init__(message)
         self.node = node
+        self.scalar = scalar  # a value that cannot be decoded: the message names its field
 
 
 class _Decoder:
@@ -216,7 +218,7 @@ class _Decoder:
                     return node.value
                 return yamlscalar.json_value(yamlscalar.tagged(tag, node.value))
             except yamlscalar.ScalarError as exc:
-                raise _Refused(str(exc), node) from None
+                raise _Refused(str(exc), node, scalar=True) from None
         alias = self._enter(node)
         if node.__class__ is MappingNode:
             out: Any = {}
@@ -263,7 +265,7 @@ class _Decoder:
                 return str(node.value)
             return yamlscalar.json_key(yamlscalar.tagged(tag, node.value))
         except yamlscalar.ScalarError as exc:
-            raise _Refused(str(exc), node) from None
+            raise _Refused(str(exc), node, scalar=True) from None
 
     def _fill(self, node: Node, out: dict[str, Any], merge_line: int | None) -> None:
         """Set ``node``'s keys into ``out`` in order; a ``<<`` merges in place, as go-yaml v2 does."""
@@ -462,6 +464,16 @@ def _json_documents(text: str, source: str, strict: bool) -> Iterator[Document]:
         index += 1
 
 
+def _refused_field(decoder: _Decoder, node: Node) -> str:
+    """``"a.b[0].c: "``, the field a refused value sits at ("" at the top), so the message names it as well as the
+    line. A non-strict decoder keeps no path (it is the fast one), so a refusal is decoded again strictly here."""
+    if not decoder.path:
+        with contextlib.suppress(_Refused):
+            decoder.value(node)
+    field = "".join(decoder.path).lstrip(".")
+    return f"{field}: " if field else ""
+
+
 def _yaml_documents(text: str, source: str, strict: bool, line_offset: int, index: int) -> Iterator[Document]:
     for first_line, piece in _pieces(text, source, line_offset):
         node, piece = _compose(piece, first_line, source, index)
@@ -473,7 +485,12 @@ def _yaml_documents(text: str, source: str, strict: bool, line_offset: int, inde
             body = decoder.value(node)
         except _Refused as exc:
             at = exc.node.start_mark.line + 1 + first_line if exc.node is not None else line
-            raise InputError(f"YAML: {exc}", _where(source, index, at)) from None
+            field = (
+                _refused_field(decoder if strict else _Decoder(index, True, first_line, piece), node)
+                if exc.scalar
+                else ""
+            )
+            raise InputError(f"YAML: {field}{exc}", _where(source, index, at)) from None
         except RecursionError as exc:
             raise InputError("YAML: nested too deeply", _where(source, index, line)) from exc
         if body is not None:

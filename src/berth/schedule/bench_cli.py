@@ -7,17 +7,30 @@ bench`` attaches :data:`bench` by name (``berth/cli.py``).
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 
 import click
 
+from berth import cliopts
 from berth.schedule import bench as bench_mod
 from berth.schedule import config as config_mod
 from berth.schedule import simulate
 from berth.schedule.plugins import registry as registry_mod
 
 
-@click.command("schedule")
+@cliopts.command(
+    "schedule",
+    examples="""
+    # SchedulingBasic at a small size, timed by simulate
+    berth bench schedule --nodes 500 --pods 1000 --init-pods 100
+
+    # one scheduler_perf workload at its sizes, checked against the per-node reference path
+    berth bench schedule --workload scheduling-basic --verify -o json
+
+    # pods/s bound through the API of an embedded cluster
+    berth bench schedule --live --nodes 100 --pods 200
+    """,
+)
 @click.option(
     "--workload",
     type=click.Choice(sorted(bench_mod.WORKLOADS)),
@@ -42,7 +55,7 @@ from berth.schedule.plugins import registry as registry_mod
     help="KubeSchedulerConfiguration (default: kube-scheduler's).",
 )
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@cliopts.output_option("table", "json", "yaml")
 @click.option(
     "--live",
     is_flag=True,
@@ -67,37 +80,41 @@ def bench(
     if live:
         from berth.schedule.live import bench as live_bench
 
-        live_doc = live_bench.bench_live(nodes=nodes or 1000, pods=1000 if pods is None else pods)
-        click.echo(json.dumps(live_doc) if output == "json" else live_bench.format_result(live_doc))
+        n_nodes, n_pods = nodes or 1000, 1000 if pods is None else pods
+        with cliopts.progress(f"Binding {n_pods} pods on {n_nodes} nodes through an embedded cluster"):
+            live_doc = live_bench.bench_live(nodes=n_nodes, pods=n_pods)
+        _print(live_doc, output, live_bench.format_result)
         return
     reg = registry_mod.default_registry()
     cfg = config_mod.load(config_path, reg) if config_path else config_mod.default_config(reg)
     if workload is not None or verify:
-        doc = bench_mod.run_benchmark(
-            workload or "scheduling-basic",
-            nodes,
-            pods,
-            verify,
-            seed,
-            init_pods=init_pods,
-            config=cfg,
-            registry=reg,
-        )
-        click.echo(json.dumps(doc) if output == "json" else bench_mod.format_result(doc))
+        name = workload or "scheduling-basic"
+        with cliopts.progress(f"{name}: placing the init pods, then the measured pods"):
+            doc = bench_mod.run_benchmark(
+                name, nodes, pods, verify, seed, init_pods=init_pods, config=cfg, registry=reg
+            )
+        _print(doc, output, bench_mod.format_result)
         return
-    result = simulate.scheduling_basic(
-        cfg,
-        nodes=5000 if nodes is None else nodes,
-        pods=10000 if pods is None else pods,
-        init_pods=1000 if init_pods is None else init_pods,
-        seed=seed,
-        registry=reg,
-    )
-    if output == "json":
-        click.echo(json.dumps(result.to_dict()))
+    n_nodes = 5000 if nodes is None else nodes
+    n_pods = 10000 if pods is None else pods
+    n_init = 1000 if init_pods is None else init_pods
+    with cliopts.progress(f"SchedulingBasic: {n_init} init pods, then {n_pods} pods on {n_nodes} nodes"):
+        result = simulate.scheduling_basic(
+            cfg, nodes=n_nodes, pods=n_pods, init_pods=n_init, seed=seed, registry=reg
+        )
+    if output != "table":
+        cliopts.print_doc(result.to_dict(), output, one_line=True)
         return
     click.echo(
         f"{result.workload}: {result.nodes} nodes, {result.init_pods} init pods, {result.scheduled}/{result.pods} "
         f"pods scheduled in {result.seconds:.2f}s = {result.pods_per_second:.0f} pods/s "
         f"({result.cpu_seconds:.2f} CPU s = {result.pods_per_cpu_second:.0f} pods per CPU second)"
     )
+
+
+def _print(doc: dict[str, object], output: str, table: Callable[[dict[str, object]], str]) -> None:
+    """A benchmark's figures: one JSON line (a record per run), YAML, or ``table``'s lines."""
+    if output == "table":
+        click.echo(table(doc))
+    else:
+        cliopts.print_doc(doc, output, one_line=True)

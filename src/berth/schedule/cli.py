@@ -13,13 +13,12 @@ checks it), and ``--help`` stays well under a second.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from berth import cliopts
 from berth.lazycli import LazyCommands
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,9 +42,7 @@ def _input_files(f: F) -> F:
     )(f)
 
 
-_output_option = click.option(
-    "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True
-)
+_output_option = cliopts.output_option("table", "json", "yaml")
 plugin_option = click.option(
     "--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help="Register a Python plugin."
 )
@@ -53,6 +50,16 @@ plugin_option = click.option(
 
 @click.group(
     "schedule",
+    cls=cliopts.Group,
+    examples="""
+    # where a workload goes on a cluster described in files, with two profiles
+    berth schedule simulate --config examples/two-profiles/config.yaml \\
+        --cluster examples/two-profiles/nodes.yaml --workload examples/two-profiles/workload.yaml
+
+    # the ClusterRole a configuration needs, then the scheduler on the current context's cluster
+    berth schedule rbac --config examples/two-profiles/config.yaml
+    berth schedule run --config examples/two-profiles/config.yaml
+    """,
     commands=LazyCommands(
         {
             "config": "berth.schedule.config_cli:config_command",
@@ -68,7 +75,28 @@ def group() -> None:
     """Schedule pods with KubeSchedulerConfiguration profiles (simulation, configuration, deployment)."""
 
 
-@group.command("simulate")
+@group.command(
+    "simulate",
+    examples="""
+    # pods per node and profile, then why the packed pods went where they did
+    berth schedule simulate --config examples/two-profiles/config.yaml \\
+        --cluster examples/two-profiles/nodes.yaml --workload examples/two-profiles/workload.yaml \\
+        --explain 'packed-*'
+
+    # with each node's cpu and memory requested
+    berth schedule simulate --config examples/two-profiles/config.yaml \\
+        --cluster examples/two-profiles/nodes.yaml --workload examples/two-profiles/workload.yaml -o wide
+
+    # every placement as JSON, and an HTML report
+    berth schedule simulate --config examples/two-profiles/config.yaml \\
+        --cluster examples/two-profiles/nodes.yaml --workload examples/two-profiles/workload.yaml \\
+        -o json --report placement.html
+
+    # with a plugin of your own (a module on PYTHONPATH)
+    PYTHONPATH=examples/gang berth schedule simulate --config examples/gang/config.yaml \\
+        --cluster examples/gang/nodes.yaml --workload examples/gang/workload.yaml --plugin berth_gang:Gang
+    """,
+)
 @click.option(
     "--config",
     "config_paths",
@@ -81,7 +109,7 @@ def group() -> None:
 @click.option(
     "--seed", type=int, default=1, show_default=True, help="Seeds pod name suffixes and tie-breaking."
 )
-@_output_option
+@cliopts.output_option("table", "wide", "json", "yaml")
 @click.option("--report", "report_path", metavar="FILE.html", help="Also write a self-contained HTML report.")
 @plugin_option
 @click.option(
@@ -102,39 +130,50 @@ def simulate_command(
     plugin_refs: tuple[str, ...],
     explain_patterns: tuple[str, ...],
 ) -> None:
-    """Place a workload on a cluster described in files, and show where each pod went (or why not).
+    """Place a workload on a cluster described in files, and show where each pod went (or why not); -o wide adds
+    each node's cpu and memory requested at the end.
 
     Exit code 0 when every pod is placed or reported (unschedulable/ignored); 2 on bad input.
     """
-    from rich.console import Console
-
     from berth.kube import yamlio
     from berth.schedule import config as config_mod
     from berth.schedule import deploy_cli, report, report_html, simulate
 
     reg = deploy_cli.build_registry(plugin_refs)
     configs = [config_mod.load(path, reg) for path in config_paths]
-    result = simulate.simulate(
-        configs, cluster_path, workload_path, seed=seed, registry=reg, explain_patterns=explain_patterns
-    )
-    if report_path:
-        yamlio.write_atomic(report_path, report_html.render_html(result))
-    if output == "json":
-        click.echo(json.dumps(result.to_dict(), indent=2))
-    elif output == "yaml":
-        click.echo(yamlio.dump(result.to_dict()), nl=False)
+    with cliopts.progress(f"Placing {workload_path} on {cluster_path}"):
+        result = simulate.simulate(
+            configs, cluster_path, workload_path, seed=seed, registry=reg, explain_patterns=explain_patterns
+        )
+        if report_path:
+            yamlio.write_atomic(report_path, report_html.render_html(result))
+    if output not in ("table", "wide"):
+        cliopts.print_doc(result.to_dict(), output)
     else:
         for w in result.warnings:
             click.echo(f"warning: {w}", err=True)
-        console = Console(file=sys.stdout, width=120)
-        report.print_table(result, console)
+        console = cliopts.console()
+        report.print_table(result, console, wide=output == "wide")
         if result.explanations is not None:
             report.print_explanations(result.explanations, console)
         if report_path:
             click.echo(f"report written to {report_path}")
 
 
-@group.command("compare")
+@group.command(
+    "compare",
+    examples="""
+    # two configurations on one workload, side by side (the first is the baseline)
+    berth schedule compare --config examples/compare/least-allocated.yaml \\
+        --config examples/compare/most-allocated.yaml --cluster examples/compare/nodes.yaml \\
+        --workload examples/compare/workload.yaml
+
+    # the same as YAML, with an HTML report
+    berth schedule compare --config examples/compare/least-allocated.yaml \\
+        --config examples/compare/most-allocated.yaml --cluster examples/compare/nodes.yaml \\
+        --workload examples/compare/workload.yaml -o yaml --report compare.html
+    """,
+)
 @click.option(
     "--config",
     "config_paths",
@@ -175,8 +214,6 @@ def compare_command(
     Shows placed and unschedulable pods, nodes in use, how full they are, and which pods landed elsewhere than
     with the first configuration. Exit code 2 on bad input.
     """
-    from rich.console import Console
-
     from berth.kube import yamlio
     from berth.kube.errors import InputError
     from berth.schedule import compare, deploy_cli, report, report_html
@@ -186,17 +223,16 @@ def compare_command(
         raise InputError("give at least two --config files to compare", "--config")
     reg = deploy_cli.build_registry(plugin_refs)
     configs = [(path, config_mod.load(path, reg)) for path in config_paths]
-    comparison = compare.compare(
-        configs, cluster_path, workload_path, seed=seed, registry=reg, explain_patterns=explain_patterns
-    )
-    if report_path:
-        yamlio.write_atomic(report_path, report_html.render_comparison_html(comparison))
-    if output == "json":
-        click.echo(json.dumps(comparison.to_dict(), indent=2))
-    elif output == "yaml":
-        click.echo(yamlio.dump(comparison.to_dict()), nl=False)
+    with cliopts.progress(f"Placing {workload_path} with {len(configs)} configurations"):
+        comparison = compare.compare(
+            configs, cluster_path, workload_path, seed=seed, registry=reg, explain_patterns=explain_patterns
+        )
+        if report_path:
+            yamlio.write_atomic(report_path, report_html.render_comparison_html(comparison))
+    if output != "table":
+        cliopts.print_doc(comparison.to_dict(), output)
     else:
-        console = Console(file=sys.stdout, width=120)
+        console = cliopts.console()
         report.print_comparison(comparison, console)
         for outcome in comparison.outcomes:
             if outcome.result.explanations:

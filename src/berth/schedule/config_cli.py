@@ -8,11 +8,11 @@ Kept apart from ``schedule/cli.py``; the ``schedule`` group attaches :data:`conf
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import click
 
+from berth import cliopts
 from berth.schedule import deploy_cli
 
 if TYPE_CHECKING:
@@ -34,7 +34,16 @@ def inactive_notes(cfg: config_mod.SchedulerConfiguration, registry: registry_mo
     return notes
 
 
-@click.command("config")
+@cliopts.command(
+    "config",
+    examples="""
+    # the configuration with every default filled in, as kube-scheduler would run it
+    berth schedule config --config examples/two-profiles/config.yaml
+
+    # per profile and extension point, the plugins that run, in order, with score weights
+    berth schedule config --config examples/two-profiles/config.yaml --expanded -o json
+    """,
+)
 @click.option(
     "--config",
     "config_path",
@@ -49,7 +58,7 @@ def inactive_notes(cfg: config_mod.SchedulerConfiguration, registry: registry_mo
     metavar="MODULE:CLASS",
     help="Register a user plugin by import path (repeatable), as for `berth schedule simulate`.",
 )
-@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@cliopts.output_option("yaml", "json")
 @click.option(
     "--expanded",
     is_flag=True,
@@ -57,15 +66,11 @@ def inactive_notes(cfg: config_mod.SchedulerConfiguration, registry: registry_mo
 )
 def config_command(config_path: str, plugin_refs: tuple[str, ...], output: str, expanded: bool) -> None:
     """Print the defaulted configuration, or every problem in it (exit code 2)."""
-    from berth.kube import yamlio
     from berth.schedule import config as config_mod
 
     reg = deploy_cli.build_registry(plugin_refs)
     cfg = config_mod.load(config_path, reg)
     doc = config_mod.to_dict(cfg, expanded=expanded)
-    if output == "json":
-        click.echo(json.dumps(doc, indent=2))
-    else:
-        click.echo(yamlio.dump(doc), nl=False)
+    cliopts.print_doc(doc, output)
     for note in inactive_notes(cfg, reg):
         click.echo(f"note: {note}", err=True)

@@ -7,12 +7,12 @@ Kept apart from ``schedule/cli.py`` so the deploy surface has one home; the ``sc
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from berth import cliopts
 from berth.kube.errors import InputError
 from berth.schedule.deploy_defaults import DEFAULT_NAME, DEFAULT_NAMESPACE, Shape
 
@@ -53,15 +53,25 @@ def _notes(notes: tuple[str, ...]) -> None:
         click.echo(f"note: {note}", err=True)
 
 
-@click.command("rbac")
+@cliopts.command(
+    "rbac",
+    examples="""
+    # the minimal ClusterRole, each rule annotated with who needs it
+    berth schedule rbac --config examples/two-profiles/config.yaml
+
+    # the same as the rbac: values block of charts/berth-scheduler
+    berth schedule rbac --config examples/two-profiles/config.yaml -o values > rbac-values.yaml
+
+    # only what berth schedule shadow needs (list and watch)
+    berth schedule rbac --config examples/two-profiles/config.yaml --shadow
+    """,
+)
 @click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
 @click.option("--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help=_PLUGIN_HELP)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["yaml", "json", "values"]),
-    default="yaml",
-    show_default=True,
+@cliopts.output_option(
+    "yaml",
+    "json",
+    "values",
     help="yaml/json: the ClusterRole; values: the `rbac:` values block of charts/berth-scheduler.",
 )
 @click.option("--name", default=DEFAULT_NAME, show_default=True, help="The ClusterRole's name.")
@@ -96,12 +106,22 @@ def rbac_command(
     _notes(result.notes)
 
 
-@click.command("manifests")
+@cliopts.command(
+    "manifests",
+    examples="""
+    # everything that runs the configuration, applied into an existing namespace
+    berth schedule manifests --config examples/two-profiles/config.yaml --image berth:dev -n kube-system \\
+        | kubectl apply -f -
+
+    # one Deployment per profile; only the names of the objects
+    berth schedule manifests --config examples/two-profiles/config.yaml --image berth:dev --shape separate -o name
+    """,
+)
 @click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
 @click.option(
     "--image", required=True, metavar="IMAGE", help="Container image with berth (see the Dockerfile)."
 )
-@click.option("--namespace", default=DEFAULT_NAMESPACE, show_default=True, help="Namespace to run in.")
+@cliopts.namespace_option("Namespace to run in.", default=DEFAULT_NAMESPACE, show_default=True)
 @click.option(
     "--shape",
     type=click.Choice([s.value for s in Shape]),
@@ -111,7 +131,9 @@ def rbac_command(
 )
 @click.option("--name", default=DEFAULT_NAME, show_default=True, help="Base name of the objects.")
 @click.option("--plugin", "plugin_refs", multiple=True, metavar="MODULE:CLASS", help=_PLUGIN_HELP)
-@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@cliopts.output_option(
+    "yaml", "json", "name", help="yaml/json: the objects; name: kind/name of each, as kubectl get -o name."
+)
 @click.option(
     "--shadow",
     is_flag=True,
@@ -148,8 +170,10 @@ def manifests_command(
     )
     rendered = manifests.render(text, cfg, reg, options, source=config_path)
     if output == "json":
-        doc = {"apiVersion": "v1", "kind": "List", "items": list(rendered.objects)}
-        click.echo(json.dumps(doc, indent=2))
+        cliopts.print_doc({"apiVersion": "v1", "kind": "List", "items": list(rendered.objects)}, output)
+    elif output == "name":
+        for obj in rendered.objects:
+            click.echo(cliopts.object_name(obj))
     else:
         click.echo(rendered.yaml(), nl=False)
     _notes(rendered.notes)

@@ -7,7 +7,6 @@ Attached to the ``berth schedule`` group by name (``schedule/cli.py``); the work
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 import sys
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
+from berth import cliopts
 from berth.kube.errors import BerthError
 from berth.schedule.cli import plugin_option
 
@@ -32,9 +32,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _connection_options(f: F) -> F:
     """--kubeconfig and --context, resolved as ``berth.schedule.live.run.resolve_kubeconfig`` does."""
-    f = click.option("--context", metavar="NAME", help="Kubeconfig context (default: its current-context).")(
-        f
-    )
+    f = cliopts.context_option("Kubeconfig context (default: its current-context).")(f)
     return click.option(
         "--kubeconfig",
         metavar="FILE",
@@ -60,7 +58,17 @@ def _metrics_options(what: str) -> Callable[[F], F]:
     return decorate
 
 
-@click.command("run")
+@cliopts.command(
+    "run",
+    examples="""
+    # schedule with the configuration's profiles on the current context's cluster (Ctrl-C stops)
+    berth schedule run --config examples/two-profiles/config.yaml
+
+    # on another context, with /metrics on port 10259 and an HTML report on exit
+    berth schedule run --config examples/two-profiles/config.yaml --kube-context kind-dev \\
+        --metrics-port 10259 --report cluster.html
+    """,
+)
 @click.option(
     "--config", "config_path", required=True, metavar="CONFIG", help="KubeSchedulerConfiguration file."
 )
@@ -174,17 +182,26 @@ def _run_until_stopped(sched: Any, seconds: float | None = None) -> bool:
     return stop.is_set()
 
 
-@click.command("shadow")
+@cliopts.command(
+    "shadow",
+    examples="""
+    # judge for five minutes, read-only, what the cluster's scheduler binds
+    berth schedule shadow --config examples/compare/most-allocated.yaml --for 5m
+
+    # the verdicts as JSON, on another context
+    berth schedule shadow --config examples/compare/most-allocated.yaml --for 90s --kube-context kind-dev -o json
+    """,
+)
 @click.option(
     "--config", "config_path", required=True, metavar="CONFIG", help="The KubeSchedulerConfiguration to try."
 )
 @_connection_options
-@click.option(
+@cliopts.duration_option(
     "--for",
     "seconds",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="SECONDS",
-    help="Stop after this long (default: at SIGTERM or Ctrl-C).",
+    default=None,
+    whole=False,
+    help="Stop after this long: a Go duration (90s, 5m) or seconds (default: at SIGTERM or Ctrl-C).",
 )
 @click.option(
     "--explain",
@@ -193,7 +210,7 @@ def _run_until_stopped(sched: Any, seconds: float | None = None) -> bool:
     metavar="POD",
     help="Also log the full explanation for these pods (ns/name or name, wildcards).",
 )
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@cliopts.output_option("table", "json", "yaml")
 @_metrics_options(" (berth_shadow_decisions_total by verdict)")
 @plugin_option
 def shadow_command(
@@ -229,10 +246,23 @@ def shadow_command(
     if sched.failure is not None:
         raise SchedulerFailed(str(sched.failure))
     assert sched.shadow is not None
-    click.echo(json.dumps(sched.shadow.to_dict()) if output == "json" else sched.shadow.summary())
+    if output == "table":
+        click.echo(sched.shadow.summary())
+    else:
+        cliopts.print_doc(sched.shadow.to_dict(), output, one_line=True)
 
 
-@click.command("snapshot")
+@cliopts.command(
+    "snapshot",
+    examples="""
+    # the current context's cluster as simulate input, Pending pods as the workload
+    berth schedule snapshot --out cluster.yaml --pending pending.yaml
+
+    # then: how another configuration would place them
+    berth schedule simulate --config examples/compare/most-allocated.yaml --cluster cluster.yaml \\
+        --workload pending.yaml
+    """,
+)
 @_connection_options
 @click.option(
     "--out",
@@ -256,7 +286,8 @@ def snapshot_command(
     """
     from berth.schedule.live import snapshot
 
-    snap = snapshot.snapshot(kubeconfig, context, with_pending=pending_path is not None)
+    with cliopts.progress("Reading the cluster"):
+        snap = snapshot.snapshot(kubeconfig, context, with_pending=pending_path is not None)
     snapshot.write(snap, cluster_path, pending_path)
     for warning in snap.warnings:
         click.echo(f"warning: {warning}", err=True)

@@ -38,16 +38,35 @@ def table_rows(result: SimulationResult) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def print_table(result: SimulationResult, console: Console | None = None) -> None:
-    """The placement matrix, then unschedulable pods with their FailedScheduling messages, pods evicted by
-    preemption, then ignored pods."""
+def usage_cells(result: SimulationResult) -> dict[str, tuple[str, str]]:
+    """Per node, cpu and memory requested at the end of the run of what it offers (``-o wide``'s columns)."""
+    from berth.schedule.report_html import cores, memory
+
+    return {
+        u.node: (
+            f"{cores(u.cpu)}/{cores(u.cpu_allocatable)} {htmlpage.percent_text(htmlpage.percent(u.cpu, u.cpu_allocatable))}",
+            f"{memory(u.memory)}/{memory(u.memory_allocatable)} "
+            f"{htmlpage.percent_text(htmlpage.percent(u.memory, u.memory_allocatable))}",
+        )
+        for u in result.usage
+    }
+
+
+def print_table(result: SimulationResult, console: Console | None = None, wide: bool = False) -> None:
+    """The placement matrix (``wide``: with each node's cpu and memory requested), then unschedulable pods with
+    their FailedScheduling messages, pods evicted by preemption, then ignored pods."""
     console = console or Console()
     header, rows = table_rows(result)
     table = Table(title="Placement (pods per node and profile)")
     for i, h in enumerate(header):
         table.add_column(h, justify="left" if i == 0 else "right")
+    usage = usage_cells(result) if wide else {}
+    if wide:
+        table.add_column("cpu requested", justify="right")
+        table.add_column("memory requested", justify="right")
     for i, row in enumerate(rows):
-        table.add_row(*row, end_section=(i == len(result.nodes) - 1))
+        extra = usage.get(row[0], ("", "")) if wide and i < len(result.nodes) else ("", "") if wide else ()
+        table.add_row(*row, *extra, end_section=(i == len(result.nodes) - 1))
     console.print(table)
     for f in result.unschedulable:
         console.print(

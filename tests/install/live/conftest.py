@@ -114,8 +114,9 @@ class Audit:
     def entries(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
 
-    def writes(self, user: str = "kubernetes-admin") -> list[str]:
-        """``verb resource name`` for every successful create/patch/delete by ``user``, in order."""
+    def writes(self, user: str = "kubernetes-admin", records: bool = False) -> list[str]:
+        """``verb resource name`` for every successful create/patch/delete by ``user``, in order; the writes of
+        Helm release records (``secrets sh.helm.release.v1.*``) only with ``records``."""
         out = []
         for e in self.entries():
             if (
@@ -125,6 +126,12 @@ class Audit:
             ):
                 continue
             if e["resource"] in ("selfsubjectaccessreviews.authorization.k8s.io",):
+                continue
+            if (
+                not records
+                and e["resource"] == "secrets"
+                and str(e["name"]).startswith("sh.helm.release.v1.")
+            ):
                 continue
             out.append(f"{e['verb']} {e['resource']} {e['name']}")
         return out

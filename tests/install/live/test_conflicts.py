@@ -28,19 +28,22 @@ def test_field_conflict_is_reported_and_force_conflicts_takes_ownership(
     )
     args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
     res = run_live(capsys, apply_command, *args)
+    assert res.code == 2  # first Helm's ownership check: the ConfigMap belongs to no release
+    assert 'ConfigMap "app-settings" in namespace "edge" exists and cannot be imported' in res.err
+    res = run_live(capsys, apply_command, *args, "--take-ownership")
     assert res.code == 1
     assert (
         "apply ConfigMap edge/app-settings: server-side apply conflicts with other field managers:" in res.err
     )
     assert '.data.greeting: conflict with "ops-team"' in res.err
     assert "re-run with --force-conflicts" in res.err
-    res = run_live(capsys, apply_command, *args, "--resume", "--force-conflicts")
+    res = run_live(capsys, apply_command, *args, "--resume", "--force-conflicts", "--take-ownership")
     assert res.code == 0, res.err
     live = core.read_namespaced_config_map("app-settings", "edge")
     api.close()
     assert live.data["greeting"] == "hello"
     owners = {m.manager: m.operation for m in live.metadata.managed_fields}
-    assert owners.get("berth") == "Apply"
+    assert owners.get("helm") == "Apply"  # Helm 4's field manager: helm and berth never lock each other out
 
 
 def crd(name: str, kind: str, versions: list[tuple[str, bool]]) -> dict[str, Any]:
@@ -73,7 +76,11 @@ def test_older_crd_is_upgraded_newer_is_left_with_a_warning(
     ext.create_custom_resource_definition(
         crd("widgets.edge.example.com", "Widget", [("v1", False), ("v2", True)])
     )
-    res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
+    res = run_live(capsys, apply_command, *args)
+    assert res.code == 2  # CRDs another tool installed are not this release's: Helm refuses them too
+    assert 'CustomResourceDefinition "widgets.edge.example.com" in namespace "" exists' in res.err
+    res = run_live(capsys, apply_command, *args, "--take-ownership")
     assert res.code == 0, res.err
     assert "CRD things.edge.example.com: upgrading the cluster's v1alpha1 to v1" in res.out
     assert (

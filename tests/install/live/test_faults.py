@@ -140,12 +140,14 @@ def test_wrong_context_is_refused_unless_named(
         assert "pass --context berth" in res.err
     res = run_live(capsys, status_command, "--work-dir", edge_work, "--kubeconfig", cfg, "--context", "berth")
     assert res.code == 0, res.err
+    # Naming --context passes the guard; the release is then Helm's to find there (this "staging" is the same
+    # cluster), so installing it a second time is refused as helm install refuses a name in use.
     res = run_live(
         capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cfg, "--context", "staging"
     )
-    assert res.code == 0, res.err
-    target = receipt.recorded_target(edge_work)
-    assert target is not None and target["context"] == "staging"
+    assert res.code == 2
+    assert "the current kube context" not in res.err
+    assert "cannot reuse a name that is still in use: release edge-hooks in namespace edge" in res.err
 
 
 def test_missing_permissions_one_line_each(
@@ -179,9 +181,13 @@ def test_missing_permissions_one_line_each(
     res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cfg)
     assert res.code == 1
     lines = [ln.strip() for ln in res.err.splitlines() if ln.strip().startswith("cannot ")]
-    # Only deletions are missing: hook Jobs, RoleBindings... each (verb, resource, namespace) once.
-    assert lines and all(ln.startswith("cannot delete ") for ln in lines)
+    # Only deletions are missing (hook Jobs, RoleBindings...), and the update of the release record (a Secret
+    # Helm's driver replaces): each (verb, resource, namespace) once.
+    assert lines and all(
+        ln.startswith("cannot delete ") or ln == "cannot update secrets in namespace edge" for ln in lines
+    )
     assert "cannot delete jobs.batch in namespace edge" in lines
+    assert "cannot update secrets in namespace edge" in lines
     assert len(lines) == len(set(lines))
     assert f"lacks {len(lines)} permission(s)" in res.err
     assert not receipt.receipts(edge_work)  # refused before anything was written

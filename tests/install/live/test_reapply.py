@@ -99,7 +99,9 @@ def test_apply_again_reapplies_the_objects_and_runs_no_hook(
     assert "pre-install" not in res.out.split("Receipt:")[1]
     # The generated install script cannot see receipts: generating it says so.
     capsys.readouterr()
-    assert cli.main(["install", "script", "--work-dir", str(edge_work), "-o", str(edge_work / "i.sh")]) == 0
+    assert (
+        cli.main(["install", "script", "--work-dir", str(edge_work), "--out", str(edge_work / "i.sh")]) == 0
+    )
     err = capsys.readouterr().err
     newest = receipt.receipts(edge_work)[-1][0].stem  # the re-applying run deployed it last
     assert f"records release edge-hooks installed on context berth (run {newest})" in err
@@ -204,9 +206,15 @@ def test_the_release_in_another_namespace_is_another_release(
          "--work-dir", str(edge_work), "--non-interactive"]
     )  # fmt: skip
     assert code == 0
-    start = len(audit.writes())
-    res = run_live(capsys, apply_command, "--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig)
+    start = len(audit.writes(records=True))
+    args = ["--work-dir", edge_work, "--kubeconfig", cluster.kubeconfig]
+    res = run_live(capsys, apply_command, *args)
+    # The chart's cluster-scoped objects belong to the release in edge: Helm's ownership check refuses them.
+    assert res.code == 2
+    assert "it belongs to release edge-hooks in namespace edge" in res.err
+    assert audit.writes(records=True)[start:] == []
+    res = run_live(capsys, apply_command, *args, "--take-ownership")
     assert res.code == 0, res.err
     assert "is installed on context" not in res.out
-    assert "create namespaces edge-two" in audit.writes()[start:]
-    assert "patch jobs.batch migrate" in audit.writes()[start:]
+    assert "create namespaces edge-two" in audit.writes(records=True)[start:]
+    assert "patch jobs.batch migrate" in audit.writes(records=True)[start:]

@@ -366,7 +366,7 @@ def test_a_scripted_rollback_says_how_the_work_dir_follows_and_switch_only_does_
     script = tmp_path / "rollback.sh"
     assert (
         cli.main(
-            ["install", "script", "--work-dir", str(edge_work), "--action", "rollback", "-o", str(script)]
+            ["install", "script", "--work-dir", str(edge_work), "--action", "rollback", "--out", str(script)]
         )
         == 0
     )

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from berth.install import apply, bench, kubeops, live_cli, status
-from berth.kube.errors import InputError
+from berth.install import apply, bench, kubeops, status
 
 
 def crd(*versions: str) -> dict[str, Any]:
@@ -154,20 +153,6 @@ def test_drift_is_a_subset_comparison(desired: Any, live: Any, paths: list[str])
 def test_secret_string_data_compares_as_data() -> None:
     body = status.normalised({"kind": "Secret", "stringData": {"k": "v"}})
     assert body == {"kind": "Secret", "data": {"k": "dg=="}}
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"), [("300", 300), ("90s", 90), ("5m", 300), ("1h", 3600), ("1.5m", 90)],
-    ids=["bare", "s", "m", "h", "fraction"],
-)  # fmt: skip
-def test_parse_duration(text: str, seconds: int) -> None:
-    assert live_cli.parse_duration(text) == seconds
-
-
-@pytest.mark.parametrize("text", ["", "five", "0", "-3m"], ids=["empty", "word", "zero", "negative"])
-def test_parse_duration_rejects(text: str) -> None:
-    with pytest.raises(InputError, match="--timeout"):
-        live_cli.parse_duration(text)
 
 
 def test_reporter_shows_a_live_bar_on_terminals_and_plain_lines_elsewhere() -> None:

@@ -35,7 +35,7 @@ def ha_work(capsys: pytest.CaptureFixture[str], tmp_path: Path, cluster: Cluster
 
     pkg = tmp_path / "pkg"
     assert cli.main(["install", "package", str(EDGE_CHART), "--spec", str(EDGE_SPEC), "--base", "default",
-                     "--base", f"ha={EDGE_HA_VALUES}", "-o", str(pkg)]) == 0  # fmt: skip
+                     "--base", f"ha={EDGE_HA_VALUES}", "--out", str(pkg)]) == 0  # fmt: skip
     work = setup_workdir(
         tmp_path, pkg, "edge", "--base", "ha", "--input", "licenseKey=k", "--input", "replicas=2"
     )

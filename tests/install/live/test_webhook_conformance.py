@@ -107,7 +107,9 @@ def test_real_helm_and_the_generated_scripts_make_the_plans_calls(
     env = {"PATH": f"{kubectl_dir}:/usr/bin:/bin", "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}
     for action in (plan.Action.INSTALL, plan.Action.TEST, plan.Action.UNINSTALL):
         script = tmp_path / f"{action.value}.sh"
-        assert run("install", "script", "--work-dir", work, "--action", action.value, "-o", script).code == 0
+        assert (
+            run("install", "script", "--work-dir", work, "--action", action.value, "--out", script).code == 0
+        )
         proc = subprocess.run(
             ["bash", str(script), "--yes"], env=env, capture_output=True, text=True, timeout=120
         )

@@ -17,6 +17,10 @@ from berth.kube import selectors
 from berth.kube.objects import Obj
 
 
+class RawObject(str):
+    """An event's object as the store's JSON text, for a watch that streams it unchanged (see ``Watch.raw_text``)."""
+
+
 class Watch:
     """Iterator of ``(event_type, obj)``; types ADDED, MODIFIED, DELETED (BOOKMARK when bookmarks were asked for).
 
@@ -48,7 +52,10 @@ class Watch:
         self._labels = label_selector
         self._fields = field_selector
         self._version = version
-        self._pending: deque[tuple[str, Obj]] = deque(
+        self.raw_text = False
+        """Set by the HTTP server: events whose object needs no change may be handed out as :class:`RawObject`
+        (the stored JSON text), so streaming them costs no decode and re-encode per watcher."""
+        self._pending: deque[tuple[str, Any]] = deque(
             ("ADDED", transform(o) if transform else o) for o in initial
         )
         if initial_end_bookmark:
@@ -111,12 +118,22 @@ class Watch:
             raise E.too_old_resource_version(exc.requested, exc.oldest) from exc
         resource, ns = self._resource, self._namespace
         filtered = not self._labels.empty or bool(self._fields)
+        rt = self.rtype
+        raw = (
+            self.raw_text
+            and self._transform is None
+            and self._version in (None, rt.version)
+            and not rt.storage_version
+        )
         for ev in events:
             self.revision = ev.rv
             if ev.resource != resource or (ns is not None and ev.namespace != ns):
                 continue
-            obj = objmeta.loads(ev.value)
             typ = ev.type
+            if raw and not filtered:
+                self._pending.append((typ, RawObject(ev.value)))
+                continue
+            obj = objmeta.loads(ev.value)
             if filtered:
                 now = self._matches(obj)
                 before = ev.prev is not None and typ == "MODIFIED" and self._matches(objmeta.loads(ev.prev))
@@ -129,6 +146,9 @@ class Watch:
                         continue
                 elif not now:
                     continue
+            if raw:
+                self._pending.append((typ, RawObject(ev.value)))
+                continue
             out = self._api.present(self.rtype, obj, self._version)
             self._pending.append((typ, self._transform(out) if self._transform else out))
 
