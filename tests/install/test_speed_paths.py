@@ -144,5 +144,7 @@ def test_bench_prints_setup_next_to_helm_template(run: Run, tmp_path: Path) -> N
     (result,) = figures["results"]
     assert result["helmSeconds"] > 0 and result["berthSeconds"] > 0 and result["targetRatio"] == 4.0
     assert len(figures["load"]) == 3
+    # CPU counts berth's own Helm runs (a child's children it waited for): more than one helm template's
+    assert result["berthCpuSeconds"] > result["helmCpuSeconds"] > 0
     # the ratio is of the unrounded medians: the printed seconds are rounded to the millisecond
     assert result["ratio"] == pytest.approx(result["berthSeconds"] / result["helmSeconds"], rel=0.05)

@@ -10,6 +10,7 @@ template file and line.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -17,6 +18,7 @@ import re
 import shutil
 import subprocess
 import tarfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -361,6 +363,27 @@ def render_key(request: RenderRequest, text: ChartText | None = None) -> tuple[s
     return tuple(key)
 
 
+_FIND_LOCK = threading.Lock()
+
+
+def tool() -> tools.Tool:
+    """The helm binary (:func:`berth.kube.tools.find`, which asks it its version): one lookup at a time, so
+    setup's concurrent first callers start one ``helm version``, not several."""
+    with _FIND_LOCK:
+        return tools.find("helm")
+
+
+def prefetch_tool() -> None:
+    """Find helm in the background (its ``helm version`` then overlaps the pull, the packing and the extraction
+    that come before the first render)."""
+    threading.Thread(target=_quiet_tool, daemon=True).start()
+
+
+def _quiet_tool() -> None:
+    with contextlib.suppress(ToolError):  # the render's own lookup reports it
+        tool()
+
+
 def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render]:
     """Several renders at once (e.g. the install and ``--is-upgrade`` variants): every Helm process starts
     together, since a render is mostly start-up latency, not CPU. Two requests that must render the same
@@ -370,7 +393,7 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
     for request in requests:
         for vf in request.values_files:
             check_values_file(vf)
-    helm = tools.find("helm")
+    helm = tool()
     texts_of = {id(r): chart_text(r.chart) for r in requests}
     keys = [render_key(r, texts_of[id(r)]) for r in requests]
     first = {k: r for k, r in reversed(list(zip(keys, requests, strict=True)))}

@@ -344,6 +344,7 @@ def _stage_and_swap(
     in_place: Callable[[], str],
 ) -> SetupResult:
     """Build everything in a stage folder, then swap it in (the commit: ``committed`` gets the recorded revision)."""
+    helm.prefetch_tool()
     with swap_mod.stage_dir(work, ".berth-setup-") as stage:
         ref = Path(opts.ref)
         current = _current_package(work)
