@@ -422,11 +422,15 @@ group.add_command(report.report_command, "report")
 @cliopts.command(
     "install",
     examples="""
-    # a generated 500-object chart: berth's render + split + plan vs helm template alone
+    # setup (a whole process) vs helm template: a 50-object and a kai-scheduler-sized generated chart
     berth bench install
 
-    # a chart of your own, three runs each, as JSON
+    # a chart of your own, three runs each, as JSON; then upgrade vs helm upgrade on the embedded cluster
     berth bench install examples/charts/edge-hooks --repeat 3 -o json
+    berth bench install --upgrade --repeat 3
+
+    # the in-process figure: a generated 500-object chart's render + split + plan vs helm template alone
+    berth bench install --render-only
 
     # end to end: install apply of a 40-object chart with hook Jobs on the embedded cluster
     berth bench install --live
@@ -439,10 +443,18 @@ group.add_command(report.report_command, "report")
     type=int,
     default=500,
     show_default=True,
-    help="Size of the generated chart when CHART is omitted.",
+    help="--render-only: size of the generated chart when CHART is omitted.",
+)
+@click.option("--repeat", type=int, default=5, show_default=True, help="Runs per measurement.")
+@click.option(
+    "--upgrade",
+    is_flag=True,
+    help="Also: `install upgrade` vs `helm upgrade` between two chart versions on the embedded cluster.",
 )
 @click.option(
-    "--repeat", type=int, default=5, show_default=True, help="Runs per measurement (the best is reported)."
+    "--render-only",
+    is_flag=True,
+    help="Instead: render + split + plan in this process vs `helm template` alone (best of --repeat).",
 )
 @cliopts.output_option("table", "json", "yaml")
 @click.option(
@@ -450,18 +462,27 @@ group.add_command(report.report_command, "report")
     is_flag=True,
     help="Instead: end-to-end `install apply` of a 40-object chart with 3 hook Jobs on the embedded cluster.",
 )
-def bench(chart: str | None, n_objects: int, repeat: int, output: str, live: bool) -> None:
-    """Render + split + plan time vs `helm template` alone on the same chart, in the same run."""
+def bench(
+    chart: str | None, n_objects: int, repeat: int, output: str, upgrade: bool, render_only: bool, live: bool
+) -> None:
+    """`install setup` (a whole process, fresh work dir) vs `helm template` on the same chart, side by side in one
+    run: a ~50-object chart and a kai-scheduler-sized one (or CHART); medians, ratio and the machine's load."""
     from berth.install import bench as bench_mod
 
     if live:
         with cliopts.progress("Installing a 40-object chart on the embedded cluster"):
             figures = bench_mod.run_live(min(repeat, 3))
         lines = bench_mod.live_text(figures)
-    else:
+    elif render_only:
         with cliopts.progress(f"Rendering {chart or f'a {n_objects}-object chart'} {repeat} times each way"):
             figures = bench_mod.run(chart, n_objects, repeat)
         lines = bench_mod.text(figures)
+    else:
+        from berth.install import bench_lifecycle
+
+        with cliopts.progress(f"Running setup and helm template {repeat} times each"):
+            figures = bench_lifecycle.run(chart, repeat, upgrade=upgrade)
+        lines = bench_lifecycle.text(figures)
     if output != "table":
         cliopts.print_doc(figures, output)
     else:

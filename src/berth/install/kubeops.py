@@ -24,18 +24,21 @@ arrive and fails with the cause once it outlasts its grace::
 from __future__ import annotations
 
 import builtins
+import importlib
 import json
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from berth.install import diagnose
-from berth.kube import client as kube_client
 from berth.kube import objects
 from berth.kube.errors import BerthError
+
+if TYPE_CHECKING:
+    from berth.kube import client as kube_client
 
 FIELD_MANAGER = "helm"
 """Helm 4's field manager (the name of its binary): berth and ``helm`` applying the same release are one manager,
@@ -568,4 +571,14 @@ class KubeOps:
 
 def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeOps:
     """:class:`KubeOps` for a kubeconfig and context, built through :func:`berth.kube.client.connect`."""
+    # The official client's import is heavy: only when connecting.
+    from berth.kube import client as kube_client
+
     return KubeOps(kube_client.connect(kubeconfig, context))
+
+
+def preload() -> None:
+    """Import the official client in the background (``upgrade`` renders first: Helm's run hides the import)."""
+    import threading
+
+    threading.Thread(target=importlib.import_module, args=("berth.kube.client",), daemon=True).start()
