@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 
 from berth.kube import yamlio
@@ -154,3 +155,38 @@ def test_verify_shows_progress(tmp_path: Path) -> None:
     )
     assert code == 0 and "objects match" in out
     assert f"Rendering {work} again with helm template" in ANSI.sub("", shown)
+
+
+def test_setup_takes_its_progress_away_while_the_wizard_asks(tmp_path: Path) -> None:
+    """The spinner would redraw over the question and what the user types: it is gone until the answer is in."""
+    examples = ROOT / "examples" / "charts"
+    package = ["install", "package", str(examples / "edge-hooks"), "--spec",
+               str(examples / "edge-hooks-package" / "spec.yaml"), "--out", str(tmp_path / "pkg")]  # fmt: skip
+    assert piped(package).returncode == 0
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: berth on the terminal, as a user runs it
+        os.execve(sys.executable, [sys.executable, "-c", MAIN, "install", "setup", "--pull", str(tmp_path / "pkg"),
+                                   "--work-dir", str(tmp_path / "w")], environment())  # fmt: skip
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+    shown, answered = bytearray(), False
+    while True:
+        ready, _, _ = select.select([fd], [], [], 120)
+        assert ready, "berth did not finish"
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown.extend(chunk)
+        if not answered and b"License key" in shown:
+            time.sleep(0.5)  # several spinner frames' time: a spinner still running would redraw meanwhile
+            os.write(fd, b"abc\n")
+            answered = True
+    _, status = os.waitpid(pid, 0)
+    text = shown.decode(errors="replace")
+    assert answered and os.waitstatus_to_exitcode(status) == 0, text[-2000:]
+    before, _, after = text.partition("License key")
+    assert "Setting up" in before  # the progress was shown while it worked...
+    assert "Setting up" not in after.split("\n", 1)[0]  # ...and not over the question
+    assert "Setting up" in after.split("\n", 1)[1] and "Rendered" in after  # then back until the end
