@@ -471,3 +471,49 @@ def test_other_kinds_a_stock_cluster_serves_are_stored_with_kubectls_columns(kub
     assert row("prioritylevelconfigurations")[:6] == ["tenant-level", "Limited", "10", "16", "4", "50"]
     assert row("flowschemas")[:4] == ["tenant-flow", "tenant-level", "500", "ByUser"]
     assert row("servicecidrs")[:2] == ["extra", "10.100.0.0/16"]
+
+
+NULLS = textwrap.dedent(
+    """\
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: exporter, labels: {app: exporter, team: null}}
+    spec:
+      selector: {matchLabels: {app: exporter}}
+      template:
+        metadata: {labels: {app: exporter}, annotations: null}
+        spec:
+          nodeSelector: null
+          containers:
+          - name: main
+            image: "exporter:1"
+            livenessProbe: {httpGet: {httpHeaders: null, path: /, port: 9100}}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: nulls}
+    data: {a: "1", b: null}
+    """
+)
+
+
+@pytest.mark.parametrize("verb", ["create", "replace"])
+def test_nulls_a_chart_renders_are_stored_as_go_decodes_them(
+    kubectl: Kubectl, tmp_path: Path, verb: str
+) -> None:
+    """A struct field given ``null`` is omitted and a map entry given ``null`` is the empty string, on create and on
+    replace, as a real API server stores them: else every diff of the object against its manifest (``install status``
+    on kube-prometheus-stack's node-exporter) sees a change nobody made."""
+    f = tmp_path / "nulls.yaml"
+    f.write_text(NULLS)
+    if verb == "replace":
+        kubectl.ok("create", "-f", str(f))
+    kubectl.ok(verb, "-f", str(f))
+    ds = json.loads(kubectl.ok("get", "daemonset", "exporter", "-o", "json"))
+    pod = ds["spec"]["template"]
+    assert ds["metadata"]["labels"] == {"app": "exporter", "team": ""}
+    assert "annotations" not in pod["metadata"] and "nodeSelector" not in pod["spec"]
+    http_get = pod["spec"]["containers"][0]["livenessProbe"]["httpGet"]
+    assert "httpHeaders" not in http_get and http_get["path"] == "/"
+    cm = json.loads(kubectl.ok("get", "configmap", "nulls", "-o", "json"))
+    assert cm["data"] == {"a": "1", "b": ""}

@@ -650,6 +650,41 @@ def test_apply_removes_fields_it_no_longer_applies_unless_others_own_them() -> N
     assert out["data"] == {"a": "1", "c": "1"}
 
 
+def test_apply_removes_the_struct_fields_its_dropped_fields_leave_empty() -> None:
+    """As upstream's prune (named fields above a dropped field are dropped too): the last annotation takes
+    ``metadata.annotations`` with it, and a CR's ``spec.alerting`` goes with ``alerting.alertmanagers`` rather than
+    staying as an empty object its schema may refuse; map entries and what another manager owns stay."""
+    live = patch.server_side_apply(None, cm({"a": "1"}, annotations={"x": "1"}), "helm", now=T0)
+    out = patch.server_side_apply(live, cm(), "helm", now=T1)
+    assert "annotations" not in out["metadata"] and "data" not in out
+    node = schema.from_openapi(
+        {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "alerting": {
+                            "type": "object",
+                            "required": ["alertmanagers"],
+                            "properties": {"alertmanagers": {"type": "array", "items": {"type": "string"}}},
+                        },
+                        "replicas": {"type": "integer"},
+                    },
+                }
+            },
+        }
+    )
+    prom = {"apiVersion": "example.com/v1", "kind": "Prom", "metadata": {"name": "p"}}
+    applied = {**prom, "spec": {"alerting": {"alertmanagers": ["am"]}, "replicas": 1}}
+    live = patch.server_side_apply(None, applied, "helm", now=T0, node=node)
+    out = patch.server_side_apply(live, {**prom, "spec": {"replicas": 1}}, "helm", now=T1, node=node)
+    assert out["spec"] == {"replicas": 1}
+    shared = patch.server_side_apply(live, {**prom, "spec": {"alerting": {}}}, "other", now=T1, node=node)
+    out = patch.server_side_apply(shared, {**prom, "spec": {"replicas": 1}}, "helm", now=T1, node=node)
+    assert out["spec"] == {"alerting": {}, "replicas": 1}  # "other" owns spec.alerting itself
+
+
 def test_apply_merges_associative_lists_and_keeps_other_items() -> None:
     live = patch.server_side_apply(None, deployment([{"name": "a", "image": "1"}]), "kubectl", now=T0)
     live = patch.record_update(

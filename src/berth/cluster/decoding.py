@@ -54,6 +54,38 @@ def strict_decoding_error(paths: Sequence[str]) -> errors.ApiError:
     return errors.bad_request("strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in paths))
 
 
+# -- nulls: what Go's JSON decoder makes of them ----------------------------------------------------------------------
+
+
+def drop_nulls(obj: Obj) -> None:
+    """Give a built-in body's ``null`` values the meaning Go's decoder gives them, in place: a struct field set to
+    ``null`` is its zero value, which the API omits (``omitempty``), so the field is gone; a map entry set to
+    ``null`` is the zero value of the map's type (``data: {k: null}`` stores ``k: ""``). Charts render such nulls
+    (``httpHeaders: null``); a real API server never returns them, and neither must this one, or every later diff
+    of the object against its manifest sees a change."""
+    node = schema.for_kind(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+    _drop_nulls(obj, node if node is not None else schema.ANY)
+
+
+def _drop_nulls(value: Any, node: schema.Node) -> None:
+    if type(value) is dict:
+        open_map = node.is_map
+        for key in [k for k, v in value.items() if v is None]:
+            item = node.field(key)
+            if open_map and "string" in item.types:
+                value[key] = ""
+            else:
+                del value[key]
+        for key, child in value.items():
+            if type(child) in (dict, list):
+                _drop_nulls(child, node.field(key))
+    elif type(value) is list:
+        item = node.items()
+        for child in value:
+            if type(child) in (dict, list):
+                _drop_nulls(child, item)
+
+
 # -- decoding built-ins: the type errors Go's JSON decoder reports --------------------------------------------------
 
 

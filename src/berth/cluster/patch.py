@@ -189,6 +189,42 @@ def _remove_path(obj: Any, path: Path) -> None:
                 return
 
 
+def _remove_emptied_fields(
+    merged: Obj, applied: Obj, dropped: set[Path], owned: list[set[Path]], node: schema.Node
+) -> None:
+    """Remove the struct fields a manager's dropped fields leave empty, which nobody owns and the configuration
+    does not name, deepest first.
+
+    Upstream's prune counts every named field (a struct's declared field, not a map key or list item) above a
+    dropped field as dropped too (structured-merge-diff's ``EnsureNamedFieldsAreMembers``), then adds back what
+    other managers own: applying a configuration without ``spec.alerting.alertmanagers`` removes ``spec.alerting``
+    rather than leaving an empty ``alerting: {}`` that the schema may refuse, and removing an object's last
+    annotation removes ``metadata.annotations``. What is left non-empty (fields nobody owns) stays."""
+    parents = {path[:n] for path in dropped for n in range(2 if path[0] == "f:metadata" else 1, len(path))}
+    for prefix in sorted(parents, key=len, reverse=True):
+        if not _named_field(node, prefix) or _at(applied, prefix) is not _MISSING:
+            continue
+        if _at(merged, prefix) in ({}, []) and not any(_under(p, prefix) for fields in owned for p in fields):
+            _remove_path(merged, prefix)
+
+
+def _named_field(node: schema.Node, path: Path) -> bool:
+    """Whether the last element of ``path`` is a field its schema declares (a struct field, not a map key)."""
+    parent = node
+    for element in path[:-1]:
+        parent = parent.field(element[2:]) if element.startswith("f:") else parent.items()
+    last = path[-1]
+    return last.startswith("f:") and parent.is_struct and parent.has_field(last[2:])
+
+
+def _at(obj: Any, path: Path) -> Any:
+    for element in path:
+        obj = _step(obj, element)
+        if obj is _MISSING:
+            break
+    return obj
+
+
 def _step(node: Any, element: str) -> Any:
     if isinstance(node, dict) and element.startswith("f:"):
         return node.get(element[2:], _MISSING)
@@ -318,6 +354,7 @@ def server_side_apply(
             if _is_key_field(path) or any(_under(p, path) for fields in others for p in fields):
                 continue
             _remove_path(merged, path)
+        _remove_emptied_fields(merged, applied, dropped, others, node)
 
     compare = compare_fields(live_clean, merged, node, ignored)
     changed = compare.added | compare.modified

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from berth.cluster import errors
-from berth.cluster.decoding import decode_error, strict_decoding_error, unknown_fields
+from berth.cluster.decoding import decode_error, drop_nulls, strict_decoding_error, unknown_fields
 from berth.cluster.errors import FieldError
 from berth.cluster.names import (
     CONFIG_MAP_MAX_BYTES,
@@ -60,6 +60,7 @@ __all__ = [
     "admit_custom_resource",
     "apply_defaults",
     "decode_error",
+    "drop_nulls",
     "field_errors_text",
     "is_config_map_key",
     "is_dns1035_label",

@@ -232,6 +232,15 @@ def test_a_release_berth_installs_is_helms_to_list_show_upgrade_roll_back_and_un
     helm.run("rollback", "shop", "1", "-n", "shop")
     assert [h[1] for h in helm.history("shop", "shop")] == ["superseded"] * 3 + ["deployed"]
     assert kube.configmap("shop", "shop-legacy") == {"old": "true"}
+    # berth will not uninstall from a render that no longer names what the release runs (Helm's record does).
+    res = berth(capsys, uninstall_command, "--work-dir", work, *live[:-1])
+    assert res.code == 2
+    assert "uninstalling from this work dir would leave behind what it does not know" in res.err
+    assert "helm uninstall shop -n shop" in res.err
+    assert (
+        kube.configmap("shop", "shop-legacy") is not None
+        and helm.history("shop", "shop")[-1][1] == "deployed"
+    )
     helm.run("uninstall", "shop", "-n", "shop")
     assert kube.configmap("shop", "shop-settings") is None
     assert helm.releases("shop") == []

@@ -30,6 +30,13 @@ def decode_check(rt: ResourceType, obj: Obj, field_validation: str = "") -> None
             raise validation.strict_decoding_error(unknown)
 
 
+def drop_nulls(rt: ResourceType, obj: Obj) -> None:
+    """A created or replaced built-in body's ``null`` values as Go decodes them (gone, or a map's zero value);
+    custom objects keep theirs for their schema's pruning and ``nullable``."""
+    if not rt.custom:
+        validation.drop_nulls(obj)
+
+
 def validate(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
     """Raise 422 Invalid with every field problem of a built-in ``obj`` (``old`` is the stored object on update;
     custom objects are validated against their CRD's schema by :func:`prepare_create` / :func:`prepare_update`)."""

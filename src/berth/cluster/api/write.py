@@ -122,6 +122,7 @@ class Writer(Reader):
             obj = objmeta.copy_obj(obj)
         self._check_kind(rt, obj, version)
         strategy.decode_check(rt, obj, field_validation)
+        strategy.drop_nulls(rt, obj)
         ns = self._scope(rt, obj, namespace)
         meta = objmeta.meta_of(obj)
         if meta.get("resourceVersion"):
@@ -185,6 +186,7 @@ class Writer(Reader):
         obj = objmeta.copy_obj(obj)
         self._check_kind(rt, obj, version)
         strategy.decode_check(rt, obj, field_validation)
+        strategy.drop_nulls(rt, obj)
         ns = self._scope(rt, obj, namespace)
         meta = objmeta.meta_of(obj)
         obj_name = str(meta.get("name") or "")
