@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from berth.install import diagnose
-from berth.kube import objects
+from berth.kube import client_errors, objects
 from berth.kube.errors import BerthError
 
 if TYPE_CHECKING:
@@ -58,21 +58,21 @@ Obj = dict[str, Any]
 # ---- errors --------------------------------------------------------------------------------------------------
 
 
-ApiFailure = kube_client.StatusError
+ApiFailure = client_errors.StatusError
 """The API server refused a request (the one client error tree's :class:`~berth.kube.client.StatusError`)."""
-Forbidden = kube_client.Forbidden
-Unreachable = kube_client.Unreachable
+Forbidden = client_errors.Forbidden
+Unreachable = client_errors.Unreachable
 
 
-def api_failure(what: str, status: int, body: Any) -> kube_client.StatusError:
+def api_failure(what: str, status: int, body: Any) -> client_errors.StatusError:
     """The client error for an answered failure; a body that is not a ``Status`` becomes the message."""
     d = body if isinstance(body, dict) else {}
-    return kube_client.status_error(
+    return client_errors.status_error(
         status, str(d.get("reason") or ""), str(d.get("message") or body or ""), d, what
     )
 
 
-class ApplyConflict(kube_client.Conflict):
+class ApplyConflict(client_errors.Conflict):
     """Server-side apply met fields another field manager owns (409 ``Conflict``)."""
 
     def __init__(self, what: str, status: int, body: Any) -> None:
