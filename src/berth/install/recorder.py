@@ -282,6 +282,21 @@ def for_reapply(store: release.Store, wd: workdir.Workdir, variant: str, work: P
     if not history:
         rel = render_record(wd, 1, Status.PENDING_INSTALL, "Install complete", "", variant)
         return Recorder(store, plan_mod.Action.INSTALL, rel, history)
+    refuse_if_changed(
+        history, wd, variant, work, "re-applying would undo that", f"Upgrade to this render instead: berth install "
+        f"upgrade --work-dir {work}"
+    )  # fmt: skip
+    return None
+
+
+def changed_outside(
+    history: list[dict[str, Any]], wd: workdir.Workdir, variant: str, work: Path, names_only: bool = False
+) -> dict[str, Any] | None:
+    """The deployed revision when it holds other objects than the render this work dir applied and is newer than
+    every revision it recorded (``helm upgrade`` or ``rollback`` changed the release since); else None. Only
+    revisions newer than every one this work dir recorded count (a rollback the generated script ran leaves the
+    records as they were: not someone else's change). ``names_only``: only which objects, not their content,
+    counts (what an uninstall deletes)."""
     deployed = release.Store.deployed(history)
     mine = [
         int(b["spec"][HELM_REVISION_FIELD])
@@ -289,20 +304,30 @@ def for_reapply(store: release.Store, wd: workdir.Workdir, variant: str, work: P
         if isinstance(b["spec"].get(HELM_REVISION_FIELD), int)
         and (b["spec"].get("release"), b["spec"].get("namespace")) == (wd.release, wd.namespace)
     ]
-    newer = deployed is not None and bool(mine) and release.version_of(deployed) > max(mine)
+    if deployed is None or not mine or release.version_of(deployed) <= max(mine):
+        return None
     result, skip = _variant(wd.split, wd.upgrade, wd.install_only, variant)
-    if (
-        newer
-        and deployed is not None
-        and _objects(release.parsed(deployed)) != _objects(without(result, skip))
-    ):
+    theirs, ours = _objects(release.parsed(deployed)), _objects(without(result, skip))
+    return deployed if ((set(theirs) != set(ours)) if names_only else (theirs != ours)) else None
+
+
+def refuse_if_changed(
+    history: list[dict[str, Any]],
+    wd: workdir.Workdir,
+    variant: str,
+    work: Path,
+    consequence: str,
+    fix: str,
+    names_only: bool = False,
+) -> None:
+    """Refuse (exit 2, naming the release record) when :func:`changed_outside` finds the release changed."""
+    deployed = changed_outside(history, wd, variant, work, names_only)
+    if deployed is not None:
         raise InputError(
             f"release {wd.release} in namespace {wd.namespace} changed since this work dir applied it: its "
-            f"deployed {describe(deployed)} holds other objects than {work / 'out'}; re-applying would undo that. "
-            f"Upgrade to this render instead: berth install upgrade --work-dir {work}",
+            f"deployed {describe(deployed)} holds other objects than {work / 'out'}; {consequence}. {fix}",
             f"Secret {wd.namespace}/{release.record_name(wd.release, release.version_of(deployed))}",
         )
-    return None
 
 
 def current(history: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -406,11 +431,21 @@ def without(result: split_mod.Split, skip: frozenset[Any]) -> split_mod.Split:
     )
 
 
-def for_uninstall(store: release.Store, keep_history: bool) -> Recorder | None:
-    """The last revision, which uninstall marks (None: the release has no record)."""
+def for_uninstall(
+    store: release.Store, keep_history: bool, wd: workdir.Workdir, variant: str, work: Path
+) -> Recorder | None:
+    """The last revision, which uninstall marks (None: the release has no record). Refuses when Helm changed the
+    release since this work dir applied it: the work dir's render would not name what the release now runs, and
+    uninstalling from it would leave those objects behind with no record of them."""
     history = store.history()
     if not history:
         return None
+    refuse_if_changed(
+        history, wd, variant, work, "uninstalling from this work dir would leave behind what it does not know",
+        f"Adopt the release first (berth install upgrade --work-dir NEW --release {wd.release} -n {wd.namespace} "
+        f"--reuse-values --pull CHART), or uninstall it with helm uninstall {wd.release} -n {wd.namespace}",
+        names_only=True,
+    )  # fmt: skip
     return Recorder(
         store, plan_mod.Action.UNINSTALL, history[-1], history, exists=True, keep_history=keep_history
     )

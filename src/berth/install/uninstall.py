@@ -9,7 +9,7 @@ so post-delete hooks can still read them).
 
 from __future__ import annotations
 
-from berth.install import apply, recorder, release, workdir
+from berth.install import apply, receipt, recorder, release, workdir
 from berth.install import plan as plan_mod
 
 
@@ -54,7 +54,10 @@ def run(
             )
     kube = apply.connect_checked(options, reporter)
     try:
-        record = recorder.for_uninstall(release.Store(kube, wd.namespace, wd.release), keep_history)
+        inst = apply.installed(kube, options.work_dir, wd.release, wd.namespace)
+        variant = receipt.variant(inst.spec) if inst is not None else "install"
+        store = release.Store(kube, wd.namespace, wd.release)
+        record = recorder.for_uninstall(store, keep_history, wd, variant, options.work_dir)
         return apply.execute(
             kube, plan, options, reporter, steps, extra={"deleteCrds": delete_crds}, record=record
         )

@@ -115,10 +115,12 @@ def test_watch_resumes_from_the_last_resource_version_and_bookmarks() -> None:
 
 def test_cached_objects_lose_managed_fields_and_share_their_strings() -> None:
     """As kube-scheduler's pod informer, managedFields are dropped (no plugin reads them); listed and watched
-    objects keep one copy of each key and short value (interned), so 10,000 cached pods cost half as much."""
+    objects keep one copy of each key and short value, so 10,000 cached pods cost half as much: values are interned,
+    keys come shared from the API's decoder (orjson's key cache)."""
     listed = {**_pod("a", "5"), "status": {"phase": "Running"}}
     listed["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]
-    watched = json.loads(json.dumps({**_pod("b", "11"), "status": {"phase": "Running"}}))
+    listed = api.loads(json.dumps(listed))
+    watched = api.loads(json.dumps({**_pod("b", "11"), "status": {"phase": "Running"}}))
     got, inf, _ = _run(
         [{"metadata": {"resourceVersion": "10"}, "items": [listed]}], [[{"type": "ADDED", "object": watched}]]
     )

@@ -14,6 +14,7 @@ import pytest
 from berth.kube import kubeconfig
 from berth.schedule import config as config_mod
 from berth.schedule import rbac
+from berth.schedule.live import api, events
 from berth.schedule.live.run import LiveScheduler
 from berth.schedule.plugins import registry as registry_mod
 from berth.schedule.queue import Where
@@ -40,7 +41,8 @@ def test_unschedulable_pod_gets_failed_scheduling_event_and_condition(env: Env) 
             )
 
         cond = eventually(condition, 30, "PodScheduled condition")
-        patches = sched.status.patches
+        # The writer counts a patch once the server has answered it: the condition can be visible a moment before.
+        patches = eventually(lambda: sched.status.patches, 30, "the status patch counted")
         # Another cluster event retries the pod with the same verdict: no second status write.
         env.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "nudge"}})
         env.create(pod("small", scheduler=PROFILE))
@@ -65,6 +67,28 @@ def test_unschedulable_pod_gets_failed_scheduling_event_and_condition(env: Env) 
     assert cond["reason"] == "Unschedulable"
     assert cond["message"] == message
     assert "default/huge" not in env.bindings()
+
+
+def test_a_retry_before_the_informer_saw_the_condition_writes_it_once(env: Env) -> None:
+    """The scheduler's own condition write reaches its informer a moment later; a retry with the same verdict in
+    between (on a loaded machine) must not write the condition again. A later change of verdict is written, and
+    once the informer's copy is as new as the write, that copy is what counts."""
+    writer = events.StatusWriter(env.client, api.PermissionLog(logging.getLogger("test")))
+    path = "/api/v1/namespaces/default/pods/late"
+    stale = env.create(pod("late", scheduler=PROFILE))  # the informer's copy: no condition yet
+    assert writer.patch(stale, "Unschedulable", "no room")
+    assert not writer.patch(stale, "Unschedulable", "no room")  # the same verdict, the copy still stale
+    assert writer.patch(stale, "Unschedulable", "still no room")  # a new verdict is written
+    assert writer.patches == 2
+    fresh = env.call("GET", path)
+    # Someone else changed the condition after the scheduler's write: the fresh copy counts, so it is written back.
+    meta = fresh["metadata"]
+    changed = {**fresh, "metadata": {**meta, "resourceVersion": str(int(meta["resourceVersion"]) + 1)}}
+    changed["status"] = {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Other"}]}
+    assert writer.patch(changed, "Unschedulable", "still no room")
+    writer.forget("default/late")
+    assert not writer.patch(env.call("GET", path), "Unschedulable", "still no room")
+    assert writer.patches == 3
 
 
 def test_its_own_status_write_does_not_retry_an_unschedulable_pod(

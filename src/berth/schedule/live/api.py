@@ -16,6 +16,10 @@ new connection per request.
 Failures are sorted into :class:`ApiError` (the server answered with a ``Status``: ``status`` is its HTTP code,
 ``reason``/``message`` its fields) and :class:`Unreachable` (no answer: refused, reset, timed out -- the API server
 may be restarting). :class:`PermissionLog` turns 403s into one log line per missing permission.
+
+A client can carry a :class:`LinkReporter` (:func:`report_to`): every request then tells it whether the server
+answered, so any reader or writer -- informers, binder, Events, status patches, the lease -- notices an outage and
+its end (the scheduler's :class:`~berth.schedule.live.connection.ServerLink`).
 """
 
 from __future__ import annotations
@@ -26,13 +30,14 @@ import ssl
 import threading
 import urllib.parse
 import weakref
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import orjson
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
+from berth.kube import client as kube_client
 from berth.schedule.live import http11
 
 JSON = "application/json"
@@ -55,19 +60,29 @@ def loads(data: bytes | str) -> Any:
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # lists such as conditions merge by key
 
 
-class ApiError(Exception):
-    """The API server answered with an error ``Status``."""
-
-    def __init__(self, status: int, reason: str, message: str, body: Mapping[str, Any] | None = None) -> None:
-        super().__init__(f"{status} {reason}: {message}")
-        self.status = status
-        self.reason = reason
-        self.message = message
-        self.body: Mapping[str, Any] = body or {}
+ApiError = kube_client.StatusError
+"""The API server answered with an error ``Status`` (the one client error tree's; a subclass per code)."""
+Unreachable = kube_client.Unreachable
+"""No answer from the API server (connection refused/reset, timeout, truncated response)."""
+status_error = kube_client.status_error
 
 
-class Unreachable(Exception):
-    """No answer from the API server (connection refused/reset, timeout, truncated response)."""
+class LinkReporter(Protocol):
+    """Told of each request's fate on a client: the server at ``url`` did not answer, or answered."""
+
+    def lost(self, detail: str = "", url: str = "") -> None: ...
+
+    def reachable(self, url: str = "") -> None: ...
+
+
+def report_to(api_client: Any, reporter: LinkReporter | None) -> None:
+    """Make every :func:`call` and :func:`open_request` on ``api_client`` report to ``reporter`` (None: stop)."""
+    api_client._berth_link = reporter
+
+
+def _reporter(api_client: Any) -> LinkReporter | None:
+    reporter: LinkReporter | None = getattr(api_client, "_berth_link", None)
+    return reporter
 
 
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (urllib3.exceptions.HTTPError, OSError, ValueError)
@@ -88,7 +103,7 @@ def from_api_exception(exc: ApiException) -> ApiError | Unreachable:
         except ValueError:
             pass
     message = str(body.get("message") or exc.reason or "")
-    return ApiError(status, str(body.get("reason") or exc.reason or ""), message, body)
+    return status_error(status, str(body.get("reason") or exc.reason or ""), message, body)
 
 
 def _check(resp: Any) -> Any:
@@ -109,7 +124,7 @@ def _check(resp: Any) -> Any:
             body = parsed
     except ValueError:
         pass
-    raise ApiError(
+    raise status_error(
         int(resp.status), str(body.get("reason") or resp.reason or ""), str(body.get("message") or ""), body
     )
 
@@ -154,17 +169,24 @@ def open_request(
         Unreachable: no answer.
     """
     target, data, headers = _prepare(api_client, path, query, body, content_type)
+    host = str(api_client.configuration.host)
+    reporter = _reporter(api_client)
     try:
         resp = api_client.rest_client.pool_manager.request(
             method,
-            f"{api_client.configuration.host}{target}",
+            f"{host}{target}",
             body=data,
             headers=headers,
             timeout=_timeout(timeout),
             preload_content=False,
         )
     except TRANSPORT_ERRORS as exc:
-        raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+        lost = Unreachable(f"{type(exc).__name__}: {exc}", host)
+        if reporter is not None:
+            reporter.lost(f"{method} {path}: {lost}", host)
+        raise lost from exc
+    if reporter is not None:
+        reporter.reachable(host)
     return _check(resp)
 
 
@@ -200,7 +222,15 @@ def call(
     if fast is None:
         return read_json(open_request(api_client, method, path, query, body, content_type, timeout))
     target, data, headers = _prepare(api_client, path, query, body, content_type)
-    status, reason, raw = fast.request(method, target, data, headers, timeout)
+    reporter = _reporter(api_client)
+    try:
+        status, reason, raw = fast.request(method, target, data, headers, timeout)
+    except Unreachable as exc:
+        if reporter is not None:
+            reporter.lost(f"{method} {path}: {exc}", exc.url)
+        raise
+    if reporter is not None:
+        reporter.reachable(fast.url)
     if not 200 <= status <= 299:
         raise _api_error(status, reason, raw)
     return _decode(raw)
@@ -214,7 +244,7 @@ def _api_error(status: int, reason: str, raw: bytes) -> ApiError:
             body = parsed
     except ValueError:
         pass
-    return ApiError(status, str(body.get("reason") or reason or ""), str(body.get("message") or ""), body)
+    return status_error(status, str(body.get("reason") or reason or ""), str(body.get("message") or ""), body)
 
 
 def _decode(data: bytes) -> dict[str, Any]:
@@ -242,7 +272,8 @@ class KeepAlive:
     """
 
     def __init__(self, configuration: Any) -> None:
-        url = urllib.parse.urlsplit(str(configuration.host))
+        self.url = str(configuration.host)  # as the configuration says it (what a LinkReporter compares)
+        url = urllib.parse.urlsplit(self.url)
         self.https = url.scheme == "https"
         self.host = url.hostname or "localhost"
         self.port = url.port or (443 if self.https else 80)
@@ -324,10 +355,10 @@ class KeepAlive:
                 self._drop()
                 if not fresh:
                     continue  # the server closed the kept-alive connection: open a new one, once
-                raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+                raise Unreachable(f"{type(exc).__name__}: {exc}", self.url) from exc
             except (OSError, ValueError) as exc:  # timeouts, TLS errors, malformed answers
                 self._drop()
-                raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+                raise Unreachable(f"{type(exc).__name__}: {exc}", self.url) from exc
             if resp.status >= 500 or resp.will_close:
                 # As _check: never reuse a connection to a failing server (it may be a stopped server's handler).
                 self._drop()

@@ -295,7 +295,7 @@ class PipelinedBinder:
         if not self._eligible(pod):
             return self.sync.bind(pod, node_name)
         self._slots.acquire()
-        bound = pod.with_node(node_name)
+        bound = pod if pod.node_name == node_name else pod.with_node(node_name)  # the framework's is assumed
         if not self._submit(lambda: self._send(bound, node_name)):
             self._slots.release()
             return Status(Code.ERROR, ("binding failed: the scheduler is stopping",))

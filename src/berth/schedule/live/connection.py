@@ -2,7 +2,9 @@
 happens when the server goes away.
 
 Why: an API server that restarts -- killed, upgraded, or an embedded cluster brought up again on another port --
-must not strand the scheduler. Every reader and writer reports a failed connection here (:meth:`ServerLink.lost`);
+must not strand the scheduler. Every reader and writer reports a failed connection here (:meth:`ServerLink.lost`:
+the informers, and every request on the link's clients through :func:`berth.schedule.live.api.report_to`, so a
+binding, an Event or a status patch that finds the server gone counts as much as a broken watch);
 the link then drops every pooled connection and re-reads the kubeconfig (the server may have come back elsewhere:
 a new URL, CA or credentials are applied to the running clients), while the informers and writers retry with
 jittered backoff and the informers re-list. Operators see one line per change of state, naming the server and the
@@ -82,7 +84,8 @@ class ServerLink:
     Args:
         kubeconfig: the file to re-read when the server goes away (None: in-cluster, nothing to re-read).
         context: its context.
-        clients: the ApiClients to keep pointed at the server (reader, writer ...).
+        clients: the ApiClients to keep pointed at the server (reader, writer ...); each reports its requests'
+            fate here.
     """
 
     def __init__(
@@ -104,6 +107,8 @@ class ServerLink:
         self._lock = threading.Lock()
         self._last_read = float("-inf")
         self._last_drop = float("-inf")
+        for client in self.clients:
+            api.report_to(client, self)  # every request on them tells the link whether the server answered
 
     @property
     def where(self) -> str:
@@ -111,10 +116,13 @@ class ServerLink:
             return f"kubeconfig {self.kubeconfig.describe()}"
         return f"kubeconfig {self.kubeconfig}" if self.kubeconfig else "in-cluster configuration"
 
-    def lost(self, detail: str = "") -> None:
-        """A request could not reach the server: drop pooled connections and re-read the kubeconfig; the first
-        report of an outage is logged (later ones are not: the state did not change)."""
+    def lost(self, detail: str = "", url: str = "") -> None:
+        """A request to ``url`` could not reach the server: drop pooled connections and re-read the kubeconfig; the
+        first report of an outage is logged (later ones are not: the state did not change). A request sent to a
+        server the clients have since left is old news (its thread may report it after the new server answered)."""
         with self._lock:
+            if url and url != self.url:
+                return
             now = self._clock()
             if self.down_since is None:
                 self.down_since = now
@@ -132,12 +140,12 @@ class ServerLink:
                 self._last_read = now
                 self._reread()
 
-    def reachable(self) -> None:
-        """A request reached the server: if it was away, say it is back (once)."""
+    def reachable(self, url: str = "") -> None:
+        """A request reached the server (at ``url``, if known): if it was away, say it is back (once)."""
         if self.down_since is None:
             return
         with self._lock:
-            if self.down_since is None:
+            if self.down_since is None or (url and url != self.url):
                 return
             away = self._clock() - self.down_since
             self.down_since = None
@@ -175,12 +183,15 @@ class ServerLink:
 
 def point_at(client: Any, fresh: Any) -> None:
     """Make a running ApiClient talk to the server ``fresh`` describes: its connection fields copied into the
-    client's own configuration (pool size and token refresh hook kept), a new urllib3 pool and new kept-alive
-    connections."""
+    client's own configuration (pool size kept), ``fresh``'s token refresh hook (the old one belongs to the old
+    kubeconfig and would write the old server's host, CA and token back on its next run), a new urllib3 pool and
+    new kept-alive connections."""
     cfg = client.configuration
     for name in _LINK_FIELDS:
         value = getattr(fresh, name, None)
         setattr(cfg, name, copy.deepcopy(value) if isinstance(value, dict) else value)
+    hook = getattr(fresh, "refresh_api_key_hook", None)
+    cfg.refresh_api_key_hook = copy.deepcopy(hook)  # a throttled hook: one throttle per client
     keep_alive = api.KeepAlive.of(client)
     if keep_alive is not None:
         keep_alive.close()

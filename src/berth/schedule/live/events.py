@@ -603,12 +603,54 @@ def pod_scheduled_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 class StatusWriter:
-    """Patches ``pods/status``: ``PodScheduled=False`` with the reason and message, and ``nominatedNodeName``."""
+    """Patches ``pods/status``: ``PodScheduled=False`` with the reason and message, and ``nominatedNodeName``.
+
+    Whether a write is needed is judged against the pod as the informer has it -- unless this writer's own last
+    write to that pod is newer than that copy (its watch event not yet delivered: on a loaded machine a retry can
+    come first). The writer then judges against the status the server answered, so a retry with the same verdict
+    does not write the same condition twice. Those answers are kept only until the informer catches up (or the pod
+    is bound or deleted: :meth:`forget`)."""
 
     def __init__(self, api_client: Any, permissions: api.PermissionLog) -> None:
         self._api_client = api_client
         self._permissions = permissions
         self.patches = 0
+        # ns/name -> (uid, resourceVersion, status) the server answered to this writer's last patch of the pod
+        self._written: dict[str, tuple[str, int, Mapping[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def forget(self, key: str) -> None:
+        """The pod ``key`` (``ns/name``) was bound or deleted: its last written status is of no more use."""
+        if self._written:
+            with self._lock:
+                self._written.pop(key, None)
+
+    def _latest(self, pod: Obj) -> Obj:
+        """``pod``, or -- when this writer's last answered patch of it is newer than this copy -- that answer."""
+        if not self._written:
+            return pod
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        with self._lock:
+            written = self._written.get(key)
+            if written is None:
+                return pod
+            uid, rv, status = written
+            seen = _int_rv(meta)
+            if uid != str(meta.get("uid") or "") or seen is None or seen >= rv:
+                del self._written[key]  # the informer caught up (or it is another pod by that name)
+                return pod
+        return {**pod, "status": status}
+
+    def _remember(self, key: str, answer: Any) -> None:
+        if not isinstance(answer, Mapping):
+            return
+        meta = answer.get("metadata") or {}
+        rv = _int_rv(meta)
+        if rv is None:  # an opaque resourceVersion cannot be ordered: trust the informer, as before
+            return
+        with self._lock:
+            self._written[key] = (str(meta.get("uid") or ""), rv, answer.get("status") or {})
 
     def patch(
         self, pod: Obj, reason: str, message: str, nominated_node: str = "", clear_nomination: bool = False
@@ -616,6 +658,7 @@ class StatusWriter:
         """Write the condition if it differs from the pod's; True when a patch was sent and accepted.
         ``nominated_node`` sets ``status.nominatedNodeName``; ``clear_nomination`` removes it (upstream, when
         preemption finds no room any more)."""
+        pod = self._latest(pod)
         current = pod_scheduled_condition(pod) or {}
         status = pod.get("status") or {}
         same_condition = (
@@ -654,6 +697,7 @@ class StatusWriter:
     def clear_nomination(self, pod: Obj) -> bool:
         """Remove ``status.nominatedNodeName`` of a pending pod (upstream ``clearNominatedNodeName``: a preemption
         chose the node this lower-priority pod was nominated to). True when a patch was sent and accepted."""
+        pod = self._latest(pod)
         meta = pod.get("metadata") or {}
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
         if not (pod.get("status") or {}).get("nominatedNodeName"):
@@ -666,7 +710,7 @@ class StatusWriter:
         """One strategic-merge PATCH of ``pods/status``: a 403 is recorded as a missing permission, a gone pod is
         no error, anything else is logged; True when the server accepted it."""
         try:
-            api.call(
+            answer = api.call(
                 self._api_client,
                 "PATCH",
                 f"/api/v1/namespaces/{ns}/pods/{name}/status",
@@ -680,7 +724,18 @@ class StatusWriter:
                 log.warning("could not %s %s/%s: %s", what, ns, name, exc)
             return False
         except api.Unreachable as exc:
-            log.warning("could not %s %s/%s: %s", what, ns, name, exc)
+            # The pod goes back to the queue and is written again on its next failure; the outage itself is
+            # logged once, by the connection (berth.schedule.live.connection), not once per pod.
+            log.debug("could not %s %s/%s: %s", what, ns, name, exc)
             return False
+        self._remember(f"{ns}/{name}", answer)
         self.patches += 1
         return True
+
+
+def _int_rv(meta: Mapping[str, Any]) -> int | None:
+    """A resourceVersion as a number (the embedded cluster's and etcd's are), or None when it is not one."""
+    try:
+        return int(str(meta.get("resourceVersion") or ""))
+    except ValueError:
+        return None

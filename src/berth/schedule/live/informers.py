@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -34,8 +35,7 @@ from typing import Any, Protocol
 
 import urllib3
 
-from berth.kube import objects
-from berth.kube.objects import Obj
+from berth.kube.objects import Obj, object_key
 from berth.schedule.live import api
 
 log = logging.getLogger("berth.schedule.live")
@@ -139,8 +139,9 @@ class ListWatch(Protocol):
 class _HttpWatch:
     """A watch response read line by line (the server flushes one JSON object per line)."""
 
-    def __init__(self, resp: Any) -> None:
+    def __init__(self, resp: Any, url: str = "") -> None:
         self._resp = resp
+        self._url = url  # the server it streams from
         self._closed = False
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -159,7 +160,7 @@ class _HttpWatch:
             if self._closed:
                 return  # closed from another thread (stop): the read fails in whatever way urllib3 chooses
             if isinstance(exc, api.TRANSPORT_ERRORS):
-                raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}") from exc
+                raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}", self._url) from exc
             raise
         finally:
             self.close()
@@ -197,10 +198,11 @@ class ApiListWatch:
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", timeout_seconds),
         ]
+        url = str(self.api_client.configuration.host)
         resp = api.open_request(
             self.api_client, "GET", resource.path, query, timeout=(10.0, float(timeout_seconds) + 30.0)
         )
-        return _HttpWatch(resp)
+        return _HttpWatch(resp, url)
 
 
 @dataclass(frozen=True)
@@ -216,12 +218,6 @@ class Backoff:
         return base * (1.0 + self.jitter * rng.random()) if self.jitter else base
 
 
-def object_key(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace") or ""
-    return f"{ns}/{meta.get('name') or ''}" if ns else str(meta.get("name") or "")
-
-
 class Informer:
     """Follows one resource; delivers :class:`Delta` to ``sink`` from its own thread.
 
@@ -232,8 +228,9 @@ class Informer:
         permissions: logs 403s once per missing permission.
         backoff: error backoff.
         watch_timeout: (min, max) seconds each watch may stay open.
-        on_unreachable: called with what failed when the API server stopped answering (the owner drops pooled
-            connections, re-reads the kubeconfig and logs the outage once).
+        on_unreachable: called with what failed and the server it was sent to ("" if not known) when the API
+            server stopped answering (the owner drops pooled connections, re-reads the kubeconfig and logs the
+            outage once).
         on_reachable: called after every list, and when a watch delivers after a failure (the owner logs that
             the server is back).
     """
@@ -248,7 +245,7 @@ class Informer:
         backoff: Backoff | None = None,
         watch_timeout: tuple[int, int] = WATCH_TIMEOUT_SECONDS,
         seed: int | None = None,
-        on_unreachable: Callable[[str], None] | None = None,
+        on_unreachable: Callable[[str, str], None] | None = None,
         on_reachable: Callable[[], None] | None = None,
     ) -> None:
         self.resource = resource
@@ -348,7 +345,7 @@ class Informer:
                     return  # stop() closed the watch stream under us: not an outage
                 failures += 1
                 if self.on_unreachable is not None:
-                    self.on_unreachable(f"{self.resource.qualified}: {exc}")
+                    self.on_unreachable(f"{self.resource.qualified}: {exc}", getattr(exc, "url", ""))
                 # The owner logs the outage once; per informer it is a detail. A stream that broke is re-watched
                 # from its resourceVersion (client-go); a request the server did not answer at all means it is
                 # down or restarting, so the informer lists again once it answers: it may come back from another
@@ -481,14 +478,36 @@ class Informer:
 
 
 def trim(obj: dict[str, Any]) -> dict[str, Any]:
-    """The informers' transform: drop ``metadata.managedFields`` (as kube-scheduler's pod informer does: no plugin
-    reads them, and on a pod written by a client, a kubelet and a scheduler they are close to half its size), and
-    keep a compact copy (:func:`berth.kube.objects.compact`), since the cache holds every object while it exists."""
+    """The informers' transform, in place on a freshly decoded object: drop ``metadata.managedFields`` (as
+    kube-scheduler's pod informer does: no plugin reads them, and on a pod written by a client, a kubelet and a
+    scheduler they are close to half its size), and intern its short string values, since the cache holds every
+    object while it exists.
+
+    Why in place, and values only: the keys already come shared -- :func:`berth.schedule.live.api.loads` is orjson,
+    whose decoder reuses one string per key -- so rebuilding every dict to intern them (what
+    :func:`berth.kube.objects.compact` does for any decoder) bought nothing here and was most of an informer's CPU
+    per watch event on ``berth bench schedule --live``."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
-    compacted: dict[str, Any] = objects.compact(obj)
-    return compacted
+    _intern_in_place(obj)
+    return obj
+
+
+_SHORT = 32  # as berth.kube.objects.compact: values this short repeat across objects ("True", "100m", times)
+_intern = sys.intern
+
+
+def _intern_in_place(container: dict[Any, Any] | list[Any]) -> None:
+    """Intern the short strings in ``container`` (a dict or a list) and in everything it holds."""
+    pairs = container.items() if type(container) is dict else enumerate(container)
+    for k, v in pairs:
+        t = type(v)
+        if t is str:
+            if len(v) <= _SHORT:
+                container[k] = _intern(v)
+        elif t is dict or t is list:
+            _intern_in_place(v)
 
 
 def _rv(obj: Mapping[str, Any]) -> str:

@@ -183,7 +183,7 @@ def kai_like_chart(root: Path, components: int = 27) -> Path:
 
 
 def fifty_object_chart(root: Path) -> Path:
-    from berth.install import bench
+    from berth.bench import install as bench
 
     return bench.synthetic_chart(root, 50)
 
@@ -290,8 +290,8 @@ def _next_version(chart: Path, dest: Path) -> Path:
 def upgrade_vs_helm(repeat: int) -> list[dict[str, Any]]:
     """On one fresh embedded cluster: ``helm upgrade`` and ``berth install upgrade --pull`` between the same two
     chart versions (each its own release), alternating; without and with waiting for readiness."""
+    from berth.bench import install as bench
     from berth.cluster import Cluster, ClusterOptions
-    from berth.install import bench
 
     helm = tools.find("helm").path
     results = []
