@@ -148,3 +148,23 @@ def test_bench_prints_setup_next_to_helm_template(run: Run, tmp_path: Path) -> N
     assert result["berthCpuSeconds"] > result["helmCpuSeconds"] > 0
     # the ratio is of the unrounded medians: the printed seconds are rounded to the millisecond
     assert result["ratio"] == pytest.approx(result["berthSeconds"] / result["helmSeconds"], rel=0.05)
+
+
+@pytest.mark.parametrize("flagged", [False, True], ids=["plain-notes", "notes-tell-upgrade"])
+def test_notes_of_both_variants_come_from_one_chart_copy(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flagged: bool
+) -> None:
+    root = chart(tmp_path, "noted", PLAIN)
+    says = "{{ if .Release.IsUpgrade }}upgraded{{ else }}installed{{ end }}" if flagged else "hello"
+    (root / "templates" / "NOTES.txt").write_text(f"{says} {{{{ .Release.Name }}}}\n")
+    runs = HelmRuns(monkeypatch)
+    work = tmp_path / "w"
+    setup(run, root, work)
+    spec = work / "out" / "spec"
+    assert (spec / "NOTES.txt").read_text().strip() == ("installed noted" if flagged else "hello noted")
+    assert (spec / "NOTES-upgrade.txt").read_text().strip() == (
+        "upgraded noted" if flagged else "hello noted"
+    )
+    notes_runs = [c for c in runs.commands if "--show-only" in c]
+    assert len(notes_runs) == (2 if flagged else 1)  # the same copy, --is-upgrade only when the notes ask
+    assert len({c[c.index("template") + 2] for c in notes_runs}) == 1

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import hashlib
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -231,7 +232,7 @@ def notes_request(request: RenderRequest, scratch: Path) -> RenderRequest | None
     copy = scratch / "notes-chart"
     if copy.exists():
         shutil.rmtree(copy)
-    shutil.copytree(request.chart, copy, symlinks=False)
+    shutil.copytree(request.chart, copy, symlinks=False, copy_function=_link_or_copy)
     text = (copy / NOTES_FILE).read_text(encoding="utf-8")
     (copy / NOTES_FILE).unlink()
     (copy / "templates" / "_berth-notes.tpl").write_text(
@@ -241,6 +242,15 @@ def notes_request(request: RenderRequest, scratch: Path) -> RenderRequest | None
         f'notes: {{{{ include "{_NOTES_DEFINE}" . | toJson }}}}\n', encoding="utf-8"
     )
     return dataclasses.replace(request, chart=copy, show_only=_NOTES_CARRIER)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the file system allows one (the copy only adds files and removes NOTES.txt, never
+    writes into one it shares), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def notes_text(render: Render) -> str:

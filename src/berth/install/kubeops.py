@@ -30,7 +30,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from berth.install import diagnose
@@ -565,9 +565,6 @@ class KubeOps:
 
 def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeOps:
     """:class:`KubeOps` for a kubeconfig and context, built through :func:`berth.kube.client.connect`."""
-    # The official client's import is heavy: only when connecting.
-    from berth.kube import client as kube_client
-
     return KubeOps(kube_client.connect(kubeconfig, context))
 
 

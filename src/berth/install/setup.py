@@ -196,14 +196,9 @@ def render_selection(
     upgrade_req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, True, extra, user
     )
-    notes_reqs = [
-        n
-        for n in (
-            helm.notes_request(req, scratch / "notes"),
-            helm.notes_request(upgrade_req, scratch / "notes-up"),
-        )
-        if n
-    ]
+    notes_req = helm.notes_request(req, scratch / "notes")
+    # One copy of the chart for both variants' notes (they differ only in --is-upgrade, as req and upgrade_req do).
+    notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         base = pool.submit(values_mod.release_base, chart_dir, req.release, namespace, value_args)
