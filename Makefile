@@ -28,6 +28,7 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check src tests benchmarks scripts setup.py
 	$(BIN)/ruff format --check src tests benchmarks scripts setup.py
+	$(BIN)/lint-imports
 
 typecheck: setup
 	$(BIN)/mypy

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from berth.install import bench
+from berth.bench import install as bench
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import json
 import subprocess
 import sys
 
-from berth.schedule.bench import WORKLOADS
+from berth.bench.schedule import WORKLOADS
 
 
 def run_one(name: str, verify: bool) -> dict[str, object]:

@@ -1,7 +1,7 @@
 """The one entry point: ``berth install | schedule | cluster | bench | demo | tools``.
 
 Each part owns its commands in ``berth/<part>/cli.py`` and exposes a click group (and, optionally, a ``bench``
-command, which may live in a module of its own, e.g. ``berth/schedule/bench_cli.py``). This module only wires
+command, which may live in a module of its own, e.g. ``berth/bench/schedule_cli.py``). This module only wires
 them together and is the one error boundary (:func:`main`): a :class:`~berth.kube.errors.BerthError`, an
 ``OSError``, a user plugin that cannot be imported or Ctrl-C each end in one clear ``error:`` line and an exit
 code -- never a traceback for expected failures (``-v`` or ``BERTH_DEBUG=1`` shows it).
@@ -74,9 +74,9 @@ COMPLETE_VAR = "_BERTH_COMPLETE"
     """,
     commands=LazyCommands(
         {
-            "schedule": "berth.schedule.bench_cli:bench",
-            "install": "berth.install.cli:bench",
-            "cluster": "berth.cluster.cli:bench",
+            "schedule": "berth.bench.schedule_cli:bench",
+            "install": "berth.bench.install_cli:bench",
+            "cluster": "berth.bench.cluster_cli:bench",
         }
     ),
 )

@@ -193,3 +193,22 @@ def test_field_validation_strict_warn_and_ignore(gadgets: Kubectl, k8s: Any) -> 
     assert err.value.status == 400
     message = json.loads(err.value.body)["message"]
     assert message == 'strict decoding error: unknown field "b", unknown field "spec.a"'
+
+
+def test_duplicate_fields_of_a_custom_resource_come_before_its_unknown_ones(
+    gadgets: Kubectl, tmp_path: Any
+) -> None:
+    """apiextensions-apiserver: the JSON decoder's duplicates first, then the unknown fields pruning found."""
+    body = tmp_path / "gadget.json"
+    body.write_text(
+        '{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "d"},'
+        ' "spec": {"size": 1, "colour": "x", "size": 2}}'
+    )
+    path = "/apis/example.com/v1/namespaces/default/gadgets"
+    strict = gadgets.run("create", "--raw", path + "?fieldValidation=Strict", "-f", str(body))
+    assert strict.returncode != 0
+    assert 'strict decoding error: duplicate field "spec.size", unknown field "spec.colour"' in strict.stderr
+    warned = gadgets.run("create", "--raw", path, "-f", str(body))
+    assert warned.returncode == 0, warned.stderr
+    assert 'Warning: duplicate field "spec.size"' in warned.stderr
+    assert json.loads(warned.stdout)["spec"]["size"] == 2

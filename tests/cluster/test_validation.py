@@ -402,7 +402,7 @@ def test_unknown_fields(obj: dict[str, Any], expected: list[str]) -> None:
 
 
 def test_strict_decoding_error() -> None:
-    err = validation.strict_decoding_error(["spec.x", "spec.y"])
+    err = validation.strict_decoding_error(validation.strict_problems(["spec.x", "spec.y"]))
     assert err.code == 400
     assert err.message == 'strict decoding error: unknown field "spec.x", unknown field "spec.y"'
 

@@ -29,21 +29,31 @@ def test_packaging_again_replaces_the_package_and_leaves_no_temp_folders(run: Ru
     assert leftovers(out) == []
 
 
-def test_a_copy_that_fails_leaves_the_previous_package_whole(
-    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("cross_device", [False, True], ids=["rename", "copy"])
+def test_a_move_that_fails_leaves_the_previous_package_whole(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cross_device: bool
 ) -> None:
     out = tmp_path / "pkg"
     assert run("install", "package", EDGE_CHART, "--out", out).code == 0
     before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    real_rename = Path.rename
     real_copytree = shutil.copytree
 
-    def copy_then_fail(src: Path, dst: Path, *args: Any, **kwargs: Any) -> Any:
+    def rename(self: Path, target: Any) -> Path:
+        if cross_device and Path(target).name.startswith(".pkg.new-"):
+            raise OSError(18, "Invalid cross-device link")  # the package was built on another file system
+        if Path(target) == out and self.name.startswith(".pkg.new-"):  # the last step: the old one set aside
+            raise OSError(28, "No space left on device")
+        return real_rename(self, target)
+
+    def copytree(src: Path, dst: Path, *args: Any, **kwargs: Any) -> Any:
         done = real_copytree(src, dst, *args, **kwargs)
         if Path(dst).parent == out.parent:  # the copy towards -o DIR: on disk when the error comes
             raise OSError(28, "No space left on device")
         return done
 
-    monkeypatch.setattr(package.shutil, "copytree", copy_then_fail)
+    monkeypatch.setattr(Path, "rename", rename)
+    monkeypatch.setattr(package.shutil, "copytree", copytree)
     with pytest.raises(OSError, match="No space left"):
         package.build(str(EDGE_CHART), [("default", None), ("second", None)], out)
     monkeypatch.undo()

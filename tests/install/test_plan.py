@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from berth.install import helm, plan, split, workdir
+from berth.kube import yamlio
 from berth.kube.hooks import HookEvent
 
 from .conftest import EDGE_CHART, Run
@@ -289,8 +290,8 @@ def test_upgrade_plan_uses_the_is_upgrade_render(edge_workdir: Path) -> None:
     files = {o.label: o.file for o in applied(p)}
     assert files["ConfigMap edge/app-settings"] == "upgrade/manifests/configmap-edge-app-settings.yaml"
     assert "Thing edge/default-thing" not in files
-    body = (edge_workdir / "out" / files["ConfigMap edge/app-settings"]).read_text()
-    assert "isInstall: 'false'" in body
+    body = yamlio.load_file(edge_workdir / "out" / files["ConfigMap edge/app-settings"])[0].body
+    assert body["data"]["isInstall"] == "false"
     assert all(o.file.startswith("upgrade/lifecycle/pre-upgrade/") for o in step(p, "pre-upgrade").objects)
 
 

@@ -152,4 +152,3 @@ def test_vkey_orders_versions_as_kubernetes_does(tmp_path: Path) -> None:
     by_bash = sorted(names, key=lambda n: (keys[n], n))
     by_python = sorted(names, key=lambda n: (apply.version_key(n)[:3], n))
     assert by_bash == by_python
-

@@ -151,10 +151,10 @@ def test_rerun_reuses_answers_but_takes_new_defaults(run: Run, workdir_copy: Pat
     inputs = spec_of(workdir_copy / "out" / "spec" / "inputs.yaml")
     assert spec_of(workdir_copy / "out" / "spec" / "secret-inputs.yaml")["values"] == {"licenseKey": "k-1,2"}
     assert inputs["defaults"] == {"greeting": "bonjour", "replicas": 1}
-    assert (
-        "greeting: bonjour"
-        in (workdir_copy / "out" / "manifests" / "configmap-edge-app-settings.yaml").read_text()
-    )
+    settings = yamlio.load_file(workdir_copy / "out" / "manifests" / "configmap-edge-app-settings.yaml")[
+        0
+    ].body
+    assert settings["data"]["greeting"] == "bonjour"
     assert "Namespace: edge" in r.out  # the package's namespace
 
 

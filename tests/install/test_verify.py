@@ -58,8 +58,8 @@ CASES = [
         "upgrade-variant-edited",
         lambda w: _edit(
             w / "out/upgrade/manifests/configmap-edge-app-settings.yaml",
-            "isInstall: 'false'",
-            "isInstall: 'true'",
+            'isInstall: "false"',
+            'isInstall: "true"',  # the file is the document as Helm rendered it
         ),
         "upgrade variant: ConfigMap edge/app-settings differs: .data.isInstall",
     ),
@@ -113,7 +113,7 @@ def test_verify_without_setup(run: Run, tmp_path: Path) -> None:
 
 
 def test_bench_reports_figures(run: Run) -> None:
-    r = run("bench", "install", "--objects", "30", "--repeat", "1", "-o", "json")
+    r = run("bench", "install", "--render-only", "--objects", "30", "--repeat", "1", "-o", "json")
     assert r.code == 0, r.err
     figures = json.loads(r.out)
     assert figures["objects"] == 30 and figures["hooks"] == 1

@@ -83,11 +83,11 @@ def test_help_imports_no_numpy_framework_or_client(argv: tuple[str, ...]) -> Non
 
 
 def test_bench_schedule_still_resolves_and_loads_the_framework() -> None:
-    # `berth bench schedule` lives in bench_cli.py (its --workload names come from the framework's bench module);
+    # `berth bench schedule` lives in bench/schedule_cli.py (its --workload names come from bench/schedule.py);
     # `berth bench` still finds it, and the probe above does see numpy when a command does load it.
     result = CliRunner().invoke(berth, ["bench", "schedule", "--help"], terminal_width=200)
     assert result.exit_code == 0, result.output
-    from berth.schedule.bench import WORKLOADS
+    from berth.bench.schedule import WORKLOADS
 
     assert all(name in result.output for name in WORKLOADS) and "node-inclusion-policy" in WORKLOADS
     loaded = loaded_after("bench", "schedule", "--help")

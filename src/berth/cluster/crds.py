@@ -304,8 +304,8 @@ def prepare_custom(
 ) -> str:
     """Prune, default and validate a custom object against the schema of the version it was sent at (its
     ``apiVersion``), then store it at the storage version (conversion strategy None: only ``apiVersion``
-    changes). Unknown fields: ``fieldValidation=Strict`` is a 400 naming each, ``Warn`` (the default) a warning
-    each, ``Ignore`` nothing; they are pruned either way. Returns the version the object was sent at."""
+    changes). Unknown (and duplicate) fields: ``fieldValidation=Strict`` is a 400 naming each, ``Warn`` (the
+    default) a warning each, ``Ignore`` nothing; unknown ones are pruned either way. Returns the version the object was sent at."""
     version = str(obj.get("apiVersion", "")).rpartition("/")[2] or rt.version
     crd = crd_of(api, rt)
     if crd is None:
@@ -315,11 +315,11 @@ def prepare_custom(
     dropped: list[str] = []
     stored, problems = validation.admit_custom_resource(obj, schema, dropped, old)
     dropped.sort()
-    if dropped and field_validation == "Strict":
-        raise decoding.strict_decoding_error(dropped)
-    if dropped and field_validation != "Ignore":
-        for path in dropped:
-            request_warnings.warn(f'unknown field "{path}"')
+    strict = decoding.strict_problems(dropped, custom=True) if field_validation != "Ignore" else []
+    if strict and field_validation == "Strict":
+        raise decoding.strict_decoding_error(strict)
+    for text in strict:
+        request_warnings.warn(text)
     if old is not None:
         problems = [p for p in problems if not str(getattr(p, "field", "")).startswith("metadata.name")]
     if problems:

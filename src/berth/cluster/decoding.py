@@ -1,23 +1,30 @@
-"""What a built-in body must be before it is an object: ``fieldValidation=Strict``'s unknown fields (400 ``strict
-decoding error``) against the v1.35 schema table, and the 400 Go's JSON decoder gives for a value of the wrong JSON
-type or Secret data that is not base64."""
+"""What a body must be before it is an object: ``fieldValidation``'s unknown fields (against the v1.35 schema table
+for built-ins) and duplicate fields (of any JSON body), as a 400 ``strict decoding error`` under ``Strict`` or
+``Warning`` headers under ``Warn``, and the 400 Go's JSON decoder gives for a value of the wrong JSON type or Secret
+data that is not base64."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping, Sequence
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
-from berth.cluster import errors, schema
+from berth.cluster import errors, jsonfast, schema
 
 Obj = dict[str, Any]
 
 # -- strict field validation ----------------------------------------------------------------------------------------
 
 
-def unknown_fields(obj: Any, node: schema.Node | None = None, path: str = "") -> list[str]:
-    """Paths of fields the schema does not declare (``fieldValidation=Strict``), e.g. ``spec.replicass``."""
+def unknown_fields(
+    obj: Any, node: schema.Node | None = None, path: str = "", drop: bool = False
+) -> list[str]:
+    """Paths of fields the schema does not declare (``fieldValidation``), e.g. ``spec.replicass``; ``drop``
+    removes them from ``obj`` as decoding into Go types does (a built-in never stores an unknown field)."""
     if node is None:
         if not isinstance(obj, Mapping):
             return []
@@ -25,33 +32,120 @@ def unknown_fields(obj: Any, node: schema.Node | None = None, path: str = "") ->
         if node is None:
             return []
     out: list[str] = []
-    _unknown(obj, node, path, out)
+    _unknown(obj, node, path, out, drop)
     return out
 
 
-def _unknown(obj: Any, node: schema.Node, path: str, out: list[str]) -> None:
+def _unknown(obj: Any, node: schema.Node, path: str, out: list[str], drop: bool = False) -> None:
     kind = type(obj)
     if kind is dict:
         if node.preserve_unknown_fields or node.is_any or (node.embedded_resource and not node.is_struct):
             return
         props = node.properties
         open_map = node.is_map or isinstance(node.schema.get("additionalProperties"), Mapping)
+        gone: list[str] = []
         for key, value in obj.items():
             if node.is_struct and key not in props and not open_map:
                 out.append(f"{path}.{key}" if path else str(key))
+                gone.append(key)
                 continue
             if type(value) in (dict, list):
-                _unknown(value, node.field(key), f"{path}.{key}" if path else str(key), out)
+                _unknown(value, node.field(key), f"{path}.{key}" if path else str(key), out, drop)
+        if drop:
+            for key in gone:
+                del obj[key]
     elif kind is list:
         item = node.items()
         for i, value in enumerate(obj):
             if type(value) in (dict, list):
-                _unknown(value, item, f"{path}[{i}]", out)
+                _unknown(value, item, f"{path}[{i}]", out, drop)
 
 
-def strict_decoding_error(paths: Sequence[str]) -> errors.ApiError:
-    """400 ``strict decoding error: unknown field "spec.x", unknown field "spec.y"``."""
-    return errors.bad_request("strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in paths))
+def strict_decoding_error(problems: Sequence[str]) -> errors.ApiError:
+    """400 ``strict decoding error: unknown field "spec.x", duplicate field "spec.y"``."""
+    return errors.bad_request("strict decoding error: " + ", ".join(problems))
+
+
+# -- duplicate fields of a JSON body --------------------------------------------------------------------------------
+# Go's strict JSON decoder (sigs.k8s.io/json) reports a key that occurs twice in one object; a Python dict keeps only
+# the last value, so the HTTP layer looks at the raw body once, here, and the field-validation step reads the result.
+
+_BODY: ContextVar[tuple[tuple[tuple[int, str], ...], dict[str, int]]] = ContextVar(
+    "berth_body_duplicates", default=((), {})
+)
+_KEY_END = b'":'
+_SPACED_KEY_END = re.compile(rb'"\s+:')
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """One JSON object's members in document order, duplicates kept (``object_pairs_hook``)."""
+
+
+def note_body(body: bytes, parsed: Any) -> None:
+    """Remember the duplicate fields of the request body just decoded (``parsed``) for :func:`strict_problems`.
+
+    Cheap for the common body: the count of ``":`` (a key's end) in the body equals that of the parsed object
+    written back out unless a key was dropped (or the body spells JSON unusually); only then is the body
+    parsed again keeping every member."""
+    if not isinstance(parsed, dict | list):
+        _BODY.set(((), {}))
+        return
+    if body.count(_KEY_END) == jsonfast.dumps_bytes(parsed).count(_KEY_END) and not _SPACED_KEY_END.search(
+        body
+    ):
+        _BODY.set(((), {}))
+        return
+    try:
+        tree = json.loads(body, object_pairs_hook=_Pairs)
+    except ValueError:
+        tree = None
+    dups: list[tuple[int, str]] = []
+    order: dict[str, int] = {}
+    _walk(tree, "", dups, order)
+    _BODY.set((tuple(dups), order))
+
+
+def forget_body() -> None:
+    """A new request: no body noted yet."""
+    _BODY.set(((), {}))
+
+
+def body_duplicates() -> list[str]:
+    """Paths of the fields the current request's body sets more than once (``spec.replicas``), in order."""
+    return [path for _, path in _BODY.get()[0]]
+
+
+def _walk(node: Any, path: str, dups: list[tuple[int, str]], order: dict[str, int]) -> None:
+    if isinstance(node, _Pairs):
+        seen: set[str] = set()
+        for key, value in node:
+            where = f"{path}.{key}" if path else key
+            if key in seen:
+                if where not in {p for _, p in dups}:
+                    dups.append((len(order) + len(dups), where))
+            else:
+                seen.add(key)
+                order.setdefault(where, len(order) + len(dups))
+            _walk(value, where, dups, order)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _walk(value, f"{path}[{i}]", dups, order)
+
+
+def strict_problems(unknown: Sequence[str], custom: bool = False) -> list[str]:
+    """The strict decoding errors of the current request, worded as upstream's: ``unknown field "a.b"`` and
+    ``duplicate field "a.c"``. For a built-in in document order (one decoder finds both); for a custom resource
+    the decoder's duplicates first, then the unknown fields pruning found (sorted), as apiextensions-apiserver."""
+    dups, order = _BODY.get()
+    unknown_text = [f'unknown field "{p}"' for p in unknown]
+    if not dups:
+        return unknown_text
+    dup_text = [(seq, f'duplicate field "{p}"') for seq, p in dups]
+    if custom:
+        return [t for _, t in dup_text] + unknown_text
+    last = len(order) + len(dups)
+    ranked = dup_text + [(order.get(p, last), t) for p, t in zip(unknown, unknown_text, strict=True)]
+    return [t for _, t in sorted(ranked, key=lambda r: r[0])]
 
 
 # -- nulls: what Go's JSON decoder makes of them ----------------------------------------------------------------------
@@ -174,43 +268,58 @@ def _type_error(value: Any, node: schema.Node, path: tuple[str, ...], struct: st
     return None
 
 
-def _decodes(value: Any, node: schema.Node) -> bool:
-    """Whether ``value`` fits ``node`` for Go's decoder: exactly ``_type_error(...) is None``, without building paths.
+_FITS = 1
+_UNKNOWN = 2  # fits, and has a field its schema does not declare (what field validation reports)
 
-    The common case (a body that decodes) takes only this walk; :func:`_type_error` runs only to word a failure.
-    Scalars of a type :attr:`schema.Node.scalar_fits` lists are accepted without a call.
+
+def _decodes(value: Any, node: schema.Node) -> int:
+    """Whether ``value`` fits ``node`` for Go's decoder (0 if not): exactly ``_type_error(...) is None``, without
+    building paths; ``_FITS | _UNKNOWN`` when it fits but some struct has an undeclared field.
+
+    The common case (a body that decodes) takes only this walk; :func:`_type_error` runs only to word a failure and
+    :func:`unknown_fields` only to name the unknown fields. Scalars of a type :attr:`schema.Node.scalar_fits` lists
+    are accepted without a call.
     """
     kind = type(value)
     if kind is dict:
         accepted = node.accepted
         if accepted is not None and "object" not in accepted:
-            return False
+            return 0
         if node.is_any or node.preserve_unknown_fields:
-            return True
-        if node.is_struct:  # unknown fields are a strict-validation matter, not a decode error
+            return _FITS
+        seen = _FITS
+        if node.is_struct:  # unknown fields are a field-validation matter, not a decode error
             declared = node.declared
             for key, child in value.items():
                 sub = declared.get(key)
-                if sub is not None and type(child) not in sub.scalar_fits and not _decodes(child, sub):
-                    return False
-            return True
-        sub = node.additional
-        fits = sub.scalar_fits
-        for child in value.values():  # noqa: SIM110 - a loop, not all() over a generator: most maps are short
-            if type(child) not in fits and not _decodes(child, sub):
-                return False
-        return True
+                if sub is None:
+                    seen = _FITS | _UNKNOWN
+                elif type(child) not in sub.scalar_fits:
+                    fit = _decodes(child, sub)
+                    if not fit:
+                        return 0
+                    seen |= fit
+            return seen
+        return _decodes_each(value.values(), node.additional)
     if kind is list:
         accepted = node.accepted
         if accepted is not None and "array" not in accepted:
-            return False
-        item = node.items()
-        fits = item.scalar_fits
-        for child in value:  # noqa: SIM110 - as above
-            if type(child) not in fits and not _decodes(child, item):
-                return False
-        return True
-    return _type_error(value, node, (), "") is None
+            return 0
+        return _decodes_each(value, node.items())
+    return _FITS if _type_error(value, node, (), "") is None else 0
+
+
+def _decodes_each(children: Iterable[Any], node: schema.Node) -> int:
+    """:func:`_decodes` over a map's values or a list's items, all of schema ``node``."""
+    fits = node.scalar_fits
+    seen = _FITS
+    for child in children:
+        if type(child) not in fits:
+            fit = _decodes(child, node)
+            if not fit:
+                return 0
+            seen |= fit
+    return seen
 
 
 def _bad_base64_offset(text: str) -> int:
@@ -227,16 +336,24 @@ def decode_error(obj: Mapping[str, Any]) -> errors.ApiError | None:
     E.g. ``Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go
     struct field DeploymentSpec.spec.replicas of type int32``; invalid base64 in Secret ``data`` likewise.
     """
+    return decode(obj)[0]
+
+
+def decode(obj: Mapping[str, Any]) -> tuple[errors.ApiError | None, bool]:
+    """:func:`decode_error`, and whether the object has fields its schema does not declare (one walk for both)."""
     api_version = str(obj.get("apiVersion") or "")
     kind = str(obj.get("kind") or "")
     node = schema.for_kind(api_version, kind)
     if node is None:
-        return None
+        return None, False
     value = obj if type(obj) is dict else dict(obj)
-    if _decodes(value, node):
-        return None
+    fit = _decodes(value, node)
+    if fit:
+        return None, bool(fit & _UNKNOWN)
     problem = _type_error(value, node, (), kind)
     if problem is None:
-        return None
+        return None, True
     version = api_version.rpartition("/")[2]
-    return errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {problem}')
+    return errors.bad_request(
+        f'{kind} in version "{version}" cannot be handled as a {kind}: {problem}'
+    ), False

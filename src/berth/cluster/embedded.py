@@ -274,6 +274,8 @@ def _start_controllers(api: Api, opts: ClusterOptions, root_ca: str = "") -> Any
     except ImportError:
         log.warning("berth.cluster.controllers is not available; running without simulated controllers")
         return None
+    # Pods that run to completion take a real container's minimum run time (see CONTAINER_RUN_SECONDS).
+    overrides = {"job_duration": mod.CONTAINER_RUN_SECONDS, **opts.controller_overrides}
     options = mod.ControllerOptions(
         nodes=opts.nodes,
         node_cpu=opts.node_cpu,
@@ -281,6 +283,6 @@ def _start_controllers(api: Api, opts: ClusterOptions, root_ca: str = "") -> Any
         node_pods=opts.node_pods,
         node_labels=dict(opts.node_labels),
         root_ca=root_ca,
-        **opts.controller_overrides,
+        **overrides,
     )
     return mod.start(api, options)

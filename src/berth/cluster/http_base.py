@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import BaseRequestHandler
 from typing import Any
 
+from berth.cluster import decoding, jsonfast, request_warnings
 from berth.cluster import errors as E
-from berth.cluster import jsonfast, request_warnings
 from berth.cluster.api import Api
 from berth.cluster.audit import AuditLog
 from berth.cluster.metrics import ApiMetrics
@@ -387,9 +387,11 @@ class HandlerBase(BaseHTTPRequestHandler):
             except (InputError, UnicodeDecodeError) as exc:
                 raise E.bad_request(f"error converting YAML to JSON: {exc}") from exc
         try:
-            return jsonfast.loads(body)
+            parsed = jsonfast.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise E.bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
+        decoding.note_body(body, parsed)  # duplicate fields, which the parsed dict no longer shows
+        return parsed
 
     def _decode_patch(self, body: bytes, ptype: str) -> Any:
         if not body:

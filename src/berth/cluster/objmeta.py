@@ -14,6 +14,9 @@ from typing import Any
 
 from berth.cluster import jsonfast
 from berth.kube.objects import Obj
+from berth.kube.objects import ns_name_key as ns_name_key  # the one object key (re-exported for cluster code)
+from berth.kube.objects import object_key as object_key
+from berth.kube.objects import split_key as split_key
 
 
 def utcnow() -> datetime:
@@ -102,21 +105,3 @@ def meta_of(obj: Obj) -> dict[str, Any]:
         m = {}
         obj["metadata"] = m
     return m
-
-
-def ns_name_key(namespace: str | None, name: str) -> str:
-    """The cluster's one object key: ``namespace/name``, or ``name`` for a cluster-scoped object (client-go's
-    ``MetaNamespaceKeyFunc``; informers, work queues and owner lookups all use it)."""
-    return f"{namespace}/{name}" if namespace else name
-
-
-def object_key(obj: Obj) -> str:
-    """:func:`ns_name_key` of an object's metadata."""
-    meta = obj.get("metadata") or {}
-    return ns_name_key(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-
-
-def split_key(key: str) -> tuple[str, str]:
-    """``ns/name`` -> ``(ns, name)``; ``name`` -> ``("", name)`` (the inverse of :func:`ns_name_key`)."""
-    ns, sep, name = key.partition("/")
-    return (ns, name) if sep else ("", ns)

@@ -22,7 +22,7 @@ import traceback
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from berth.cluster import auth, crds, discovery, metrics, request_warnings
+from berth.cluster import auth, crds, decoding, discovery, metrics, request_warnings
 from berth.cluster import errors as E
 from berth.cluster.api import Api, ApiError
 from berth.cluster.audit import AuditLog
@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 HEALTH_PATHS = ("/healthz", "/readyz", "/livez")
+_HEALTH_PREFIXES = tuple(p + "/" for p in HEALTH_PATHS)
 
 OPENAPI_V2_JSON: dict[str, Any] = {
     "swagger": "2.0",
@@ -137,6 +138,7 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
         api = self.server.api
         started = time.monotonic()
         request_warnings.begin()
+        decoding.forget_body()
         meters = self.server.metrics
         if truthy(query.get("watch")) or "/watch/" in path:
             gauge = meters.longrunning
@@ -145,7 +147,7 @@ class Handler(ReadHandlers, WriteHandlers, WatchHandlers):
         gauge.inc()
         try:
             body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
-            if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
+            if path in HEALTH_PATHS or path.startswith(_HEALTH_PREFIXES):
                 code, text = self._health(path, query)
                 self._send(code, text.encode(), "text/plain; charset=utf-8")
                 return

@@ -26,7 +26,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from berth.cluster import errors
-from berth.cluster.decoding import decode_error, drop_nulls, strict_decoding_error, unknown_fields
+from berth.cluster.decoding import (
+    decode,
+    decode_error,
+    drop_nulls,
+    strict_decoding_error,
+    strict_problems,
+    unknown_fields,
+)
 from berth.cluster.errors import FieldError
 from berth.cluster.names import (
     CONFIG_MAP_MAX_BYTES,
@@ -59,6 +66,7 @@ __all__ = [
     "NAME_RULES",
     "admit_custom_resource",
     "apply_defaults",
+    "decode",
     "decode_error",
     "drop_nulls",
     "field_errors_text",
@@ -74,6 +82,7 @@ __all__ = [
     "prune",
     "raise_if_invalid",
     "strict_decoding_error",
+    "strict_problems",
     "unknown_fields",
     "validate_metadata",
     "validate_object",

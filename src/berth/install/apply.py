@@ -51,7 +51,7 @@ from berth.install import (
 from berth.install import plan as plan_mod
 from berth.install.plan import Phase, Plan, PlanObject, Step, Wait
 from berth.install.workdir import UPGRADE_DIR
-from berth.kube import objects, yamlio
+from berth.kube import objects
 from berth.kube.errors import BerthError, InputError
 from berth.kube.hooks import (
     OUTPUT_LOG_POLICY_ANNOTATION,
@@ -267,13 +267,7 @@ class Executor:
 
     def body(self, o: PlanObject) -> dict[str, Any]:
         if o.file not in self._docs:
-            path = self.out_dir / o.file
-            loaded = yamlio.load_objects(path.read_text(encoding="utf-8"), str(path))
-            if len(loaded) != 1:
-                raise BerthError(
-                    f"{path}: expected one object, found {len(loaded)}; re-run berth install setup"
-                )
-            self._docs[o.file] = loaded[0][1]
+            self._docs[o.file] = layout.read_object(self.out_dir / o.file)
         return copy.deepcopy(self._docs[o.file])
 
     def prepared(self, o: PlanObject, res: kubeops.Resource) -> dict[str, Any]:

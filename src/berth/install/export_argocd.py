@@ -99,46 +99,7 @@ SYNC_EVENTS = (HookEvent.PRE_INSTALL, HookEvent.PRE_UPGRADE, HookEvent.POST_INST
 DELETE_EVENTS = (HookEvent.PRE_DELETE, HookEvent.POST_DELETE)
 INSTALL_TWIN = {HookEvent.PRE_INSTALL: HookEvent.PRE_UPGRADE, HookEvent.POST_INSTALL: HookEvent.POST_UPGRADE}
 
-KIND_ORDER: tuple[str, ...] = (
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-)
-"""Argo CD's kind order inside one phase and wave (gitops-engine ``pkg/sync/sync_tasks.go``, argo-cd v3.5): Helm 3's
-old install order without PriorityClass and the webhook kinds. Every kind it does not list ranks after all of
-these and *equal to each other* (then only the name decides), where Helm sorts unlisted kinds by kind name."""
+KIND_ORDER = kinds.ARGOCD_ORDER
 _KIND_RANK = {k: i - len(KIND_ORDER) for i, k in enumerate(KIND_ORDER)}
 
 

@@ -1,19 +1,24 @@
 """Run the real Helm 4 binary to render a chart: berth never re-implements Go templates.
 
 Every render pins ``--kube-version`` (Helm's compiled-in default would make output depend on the Helm build),
-passes ``--include-crds`` (without it the ``crds/`` folder is silently absent) and is run twice: when the two
-outputs differ the chart uses randomness (``randAlphaNum``, ``now``, ``uuidv4``...), and the fields that differ are
-named (:mod:`berth.install.randomness`); objects that differ in identity are refused. Helm's template errors are turned into one :class:`InputError` that names the
+passes ``--include-crds`` (without it the ``crds/`` folder is silently absent). A chart that calls a random or
+clock function (``randAlphaNum``, ``now``, ``uuidv4``...: :data:`_RANDOM`, in its files or the values) is run
+twice: when the two outputs differ, the fields that differ are named (:mod:`berth.install.randomness`); objects
+that differ in identity are refused. Helm's template errors are turned into one :class:`InputError` that names the
 template file and line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
+import io
 import re
 import shutil
 import subprocess
 import tarfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,7 +121,18 @@ def _crds_folder_texts(chart_dir: Path) -> list[tuple[str, str]]:
     return out
 
 
+_CRD_API_VERSIONS: dict[str, tuple[str, ...]] = {}
+
+
 def chart_crd_api_versions(chart_dir: Path) -> tuple[str, ...]:
+    """:func:`_chart_crd_api_versions`, once per chart content in a process (its ``crds/`` files can be large)."""
+    digest = chart_text(chart_dir).digest
+    if digest not in _CRD_API_VERSIONS:
+        _CRD_API_VERSIONS[digest] = _chart_crd_api_versions(chart_dir)
+    return _CRD_API_VERSIONS[digest]
+
+
+def _chart_crd_api_versions(chart_dir: Path) -> tuple[str, ...]:
     """``group/version`` and ``group/version/Kind`` served by the CRDs in the ``crds/`` folders of the chart and
     its subcharts. ``helm install`` creates those before it renders, and ``helm upgrade`` finds them installed, so
     ``.Capabilities.APIVersions.Has "<group>/<version>/<Kind>"`` is true for them in both: a chart guarding its
@@ -271,18 +287,123 @@ def render(request: RenderRequest, twice: bool = True) -> Render:
     return render_all([request], twice)[0]
 
 
+_RANDOM = re.compile(
+    r"\b(?:rand[A-Z]\w*|randInt|uuidv4|gen(?:CA|PrivateKey|SelfSignedCert|SignedCert)\w*|now|htpasswd|bcrypt"
+    r"|encryptAES|shuffle|getHostByName|ago)\b"
+)
+"""The template functions whose result differs between two renders (Sprig's random, key and clock functions,
+``htpasswd``/``bcrypt`` salts, DNS): where none appears in the chart or its values, one render is enough."""
+_RELEASE_FLAGS = re.compile(r"IsInstall|IsUpgrade|\.Release\b(?!\.)")
+"""What tells ``--is-upgrade`` apart (``.Release.IsInstall``/``IsUpgrade``, or ``.Release`` used whole)."""
+_API_VERSIONS = re.compile(r"APIVersions")
+
+
+@dataclass(frozen=True)
+class ChartText:
+    """What berth reads from a chart's files before rendering it: their digest and which Helm features they use."""
+
+    digest: str
+    random: bool
+    release_flags: bool
+    api_versions: bool
+
+
+def chart_text(chart: Path) -> ChartText:
+    """The digest of every file of a chart folder (subcharts and packed subcharts included) and whether any of them
+    calls a random or clock function, tells install from upgrade, or asks ``.Capabilities.APIVersions``. Read each
+    time (a chart folder may be edited between two renders of one process); a few milliseconds for a large chart."""
+    h = hashlib.sha256()
+    found = {"random": False, "release": False, "api": False}
+    for path in sorted(chart.rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        rel = path.relative_to(chart).as_posix()
+        h.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+        if path.suffix == ".tgz" and path.parent.name == "charts":
+            texts = _archive_texts(data)
+        elif "crds" in rel.split("/") or path.suffix == ".md":
+            texts = []  # copied as they are, never evaluated
+        else:
+            texts = [data]  # templates, values, and any file a template may pass to tpl (.Files.Get)
+        for blob in texts:
+            text = blob.decode("utf-8", "replace")
+            found["random"] = found["random"] or bool(_RANDOM.search(text))
+            found["release"] = found["release"] or bool(_RELEASE_FLAGS.search(text))
+            found["api"] = found["api"] or bool(_API_VERSIONS.search(text))
+    return ChartText(h.hexdigest(), found["random"], found["release"], found["api"])
+
+
+def _archive_texts(data: bytes) -> list[bytes]:
+    """Every file of a packed subchart (already checked by :func:`berth.install.chart.check_archive`)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+            return [
+                f.read() for m in tar.getmembers() if m.isfile() and (f := tar.extractfile(m)) is not None
+            ]
+    except (OSError, tarfile.TarError):
+        return [data]  # Helm reports an unreadable subchart when it renders
+
+
+def capability_api_versions(chart: Path) -> tuple[str, ...]:
+    """:func:`chart_crd_api_versions` when a template of the chart asks ``.Capabilities.APIVersions`` (else they
+    cannot change the render, and the ``crds/`` folders are not parsed for them)."""
+    return chart_crd_api_versions(chart) if chart_text(chart).api_versions else ()
+
+
+def render_key(request: RenderRequest, text: ChartText | None = None) -> tuple[str, ...]:
+    """What determines a render's output: the chart's content, the values files' contents, every other argument
+    (``--is-upgrade`` only when the chart tells install from upgrade)."""
+    text = text or chart_text(request.chart)
+    args = request.args()
+    values = {str(vf): hashlib.sha256(vf.read_bytes()).hexdigest() for vf in request.values_files}
+    key = [text.digest if a == str(request.chart) else values.get(a, a) for a in args]
+    if not text.release_flags:
+        key = [a for a in key if a != "--is-upgrade"]
+    return tuple(key)
+
+
+_FIND_LOCK = threading.Lock()
+
+
+def tool() -> tools.Tool:
+    """The helm binary (:func:`berth.kube.tools.find`, which asks it its version): one lookup at a time, so
+    setup's concurrent first callers start one ``helm version``, not several."""
+    with _FIND_LOCK:
+        return tools.find("helm")
+
+
+def prefetch_tool() -> None:
+    """Find helm in the background (its ``helm version`` then overlaps the pull, the packing and the extraction
+    that come before the first render)."""
+    threading.Thread(target=_quiet_tool, daemon=True).start()
+
+
+def _quiet_tool() -> None:
+    with contextlib.suppress(ToolError):  # the render's own lookup reports it
+        tool()
+
+
 def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render]:
     """Several renders at once (e.g. the install and ``--is-upgrade`` variants): every Helm process starts
-    together, since a render is mostly start-up latency, not CPU."""
+    together, since a render is mostly start-up latency, not CPU. Two requests that must render the same
+    (:func:`render_key`: e.g. the install and ``--is-upgrade`` variants of a chart that does not tell them apart)
+    run Helm once; ``twice`` renders a second time, to compare, only charts that call a random or clock function
+    (:data:`_RANDOM`) in their files or values."""
     for request in requests:
         for vf in request.values_files:
             check_values_file(vf)
-    helm = tools.find("helm")
-    cmds = [[helm.path, *request.args()] for request in requests]
-    runs = 2 if twice else 1
+    helm = tool()
+    texts_of = {id(r): chart_text(r.chart) for r in requests}
+    keys = [render_key(r, texts_of[id(r)]) for r in requests]
+    first = {k: r for k, r in reversed(list(zip(keys, requests, strict=True)))}
+    unique = list(dict.fromkeys(keys))
+    todo = [first[k] for k in unique]
+    cmds = [[helm.path, *request.args()] for request in todo]
+    counts = [2 if twice and _random(request, texts_of[id(request)]) else 1 for request in todo]
     procs: list[subprocess.Popen[str]] = []
     try:
-        for cmd in cmds:
+        for cmd, runs in zip(cmds, counts, strict=True):
             for _ in range(runs):
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         results = [p.communicate(timeout=HELM_TIMEOUT_SECONDS) for p in procs]
@@ -294,9 +415,11 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
         for p in procs:
             p.kill()
         raise ToolError(f"cannot run {helm.path}: {exc}") from exc
-    out: list[Render] = []
-    for i, (request, cmd) in enumerate(zip(requests, cmds, strict=True)):
-        mine = list(zip(procs[i * runs : (i + 1) * runs], results[i * runs : (i + 1) * runs], strict=True))
+    start = 0
+    renders: dict[tuple[str, ...], Render] = {}
+    for key, request, cmd, runs in zip(unique, todo, cmds, counts, strict=True):
+        mine = list(zip(procs[start : start + runs], results[start : start + runs], strict=True))
+        start += runs
         for proc, (_out, err) in mine:
             if proc.returncode != 0:
                 raise template_error(err, request.chart, request.label)
@@ -306,5 +429,20 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
             if other != texts[0]:
                 random += randomness.compare(texts[0], other, f"chart {request.chart.name}")
         dropped = tuple(m.group("types") for m in _UNKNOWN_HOOK.finditer(mine[0][1][1]))
-        out.append(Render(texts[0], tuple(cmd), helm.version, dropped, randomness.merge(random)))
-    return out
+        renders[key] = Render(texts[0], tuple(cmd), helm.version, dropped, randomness.merge(random))
+    return [renders[k] for k in keys]
+
+
+def _random(request: RenderRequest, text: ChartText) -> bool:
+    """Whether the chart, a values file or a values flag of the request calls a random or clock function (a
+    chart may ``tpl`` a value)."""
+    flagged = [a for a in request.value_args if not a.startswith("-")]
+    files = [
+        Path(p) for a in flagged for p in {a, a.split("=", 1)[-1]} if Path(p).is_file()
+    ]  # -f, --set-file
+    return (
+        text.random
+        or any(_RANDOM.search(vf.read_text(encoding="utf-8", errors="replace"))
+               for vf in (*request.values_files, *files))
+        or any(_RANDOM.search(a) for a in flagged)
+    )  # fmt: skip

@@ -24,18 +24,21 @@ arrive and fails with the cause once it outlasts its grace::
 from __future__ import annotations
 
 import builtins
+import importlib
 import json
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from berth.install import diagnose
-from berth.kube import client as kube_client
 from berth.kube import objects
 from berth.kube.errors import BerthError
+
+if TYPE_CHECKING:
+    from berth.kube import client as kube_client
 
 FIELD_MANAGER = "helm"
 """Helm 4's field manager (the name of its binary): berth and ``helm`` applying the same release are one manager,
@@ -55,22 +58,26 @@ Obj = dict[str, Any]
 # ---- errors --------------------------------------------------------------------------------------------------
 
 
-class ApiFailure(BerthError):
-    """The API server refused a request; keeps the parsed ``Status``."""
-
-    def __init__(self, what: str, status: int, body: Any) -> None:
-        self.status = status
-        self.body = body if isinstance(body, dict) else {}
-        self.reason = str(self.body.get("reason") or "")
-        self.api_message = str(self.body.get("message") or body or "")
-        super().__init__(f"{what}: {status} {self.reason}: {self.api_message}".replace(":  ", ": "))
+ApiFailure = kube_client.StatusError
+"""The API server refused a request (the one client error tree's :class:`~berth.kube.client.StatusError`)."""
+Forbidden = kube_client.Forbidden
+Unreachable = kube_client.Unreachable
 
 
-class ApplyConflict(ApiFailure):
+def api_failure(what: str, status: int, body: Any) -> kube_client.StatusError:
+    """The client error for an answered failure; a body that is not a ``Status`` becomes the message."""
+    d = body if isinstance(body, dict) else {}
+    return kube_client.status_error(
+        status, str(d.get("reason") or ""), str(d.get("message") or body or ""), d, what
+    )
+
+
+class ApplyConflict(kube_client.Conflict):
     """Server-side apply met fields another field manager owns (409 ``Conflict``)."""
 
     def __init__(self, what: str, status: int, body: Any) -> None:
-        super().__init__(what, status, body)
+        d = body if isinstance(body, dict) else {}
+        super().__init__(status, str(d.get("reason") or ""), str(d.get("message") or body or ""), d, what)
         causes = (self.body.get("details") or {}).get("causes") or []
         self.fields = [(str(c.get("field") or ""), str(c.get("message") or "")) for c in causes]
         lines = [f"{what}: server-side apply conflicts with other field managers:"]
@@ -80,14 +87,6 @@ class ApplyConflict(ApiFailure):
             "(as `kubectl apply --server-side --force-conflicts` would)"
         )
         BerthError.__init__(self, "\n".join(lines))
-
-
-class Forbidden(ApiFailure):
-    """403: the identity of the kube context may not do this."""
-
-
-class Unreachable(BerthError):
-    """No answer from the API server (connection refused, reset, timed out)."""
 
 
 class WaitFailed(BerthError):
@@ -300,9 +299,7 @@ class KubeOps:
             return body
         if status == 409 and isinstance(body, dict) and (body.get("details") or {}).get("causes"):
             raise ApplyConflict(what, status, body)
-        if status == 403:
-            raise Forbidden(what, status, body)
-        raise ApiFailure(what, status, body)
+        raise api_failure(what, status, body)
 
     # -- discovery --
 
@@ -568,4 +565,14 @@ class KubeOps:
 
 def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeOps:
     """:class:`KubeOps` for a kubeconfig and context, built through :func:`berth.kube.client.connect`."""
+    # The official client's import is heavy: only when connecting.
+    from berth.kube import client as kube_client
+
     return KubeOps(kube_client.connect(kubeconfig, context))
+
+
+def preload() -> None:
+    """Import the official client in the background (``upgrade`` renders first: Helm's run hides the import)."""
+    import threading
+
+    threading.Thread(target=importlib.import_module, args=("berth.kube.client",), daemon=True).start()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from berth.install import split as split_mod
@@ -37,18 +37,42 @@ class WrittenFile:
 
 
 def _text(obj: split_mod.RenderedObject) -> str:
+    """The object's file: the document as Helm rendered it when the split kept it (and known parsed from now on:
+    :data:`_OBJECTS`), else emitted from its body."""
+    if obj.text:
+        if obj.body.get("kind") != "List":
+            _remember(obj.text, obj.body)
+        return obj.text
     return f"# Source: {obj.source}\n" + yamlio.dump(obj.body)
 
 
+@dataclass
+class _Writer:
+    """Writes the files of one split, making each folder once."""
+
+    root: Path
+    made: set[Path]
+
+    def __call__(self, rel: str, text: str, mode: int = 0o644) -> str:
+        path = self.root / rel
+        if path.parent not in self.made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.made.add(path.parent)
+        data = text.encode("utf-8")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        except FileExistsError:
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+            os.fchmod(fd, mode)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        return canonical.sha256_text(data)
+
+
 def _write(root: Path, rel: str, text: str, mode: int = 0o644) -> str:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.chmod(path, mode)
-    return canonical.sha256_text(data)
+    return _Writer(root, set())(rel, text, mode)
 
 
 def write_split(
@@ -64,6 +88,7 @@ def write_split(
     ``lookup_sources`` (the templates that call ``lookup``) are listed in the index as ``lookupTemplates``.
     """
     files = result.file_names
+    write = _Writer(root, set())
     written: list[WrittenFile] = []
     index: list[dict[str, Any]] = []
 
@@ -88,23 +113,23 @@ def write_split(
 
     for obj in result.crds:
         rel = f"manifests/{files[obj.ref]}"
-        entry(obj, rel, "crd", _write(root, rel, _text(obj)))
+        entry(obj, rel, "crd", write(rel, _text(obj)))
     for obj in result.ordinary:
         rel = f"manifests/{files[obj.ref]}"
-        entry(obj, rel, "ordinary", _write(root, rel, _text(obj)))
+        entry(obj, rel, "ordinary", write(rel, _text(obj)))
     if result.secrets:
         (root / "secrets").mkdir(parents=True, exist_ok=True)
         os.chmod(root / "secrets", 0o700)
     for obj in result.secrets:
         rel = f"secrets/{files[obj.ref]}"
-        entry(obj, rel, "secret", _write(root, rel, _text(obj), 0o600))
+        entry(obj, rel, "secret", write(rel, _text(obj), 0o600))
     for hook in result.hooks:
         text = _text(hook.obj)
         rels = []
         mode = 0o600 if hook.obj.kind == "Secret" and hook.obj.ref.group == "" else 0o644
         for event in dict.fromkeys(hook.events):
             rel = f"lifecycle/{event.value}/{files[hook.obj.ref]}"
-            sha = _write(root, rel, text, mode)
+            sha = write(rel, text, mode)
             written.append(WrittenFile(rel, sha, hook.obj.ref, "hook"))
             rels.append(rel)
         entry_item: dict[str, Any] = {"events": [e.value for e in hook.events], "files": rels}
@@ -133,8 +158,14 @@ def write_split(
         "metadata": {"name": f"{name}-manifest-index"},
         "spec": spec,
     }
-    _write(root, INDEX_FILE, yamlio.dump(doc))
+    write(INDEX_FILE, yamlio.dump(doc))
     return written
+
+
+_OBJECTS: dict[str, dict[str, Any]] = {}
+"""The object of every file text this process wrote or read: a command that reads a work dir more than once (upgrade
+reads the render before and after setting it up again, the previous revision for its prune list) parses each file
+once, and a render just written is not parsed again. Objects are shared: nothing changes them in place."""
 
 
 def read_split(root: Path) -> tuple[split_mod.Split, frozenset[objects.Ref]]:
@@ -152,18 +183,43 @@ def read_split(root: Path) -> tuple[split_mod.Split, frozenset[objects.Ref]]:
     for i, item in enumerate(body["spec"]["files"]):
         rel = str(item.get("file"))
         path = root / rel
-        objs = yamlio.load_objects(_read(path), str(path))
-        if len(objs) != 1:
-            raise InputError(f"expected one object, found {len(objs)}", str(path))
-        obj = objs[0][1]
+        text = _read(path)
+        obj = _object_of(text, path)
         rendered.append(
             split_mod.RenderedObject(
-                obj, objects.ref(obj), str(item.get("source", rel)), i, str(obj.get("apiVersion"))
+                obj, objects.ref(obj), str(item.get("source", rel)), i, str(obj.get("apiVersion")), text
             )
         )
         if item.get("installOnly"):
             install_only.add(objects.ref(obj))
     return split_mod.split(rendered), frozenset(install_only)
+
+
+def read_object(path: Path) -> dict[str, Any]:
+    """The one object of a file of a written split (parsed once per process, :data:`_OBJECTS`); do not change it."""
+    return _object_of(_read(path), path)
+
+
+def _object_of(text: str, path: Path) -> dict[str, Any]:
+    obj = _OBJECTS.get(text)
+    if obj is None:
+        objs = yamlio.load_objects(text, str(path))
+        if len(objs) != 1:
+            raise InputError(f"expected one object, found {len(objs)}; re-run berth install setup", str(path))
+        obj = objs[0][1]
+        _remember(text, obj)
+    return obj
+
+
+_OBJECTS_KEPT = 20_000
+
+
+def _remember(text: str, obj: dict[str, Any]) -> None:
+    """Keep ``obj`` as the parse of ``text`` (the memo is emptied when it grows past :data:`_OBJECTS_KEPT`, so a
+    long-lived process such as a test run does not keep every render it ever saw)."""
+    if len(_OBJECTS) >= _OBJECTS_KEPT:
+        _OBJECTS.clear()
+    _OBJECTS.setdefault(text, obj)
 
 
 def lookup_templates(root: Path) -> frozenset[str]:
@@ -187,13 +243,25 @@ def render_digest(root: Path) -> str:
     facts and answers do not reach the cluster, nor the review copy of the plan, which names the work dir). Two
     renders with the same digest apply the same thing: what tells a work dir set up again with other inputs from
     the render a receipt says was applied."""
-    entries = []
+    found = []
     for top in RENDER_FOLDERS:
-        for path in sorted((root / top).rglob("*")) if (root / top).is_dir() else []:
-            rel = path.relative_to(root).as_posix()
-            if path.is_file() and rel != "lifecycle/plan.yaml" and not rel.startswith("upgrade/spec/"):
-                entries.append(f"{rel} {canonical.sha256_text(path.read_bytes())}")
-    return canonical.sha256_text("\n".join(entries))
+        for path in (root / top).rglob("*") if (root / top).is_dir() else []:
+            if path.is_file():
+                found.append((path.relative_to(root).as_posix(), canonical.sha256_text(path.read_bytes())))
+    return _digest(found)
+
+
+def _digest(files: Iterable[tuple[str, str]]) -> str:
+    """:func:`render_digest` of (path under the render root, SHA-256) pairs: the render's folders in their order,
+    each sorted as paths sort."""
+    kept = [
+        (RENDER_FOLDERS.index(rel.split("/", 1)[0]), PurePosixPath(rel).parts, f"{rel} {sha}")
+        for rel, sha in files
+        if rel.split("/", 1)[0] in RENDER_FOLDERS
+        and rel != "lifecycle/plan.yaml"
+        and not rel.startswith("upgrade/spec/")
+    ]
+    return canonical.sha256_text("\n".join(line for _, _, line in sorted(kept)))
 
 
 RENDER_ID_FILE = "spec/render-id"
@@ -201,8 +269,10 @@ RENDER_ID_FILE = "spec/render-id"
 ``spec/``). A generated script embeds it and refuses an ``out/`` that holds another render."""
 
 
-def write_render_id(root: Path) -> str:
-    digest = render_digest(root)
+def write_render_id(root: Path, written: Iterable[WrittenFile] | None = None) -> str:
+    """Record the render's id; ``written`` (every file :func:`write_split` wrote under ``root``, with the paths
+    relative to it) spares reading them back."""
+    digest = render_digest(root) if written is None else _digest((w.path, w.sha256) for w in written)
     (root / RENDER_ID_FILE).parent.mkdir(parents=True, exist_ok=True)
     (root / RENDER_ID_FILE).write_text(digest + "\n", encoding="utf-8")
     return digest

@@ -506,7 +506,7 @@ def render_request(
     return helm.RenderRequest(
         chart_dir, user.release or pkg.release, namespace, tuple(files), tuple(user.flags.args()),
         kube_version=pkg.kube_version, is_upgrade=is_upgrade,
-        api_versions=(*helm.chart_crd_api_versions(chart_dir), *api_versions), label="; ".join(label),
+        api_versions=(*helm.capability_api_versions(chart_dir), *api_versions), label="; ".join(label),
     )  # fmt: skip
 
 
@@ -600,10 +600,12 @@ def build(
     spec_file: Path | None = None,
     namespace: str | None = None,
     carry: Package | None = None,
+    review_renders: bool = True,
 ) -> Package:
     """Build a package folder at ``out`` (written to a temp folder first, then moved into place). ``carry``: take
     components (with their values files), inputs, collector, release and namespace from that package instead of a
-    spec file (:func:`rebase`)."""
+    spec file (:func:`rebase`). ``review_renders=False`` leaves out ``bases/<b>/render/`` (a work dir's own package,
+    whose render ``W/out`` holds; :func:`restore_base_renders` writes them when wanted)."""
     if not bases:
         bases = [("default", None)]
     names = [b for b, _ in bases]
@@ -613,9 +615,11 @@ def build(
         problem = check_name(n, "--base")
         if problem:
             raise InputError(problem)
-    with tempfile.TemporaryDirectory(prefix="berth-package-") as tmp_s:
+    # Built beside ``out`` when its folder exists, so the finished package is renamed into place, not copied.
+    beside = out.parent if out.parent.is_dir() else None
+    with tempfile.TemporaryDirectory(prefix=f".{out.name}.build-", dir=beside) as tmp_s:
         tmp = Path(tmp_s)
-        lock_src = chart_mod.resolve(chart_ref, tmp / "src", version, repo)
+        lock_src = chart_mod.resolve(chart_ref, tmp / "src", version, repo, extract=review_renders)
         stage = tmp / "pkg"
         stage.mkdir()
         comps: tuple[Component, ...] = ()
@@ -666,7 +670,8 @@ def build(
             collector,
             stage,
         )
-        write_base_renders(pkg, lock_src.directory, tmp / "scratch")
+        if review_renders:
+            write_base_renders(pkg, lock_src.directory, tmp / "scratch")
         (stage / MANIFEST).write_text(yamlio.dump(pkg.to_dict()), encoding="utf-8")
         if out.exists() and not (out / MANIFEST).is_file() and any(out.iterdir()):
             raise InputError("output folder exists and is not a berth package; choose another -o", str(out))
@@ -691,6 +696,7 @@ def rebase(
     version: str | None = None,
     repo: str | None = None,
     namespace: str | None = None,
+    review_renders: bool = True,
 ) -> Package:
     """``old`` with its chart replaced by ``chart_ref``: its bases (values files), components, inputs, collector,
     release and namespace carried over, so an upgrade to a newer chart keeps what the user chose (``--pull`` of a
@@ -704,6 +710,7 @@ def rebase(
         repo,
         namespace=namespace or old.namespace,
         carry=old,
+        review_renders=review_renders,
     )
 
 
@@ -737,13 +744,19 @@ def restore_base_renders(package_dir: Path) -> None:
 
 
 def _move_into_place(stage: Path, out: Path) -> None:
-    """Put the finished package at ``out``: copied beside it first (the temp folder may be on another file
-    system), then swapped in by renames, so a failed or interrupted copy leaves the previous package whole."""
+    """Put the finished package at ``out``: moved beside it first (renamed when the stage is on the same file
+    system, else copied), then swapped in by renames, so a failed or interrupted move leaves the previous package
+    whole."""
     out.parent.mkdir(parents=True, exist_ok=True)
     new = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     old = out.with_name(f".{out.name}.old")
     try:
-        shutil.copytree(stage, new, dirs_exist_ok=True)
+        try:
+            new.rmdir()
+            stage.rename(new)  # built on the same file system: no copy
+        except OSError:
+            new.mkdir(exist_ok=True)
+            shutil.copytree(stage, new, dirs_exist_ok=True)
         shutil.rmtree(old, ignore_errors=True)
         if out.exists():
             out.rename(old)

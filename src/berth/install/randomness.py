@@ -75,6 +75,8 @@ def differing(a: Any, b: Any, path: Path_ = ()) -> list[Path_]:
 
 
 def key_of(o: split_mod.RenderedObject) -> str:
+    """``Kind|namespace|name``: the key ``W/out/spec/random.yaml`` is written with. A file format, so it keeps this
+    shape rather than the one identity's (:class:`berth.kube.objects.Ref`, which puts the group first)."""
     return f"{o.kind}|{o.namespace}|{o.name}"
 
 

@@ -289,6 +289,28 @@ def for_reapply(store: release.Store, wd: workdir.Workdir, variant: str, work: P
     return None
 
 
+def changed_outside(
+    history: list[dict[str, Any]], wd: workdir.Workdir, variant: str, work: Path, names_only: bool = False
+) -> dict[str, Any] | None:
+    """The deployed revision when it holds other objects than the render this work dir applied and is newer than
+    every revision it recorded (``helm upgrade`` or ``rollback`` changed the release since); else None. Only
+    revisions newer than every one this work dir recorded count (a rollback the generated script ran leaves the
+    records as they were: not someone else's change). ``names_only``: only which objects, not their content,
+    counts (what an uninstall deletes)."""
+    deployed = release.Store.deployed(history)
+    mine = [
+        int(b["spec"][HELM_REVISION_FIELD])
+        for _, b in receipt.receipts(work)
+        if isinstance(b["spec"].get(HELM_REVISION_FIELD), int)
+        and (b["spec"].get("release"), b["spec"].get("namespace")) == (wd.release, wd.namespace)
+    ]
+    if deployed is None or not mine or release.version_of(deployed) <= max(mine):
+        return None
+    result, skip = _variant(wd.split, wd.upgrade, wd.install_only, variant)
+    theirs, ours = _objects(release.parsed(deployed)), _objects(without(result, skip))
+    return deployed if ((set(theirs) != set(ours)) if names_only else (theirs != ours)) else None
+
+
 def refuse_if_changed(
     history: list[dict[str, Any]],
     wd: workdir.Workdir,
@@ -298,23 +320,9 @@ def refuse_if_changed(
     fix: str,
     names_only: bool = False,
 ) -> None:
-    """Refuse when the deployed revision holds other objects than the render this work dir applied and is newer
-    than every revision it recorded: ``helm upgrade`` or ``rollback`` changed the release since. Only revisions
-    newer than every one this work dir recorded count (a rollback the generated script ran leaves the records as
-    they were: not someone else's change). ``names_only``: only which objects, not their content, counts (what
-    an uninstall deletes)."""
-    deployed = release.Store.deployed(history)
-    mine = [
-        int(b["spec"][HELM_REVISION_FIELD])
-        for _, b in receipt.receipts(work)
-        if isinstance(b["spec"].get(HELM_REVISION_FIELD), int)
-        and (b["spec"].get("release"), b["spec"].get("namespace")) == (wd.release, wd.namespace)
-    ]
-    if deployed is None or not mine or release.version_of(deployed) <= max(mine):
-        return
-    result, skip = _variant(wd.split, wd.upgrade, wd.install_only, variant)
-    theirs, ours = _objects(release.parsed(deployed)), _objects(without(result, skip))
-    if (set(theirs) != set(ours)) if names_only else (theirs != ours):
+    """Refuse (exit 2, naming the release record) when :func:`changed_outside` finds the release changed."""
+    deployed = changed_outside(history, wd, variant, work, names_only)
+    if deployed is not None:
         raise InputError(
             f"release {wd.release} in namespace {wd.namespace} changed since this work dir applied it: its "
             f"deployed {describe(deployed)} holds other objects than {work / 'out'}; {consequence}. {fix}",

@@ -8,7 +8,8 @@ first copies that render -- ``manifests/``, ``secrets/``, ``lifecycle/``, ``spec
 written -- to ``W/out/revisions/<N>/`` (with ``release/``, the chart and values of its release record) with a ``revision.yaml`` saying which package and chart it came from, and
 the package itself (``package/``: what ``W/package`` held for that render -- the manifest, the locked chart
 archive, the values files -- without the base review renders, which those files reproduce: a rollback that
-restores the package renders them again, :func:`berth.install.package.restore_base_renders`). Helm keeps the chart
+restores the package renders them again, :func:`berth.install.package.restore_base_renders`, unless the package
+never had them: :data:`NO_BASE_RENDERS`). Helm keeps the chart
 with every release revision for the same reason: ``helm rollback`` makes the target's chart the release's chart
 again, so ``berth install rollback`` restores ``W/package`` from the target revision and ``verify`` and the next
 revision's labels see the package the render came from. ``N`` counts up from 1 and is never reused; the newest :data:`HISTORY_MAX` are kept (Helm's ``--history-max``
@@ -50,6 +51,9 @@ UPGRADE_DIR = "upgrade"
 PACKAGE_DIR = "package"
 """Under a revision: the package its render came from (absent in revisions recorded before packages were kept)."""
 PENDING_PACKAGE = ".rollback-package"
+NO_BASE_RENDERS = ".no-base-renders"
+"""Marks a kept package that had no base review renders to begin with (a work dir's own package: setup of a chart
+packages it without them, since ``W/out`` holds its render), so a rollback does not render them."""
 """Under ``W/out``: a rollback's target package, swapped in with ``W/out`` and moved to ``W/package`` right after
 (:mod:`berth.install.rollback`); while it exists, it is the package of the render in ``W/out``."""
 
@@ -172,6 +176,8 @@ def _keep_package(package_dir: Path, dest: Path) -> None:
         return set()
 
     shutil.copytree(package_dir, dest, ignore=ignore)
+    if not any((package_dir / "bases").glob("*/render")):
+        (dest / NO_BASE_RENDERS).write_text("", encoding="utf-8")
 
 
 def record(old_out: Path, old_package: Path, new_out: Path, recorded_at: str) -> int | None:

@@ -110,7 +110,11 @@ def switch(work: Path, wd: workdir.Workdir, target: revisions.Revision, run_name
             if target.package is not None:
                 package_dir = new_out / revisions.PENDING_PACKAGE
                 shutil.copytree(target.package, package_dir)
-                package_mod.restore_base_renders(package_dir)  # the revision kept it without them
+                marker = package_dir / revisions.NO_BASE_RENDERS
+                if marker.exists():  # the package never had base review renders
+                    marker.unlink()
+                else:  # the revision kept it without them
+                    package_mod.restore_base_renders(package_dir)
             now = workdir.read_workdir(new_out, package_dir)
             plan_file = new_out / workdir.PLAN_FILE
             plan_file.parent.mkdir(parents=True, exist_ok=True)

@@ -241,7 +241,7 @@ def render_selection(
             notes.append(
                 f"{r} is rendered only on upgrade; the upgrade plan applies it from out/{UPGRADE_DIR}/"
             )
-        elif comparable(o) != comparable(mine[r]):
+        elif not (o.text and o.text == mine[r].text) and comparable(o) != comparable(mine[r]):
             notes.append(f"{r} renders differently on upgrade; the upgrade plan uses out/{UPGRADE_DIR}/")
     return Rendered(
         result,
@@ -344,6 +344,7 @@ def _stage_and_swap(
     in_place: Callable[[], str],
 ) -> SetupResult:
     """Build everything in a stage folder, then swap it in (the commit: ``committed`` gets the recorded revision)."""
+    helm.prefetch_tool()
     with swap_mod.stage_dir(work, ".berth-setup-") as stage:
         ref = Path(opts.ref)
         current = _current_package(work)
@@ -351,8 +352,10 @@ def _stage_and_swap(
             package.load(ref)  # validate before copying
             shutil.copytree(ref, stage / "package")
         elif current is not None:  # a newer chart for this work dir: keep its bases, components and inputs
-            package.rebase(current, opts.ref, stage / "package", opts.version, opts.repo, opts.namespace)
-        else:
+            package.rebase(
+                current, opts.ref, stage / "package", opts.version, opts.repo, opts.namespace, False
+            )
+        else:  # the work dir's own package: W/out holds its render, so no review renders of the bases
             package.build(
                 opts.ref,
                 [("default", None)],
@@ -360,6 +363,7 @@ def _stage_and_swap(
                 opts.version,
                 opts.repo,
                 namespace=opts.namespace,
+                review_renders=False,
             )
         pkg = package.load(stage / "package")
         prior_spec = work / "out" / "spec"
@@ -411,8 +415,8 @@ def _stage_and_swap(
         if rendered.chart_notes is not None:
             for action, text in zip(NOTES_FILES, rendered.chart_notes, strict=True):
                 (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
-        _write_render(out, pkg, result, rendered)
-        layout.write_render_id(out)
+        written = _write_render(out, pkg, result, rendered)
+        layout.write_render_id(out, written)
         revision = revisions.record(
             work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         )
@@ -432,9 +436,12 @@ def _stage_and_swap(
     return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
 
 
-def _write_render(out: Path, pkg: package.Package, result: split_mod.Split, rendered: Rendered) -> None:
+def _write_render(
+    out: Path, pkg: package.Package, result: split_mod.Split, rendered: Rendered
+) -> list[layout.WrittenFile]:
     """The render's files (the upgrade variant under ``out/upgrade/``) and the ``.gitignore`` that keeps the
-    rendered Secrets and the release record's values out of version control."""
+    rendered Secrets and the release record's values out of version control; returns every file of the render
+    (paths under ``out``), for its id."""
     written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups)
     ignored = ["secrets/", "release/"]
     ignored += [w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group]
@@ -447,10 +454,16 @@ def _write_render(out: Path, pkg: package.Package, result: split_mod.Split, rend
             if h.obj.kind == "Secret" and not h.obj.ref.group
             for e in dict.fromkeys(h.events)
         ]
-        layout.write_split(upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=rendered.lookups)
+        written += [
+            dataclasses.replace(w, path=f"{UPGRADE_DIR}/{w.path}")
+            for w in layout.write_split(
+                upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=rendered.lookups
+            )
+        ]
     if (out / "spec" / wizard.SECRET_INPUTS_FILE).is_file():
         ignored.append(f"spec/{wizard.SECRET_INPUTS_FILE}")
     (out / ".gitignore").write_text("".join(f"{p}\n" for p in ignored), encoding="utf-8")
+    return written
 
 
 def _summary(out_dir: Path, wd: Workdir, facts: dict[str, Any], revision: int | None) -> list[str]:

@@ -16,6 +16,7 @@ name in the package, in ``W/out`` and in the plan.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -44,6 +45,9 @@ class RenderedObject:
     source: str
     order: int
     api_version: str
+    text: str = field(default="", compare=False)
+    """The document as Helm rendered it (with its ``# Source:`` line), when it was one document of its own: what is
+    written to its file, byte for byte (no YAML is emitted again). Empty: written from ``body``."""
 
     @property
     def kind(self) -> str:
@@ -171,6 +175,20 @@ def file_names(refs: Iterable[objects.Ref]) -> dict[objects.Ref, str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _documents(chunk: str, source: str) -> tuple[yamlio.Document, ...]:
+    """The documents of one render chunk (by its text and template), parsed once: the install and the
+    ``--is-upgrade`` render of a chart share all but a few documents (its large CRDs among them). The bodies are
+    shared: nothing changes a rendered object in place."""
+    return tuple(yamlio.load_documents(chunk, source))
+
+
+def _document_text(chunk: str, source: str) -> str:
+    """One document's text as a file holds it: Helm's own lines, led by its ``# Source:`` comment."""
+    text = chunk.strip("\n") + "\n"
+    return text if text.startswith("# Source:") else f"# Source: {source}\n{text}"
+
+
 def parse_render(text: str) -> list[RenderedObject]:
     """Documents of ``helm template`` output, each with its ``# Source:`` template path and output position.
 
@@ -186,7 +204,9 @@ def parse_render(text: str) -> list[RenderedObject]:
             source = m.group("path")
         if not chunk.strip():
             continue
-        for doc in yamlio.load_documents(chunk, source):
+        docs = _documents(chunk, source)
+        verbatim = _document_text(chunk, source) if len(docs) == 1 else ""
+        for doc in docs:
             where = f"{source} (document {doc.index + 1})"
             body = doc.body
             if not isinstance(body, dict):
@@ -206,7 +226,11 @@ def parse_render(text: str) -> list[RenderedObject]:
                 )
                 problems.append(f"{where}: {body.get('kind')} has no metadata.name{hint}")
                 continue
-            out.append(RenderedObject(body, objects.ref(body), source, len(out), str(body.get("apiVersion"))))
+            out.append(
+                RenderedObject(
+                    body, objects.ref(body), source, len(out), str(body.get("apiVersion")), verbatim
+                )
+            )
     if len(problems) == 1:
         raise InputError(problems[0])
     if problems:
@@ -330,5 +354,12 @@ def release_namespace_duplicates(result: Split, namespace: str) -> list[str]:
 
 
 def from_render(text: str, dropped_hook_events: Iterable[str] = ()) -> Split:
-    """Parse and split ``helm template`` output."""
+    """Parse and split ``helm template`` output (the last few distinct renders are kept: the install and
+    ``--is-upgrade`` renders of a chart that does not tell them apart are one text; a Split is not changed by its
+    users)."""
+    return _from_render(text, tuple(dropped_hook_events))
+
+
+@functools.lru_cache(maxsize=8)
+def _from_render(text: str, dropped_hook_events: tuple[str, ...]) -> Split:
     return split(parse_render(text), dropped_hook_events)

@@ -32,7 +32,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from berth.install import apply, kubeops, layout, ownership, randomness, receipt, revisions, workdir
+from berth.install import (
+    apply,
+    kubeops,
+    layout,
+    ownership,
+    randomness,
+    receipt,
+    recorder,
+    release,
+    revisions,
+    workdir,
+)
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import objects, yamlio
@@ -420,6 +431,14 @@ def run(work_dir: Path, kubeconfig: str | None = None, context: str | None = Non
         seen = {comparer.compare(o, how) for o, how in _desired(render, variant)}
         if report.state != NOT_INSTALLED:
             _extras(kube, work_dir, report, seen, wd.namespace)
+            history = release.Store(kube, wd.namespace, wd.release).history()
+            outside = recorder.changed_outside(history, wd, variant, work_dir)
+            if outside is not None:
+                report.remarks.append(
+                    f"the release's deployed {recorder.describe(outside)} was made outside this work dir (helm "
+                    f"upgrade or rollback): the cluster runs that, so what differs from {work_dir / 'out'} is "
+                    f"Helm's change (helm history {wd.release} -n {wd.namespace} shows it)"
+                )
         _next_steps(report, work_dir, comparer.force_hint, kube.context)
         return report
     finally:

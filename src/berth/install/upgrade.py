@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from berth.install import adopt, apply, lock, receipt, recorder, release, setup, values, workdir
+from berth.install import adopt, apply, kubeops, lock, receipt, recorder, release, setup, values, workdir
 from berth.install import plan as plan_mod
 from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
@@ -161,6 +161,7 @@ def run(
     work dir holds); on a work dir never set up they name the release to adopt (:mod:`berth.install.adopt`)."""
     reporter = reporter or apply.Reporter()
     work = options.work_dir
+    kubeops.preload()  # a re-render runs Helm first; the client's import overlaps it
     if adopt.is_set_up(work) or options.resume:
         return _run(options, source, reporter, given)
     fresh = not work.exists()

@@ -35,8 +35,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from berth.install import helm as helm_mod
 from berth.install import layout
-from berth.kube import tools, yamlio
+from berth.kube import yamlio
 from berth.kube.errors import InputError, ToolError
 
 VALUES_FILE = "values.yaml"
@@ -329,7 +330,7 @@ def coalesce_values(chart_values: dict[str, Any], config: dict[str, Any]) -> dic
 def release_base(chart_dir: Path, release: str, namespace: str, value_args: list[str]) -> dict[str, Any]:
     """``chart`` and ``config`` of a release as Helm 4 records them: ``helm install --dry-run=client -o json``
     with the render's values arguments (offline; Helm serialises the chart and merges the values itself)."""
-    helm = tools.find("helm")
+    helm = helm_mod.tool()
     cmd = [helm.path, "install", release, str(chart_dir), "--namespace", namespace, "--dry-run=client",
            "-o", "json", *value_args]  # fmt: skip
     try:
@@ -349,7 +350,8 @@ def release_base(chart_dir: Path, release: str, namespace: str, value_args: list
 def write_base(out: Path, base: dict[str, Any]) -> None:
     path = out / BASE_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(gzip.compress(json.dumps(base, separators=(",", ":")).encode("utf-8"), mtime=0))
+    data = json.dumps(base, separators=(",", ":")).encode("utf-8")
+    path.write_bytes(gzip.compress(data, compresslevel=6, mtime=0))  # Go's default level; 9 is ~8x slower
 
 
 def read_base(out: Path) -> dict[str, Any] | None:

@@ -4,6 +4,14 @@ Every part that talks to a cluster (install's apply executor, the scheduler's in
 the embedded cluster) builds its client here, so the embedded cluster and a real one take the same path and the
 same kubeconfig rules (:func:`berth.kube.kubeconfig.locate`: ``--kubeconfig``, ``$KUBECONFIG`` merged, then
 ``~/.kube/config``, as kubectl) apply everywhere.
+
+It also holds the one client error tree: what a request to an API server can end in (:class:`Unreachable`, or a
+:class:`StatusError` per answered failure: :class:`Unauthorized`, :class:`Forbidden`, :class:`NotFound`,
+:class:`Conflict`, :class:`Invalid`, :class:`ServerError`). The parts' clients raise these (install's kubeops, the
+live scheduler's api module, and the demo through it), so a caller tells "no answer" from "answered no" the same
+way everywhere. Not on it: the embedded cluster's in-process controllers (they call the Api directly, no request is
+made, and get the server's own :class:`berth.cluster.errors.ApiError`), and ``install/collector.py``'s live lookups,
+which read the official client's ``ApiException`` status as they are.
 """
 
 from __future__ import annotations
@@ -12,17 +20,17 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
 from berth.kube import kubeconfig
-from berth.kube.errors import InputError
+from berth.kube.errors import BerthError, InputError
 
 _IN_CLUSTER = kubeconfig.Location((), kubeconfig.IN_CLUSTER)
 
@@ -142,3 +150,97 @@ class _Throttled:
     def __deepcopy__(self, memo: dict[int, Any]) -> _Throttled:
         # a copied Configuration gets its own throttle (a lock cannot be deep-copied)
         return _Throttled(self._fn, self._interval)
+
+
+# ---- the client error tree ------------------------------------------------------------------------------------
+
+
+class ClientError(BerthError):
+    """A request to an API server failed (exit code 1: the cluster said no, or did not answer)."""
+
+
+class Unreachable(ClientError):
+    """No answer from the API server: connection refused or reset, timed out, a truncated or malformed answer.
+    ``url``: the server the request was sent to ("" when not known)."""
+
+    def __init__(self, message: str = "", url: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class StatusError(ClientError):
+    """The API server answered with an error ``Status``; ``status`` is its HTTP code, ``reason`` and ``message``
+    the Status fields, ``body`` the whole Status (empty when the answer was not JSON), ``what`` the request as the
+    caller names it (put in front of the message)."""
+
+    code: ClassVar[int | None] = None
+    """The HTTP status a subclass stands for (None: any other)."""
+
+    def __init__(
+        self,
+        status: int,
+        reason: str = "",
+        message: str = "",
+        body: Mapping[str, Any] | None = None,
+        what: str = "",
+    ) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.body: dict[str, Any] = dict(body or {})
+        self.what = what
+        head = f"{what}: " if what else ""
+        super().__init__(f"{head}{status} {reason}: {message}".replace(":  ", ": "))
+
+    @property
+    def api_message(self) -> str:
+        """The Status ``message`` (install's name for it)."""
+        return self.message
+
+
+class Unauthorized(StatusError):
+    """401: the credentials of the kube context were not accepted."""
+
+    code = 401
+
+
+class Forbidden(StatusError):
+    """403: the identity of the kube context may not do this."""
+
+    code = 403
+
+
+class NotFound(StatusError):
+    """404: no such object (or resource)."""
+
+    code = 404
+
+
+class Conflict(StatusError):
+    """409: the object exists already, changed since it was read, or (server-side apply) has fields another
+    manager owns; ``reason`` tells which (``AlreadyExists``, ``Conflict``)."""
+
+    code = 409
+
+
+class Invalid(StatusError):
+    """422: the object failed validation; ``body.details.causes`` name the fields."""
+
+    code = 422
+
+
+class ServerError(StatusError):
+    """5xx: the API server failed (or is going away)."""
+
+
+_STATUS_CLASSES: dict[int, type[StatusError]] = {
+    cls.code: cls for cls in (Unauthorized, Forbidden, NotFound, Conflict, Invalid) if cls.code is not None
+}
+
+
+def status_error(
+    status: int, reason: str = "", message: str = "", body: Mapping[str, Any] | None = None, what: str = ""
+) -> StatusError:
+    """The :class:`StatusError` subclass for an answered failure (a plain one for codes without their own)."""
+    cls = _STATUS_CLASSES.get(status) or (ServerError if status >= 500 else StatusError)
+    return cls(status, reason, message, body, what)

@@ -51,6 +51,16 @@ INSTALL_ORDER: tuple[str, ...] = (
     "ValidatingWebhookConfiguration",
 )
 
+ARGOCD_ORDER: tuple[str, ...] = tuple(
+    k
+    for k in INSTALL_ORDER
+    if k not in {"PriorityClass", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+)
+"""Argo CD's kind order inside one phase and wave (gitops-engine ``pkg/sync/sync_tasks.go``, argo-cd v3.5): Helm 3's
+old install order, which is this one without PriorityClass and the webhook kinds. Every kind it does not list ranks
+after all of these and *equal to each other* (then only the name decides), where Helm sorts unlisted kinds by kind
+name (:mod:`berth.install.export_argocd` ranks them)."""
+
 UNINSTALL_ORDER: tuple[str, ...] = (
     "ValidatingWebhookConfiguration",
     "MutatingWebhookConfiguration",

@@ -1,7 +1,12 @@
 """Object identity and small accessors over raw Kubernetes objects (plain dicts).
 
-:class:`Ref` is *the* identity helper: install splitting, plan steps, the API server's store keys and the scheduler's
-pod keys all use it, so "the same object" means the same thing everywhere.
+One identity in two shapes, both defined here and nowhere else:
+
+- :class:`Ref` (group, kind, namespace, name): an object among objects of every kind -- install's split files, plan
+  steps, exports, ownership checks.
+- :func:`object_key` / :func:`ns_name_key` / :func:`split_key` (``namespace/name``, or ``name`` when cluster-scoped):
+  an object among objects of one resource, where the kind is implied -- client-go's ``MetaNamespaceKeyFunc``, used by
+  the embedded cluster's informers, work queues and owner lookups and by the scheduler's live informers.
 """
 
 import sys
@@ -47,6 +52,24 @@ def ref(obj: Obj) -> Ref:
     group, _ = split_api_version(str(obj.get("apiVersion", "")))
     meta = obj.get("metadata") or {}
     return Ref(group, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def ns_name_key(namespace: str | None, name: str) -> str:
+    """The key of an object among one resource's objects: ``namespace/name``, or ``name`` for a cluster-scoped
+    object (client-go's ``MetaNamespaceKeyFunc``)."""
+    return f"{namespace}/{name}" if namespace else name
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """:func:`ns_name_key` of an object's metadata."""
+    meta = obj.get("metadata") or {}
+    return ns_name_key(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """``ns/name`` -> ``(ns, name)``; ``name`` -> ``("", name)`` (the inverse of :func:`ns_name_key`)."""
+    ns, sep, name = key.partition("/")
+    return (ns, name) if sep else ("", ns)
 
 
 def object_reference(obj: Mapping[str, Any], kind: str, api_version: str = "v1") -> dict[str, str]:

@@ -3,7 +3,7 @@
 ``simulate`` places a workload on a described cluster with kube-scheduler's configuration format and is defined
 here. ``config``, ``rbac``, ``manifests`` and ``run`` live in their own modules and are attached by name
 (:class:`berth.lazycli.LazyCommands`), so running one imports only its own module. ``berth bench schedule`` is
-:mod:`berth.schedule.bench_cli`.
+:mod:`berth.bench.schedule_cli`.
 
 Why the imports sit inside the commands: ``berth schedule --help`` lists each command's one-line summary, which
 click reads from the command objects, so listing imports the modules that define them. Those modules therefore

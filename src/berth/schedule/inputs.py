@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.kube import quantity, yamlio
-from berth.kube.canonical import canonical_json
 from berth.kube.errors import InputError
+from berth.kube.naming import SUFFIX_ALPHABET, random_suffix
+from berth.kube.naming import pod_template_hash as template_hash
 from berth.kube.objects import Obj
 from berth.kube.selectors import label_selector_matches
 
-ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # upstream k8s.io/apimachinery/pkg/util/rand
+ALPHANUMS = SUFFIX_ALPHABET  # upstream k8s.io/apimachinery/pkg/util/rand
 
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 
@@ -315,24 +316,6 @@ def load_cluster(path: str) -> ClusterInput:
 # --- controllers -------------------------------------------------------------------------------------------------
 
 
-def fnv32a(data: bytes) -> int:
-    h = 0x811C9DC5
-    for b in data:
-        h ^= b
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def safe_encode(s: str) -> str:
-    """Upstream ``rand.SafeEncodeString``: every character mapped into a vowel-free alphabet."""
-    return "".join(ALPHANUMS[ord(ch) % len(ALPHANUMS)] for ch in s)
-
-
-def template_hash(template: Mapping[str, Any]) -> str:
-    """A stable pod-template-hash for a template (upstream hashes the template the same way every time too)."""
-    return safe_encode(str(fnv32a(canonical_json(template).encode("utf-8"))))
-
-
 class Expander:
     """Turns workload objects into the pods their controllers would create."""
 
@@ -343,7 +326,7 @@ class Expander:
         self.names: set[str] = set()  # namespace/name of every pod made so far (generated names avoid them)
 
     def suffix(self) -> str:
-        return "".join(self.rng.choice(ALPHANUMS) for _ in range(5))
+        return random_suffix(rng=self.rng)
 
     def generated_name(self, namespace: str, prefix: str) -> str:
         """Upstream ``generateName``: prefix + 5 random characters, drawn again while the name is taken (the API

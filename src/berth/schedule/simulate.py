@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.kube.errors import InputError
+from berth.kube.naming import fnv32a, safe_encode
+from berth.kube.naming import pod_template_hash as template_hash
 from berth.kube.objects import Obj
 from berth.schedule import explain
 from berth.schedule.config import SchedulerConfiguration
@@ -35,11 +37,8 @@ from berth.schedule.inputs import (
     Sourced,
     WorkloadInput,
     check_amount,
-    fnv32a,
     load_cluster,
     load_workload,
-    safe_encode,
-    template_hash,
 )
 from berth.schedule.plugins.registry import Registry
 from berth.schedule.queue import VirtualClock

@@ -54,9 +54,12 @@ class Recorder:
         self.thread.start()
 
     def run(self) -> None:
-        while not self.stop.is_set():
-            ev = self.watch.next_event(0.05)
+        while True:
+            # once asked to stop, drain what the watch already holds (what the test saw in the store is in it)
+            ev = self.watch.next_event(0 if self.stop.is_set() else 0.05)
             if ev is None:
+                if self.stop.is_set():
+                    return
                 continue
             kind, obj = ev
             name = obj["metadata"]["name"]

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from berth.bench import install as bench
 from berth.cluster import Cluster
-from berth.install import apply, bench, receipt
+from berth.install import apply, receipt
 from berth.install.live_cli import apply_command, status_command
 from berth.kube import client as kube_client
 from berth.kube import kubeconfig, yamlio

@@ -20,7 +20,13 @@ import pytest
 from berth.cluster import Cluster
 from berth.install import cli as install_cli
 from berth.install import ownership
-from berth.install.live_cli import apply_command, rollback_command, uninstall_command, upgrade_command
+from berth.install.live_cli import (
+    apply_command,
+    rollback_command,
+    status_command,
+    uninstall_command,
+    upgrade_command,
+)
 from berth.kube import tools
 
 from .conftest import Audit, Result, run_live
@@ -232,6 +238,13 @@ def test_a_release_berth_installs_is_helms_to_list_show_upgrade_roll_back_and_un
     helm.run("rollback", "shop", "1", "-n", "shop")
     assert [h[1] for h in helm.history("shop", "shop")] == ["superseded"] * 3 + ["deployed"]
     assert kube.configmap("shop", "shop-legacy") == {"old": "true"}
+    # status says whose change the differences are.
+    res = berth(capsys, status_command, "--work-dir", work, "--kubeconfig", cluster.kubeconfig)
+    assert res.code == 1
+    assert (
+        "note: the release's deployed revision 4 (deployed, chart shop-0.1.0, Rollback to 1) was made outside"
+        in (res.out)
+    )
     # berth will not uninstall from a render that no longer names what the release runs (Helm's record does).
     res = berth(capsys, uninstall_command, "--work-dir", work, *live[:-1])
     assert res.code == 2

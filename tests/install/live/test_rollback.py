@@ -69,7 +69,7 @@ def test_rollback_restores_the_revision_runs_its_hooks_in_order_and_records_a_re
     capsys: pytest.CaptureFixture[str], cluster: Cluster, audit: Audit, edge_work: Path, tmp_path: Path
 ) -> None:
     original = tree_digest(edge_work / "package")
-    assert any("/render/" in f for f in original)
+    assert not any("/render/" in f for f in original)  # setup --pull CHART: W/out holds the only render
     upgraded(capsys, cluster, edge_work, tmp_path)
     v1 = rendered_settings(edge_work / "out" / "revisions" / "1")
     assert settings(cluster).get("next") == "yes" and "next" not in v1
@@ -131,8 +131,9 @@ def test_rollback_restores_the_revision_runs_its_hooks_in_order_and_records_a_re
     # the chart the render came from; the replaced 0.4.0 render is recorded with its package and label.
     assert f"{edge_work / 'package'} now holds the package of revision 1 (edge-hooks 0.3.0)" in res.out
     assert package_version(edge_work) == "0.3.0" and "note:" not in res.out
-    # The revision kept the package without its base review renders; the restored package has them again, byte
-    # for byte as it was pulled.
+    # The restored package is byte for byte the one that was pulled (a work dir's own package has no base
+    # review renders; a package folder given to setup has them, and gets them back: the "base-renders" case of
+    # test_resume_switches_the_work_dir_when_only_the_switch_failed).
     assert tree_digest(edge_work / "package") == original
     assert not (out / revisions.PENDING_PACKAGE).exists()
     assert [p.name for p in edge_work.iterdir() if p.name.startswith(".berth-")] == []
@@ -242,6 +243,7 @@ def test_resume_switches_the_work_dir_when_only_the_switch_failed(
     name: str,
     error: Exception,
 ) -> None:
+    package.restore_base_renders(edge_work / "package")  # as a package folder given to setup carries them
     upgraded(capsys, cluster, edge_work, tmp_path)
     real = getattr(module, name)
 
@@ -266,6 +268,7 @@ def test_resume_switches_the_work_dir_when_only_the_switch_failed(
     assert revisions.numbers(edge_work / "out") == [1, 2]
     assert receipt.receipts(edge_work)[-1][1]["spec"][rollback.RECORDED_FIELD] == 2
     assert package_version(edge_work) == "0.3.0"
+    assert any((edge_work / "package" / "bases").glob("*/render/manifests"))  # the review renders are back
     verified(edge_work)
 
 

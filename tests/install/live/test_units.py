@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from berth.install import apply, bench, kubeops, status
+from berth.bench import install as bench
+from berth.install import apply, kubeops, status
 
 
 def crd(*versions: str) -> dict[str, Any]:

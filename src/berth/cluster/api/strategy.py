@@ -10,24 +10,31 @@ from __future__ import annotations
 import copy
 import random
 
-from berth.cluster import auth, crds, defaults, objmeta, validation
+from berth.cluster import auth, crds, defaults, objmeta, request_warnings, validation
 from berth.cluster.host import ApiHost
 from berth.cluster.resources import ResourceType
 from berth.kube.objects import Obj
 
 
 def decode_check(rt: ResourceType, obj: Obj, field_validation: str = "") -> None:
-    """400 for a built-in body whose JSON does not fit the Go types, and for unknown fields under
-    ``fieldValidation=Strict`` (``Warn``/``Ignore`` accept them, as kubectl needs nothing more)."""
+    """400 for a built-in body whose JSON does not fit the Go types; unknown and duplicate fields are a 400 under
+    ``fieldValidation=Strict``, a ``Warning`` header each under ``Warn`` (the default), nothing under ``Ignore``."""
     if rt.custom:
         return
-    err = validation.decode_error(obj)
+    err, has_unknown = validation.decode(obj)
     if err is not None:
         raise err
-    if field_validation == "Strict":
-        unknown = validation.unknown_fields(obj)
-        if unknown:
-            raise validation.strict_decoding_error(unknown)
+    strict = field_validation == "Strict"
+    unknown = validation.unknown_fields(obj, drop=not strict) if has_unknown else []
+    if field_validation == "Ignore":
+        return
+    problems = validation.strict_problems(unknown)
+    if not problems:
+        return
+    if strict:
+        raise validation.strict_decoding_error(problems)
+    for text in problems:
+        request_warnings.warn(text)
 
 
 def drop_nulls(rt: ResourceType, obj: Obj) -> None:

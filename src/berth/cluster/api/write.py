@@ -12,7 +12,6 @@ Order of one write, under the store's writer lock (as kube-apiserver's handler a
 from __future__ import annotations
 
 import copy
-import random
 
 from berth.cluster import crds, objmeta, reviews, validation
 from berth.cluster import errors as E
@@ -21,13 +20,8 @@ from berth.cluster.api import fields, pod_subresources, strategy
 from berth.cluster.api.base import DEFAULT_USER, ns_finalizers
 from berth.cluster.api.read import Reader
 from berth.cluster.resources import ResourceType
+from berth.kube import naming
 from berth.kube.objects import Obj
-
-_GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
-
-
-def _generate_suffix(n: int = 5) -> str:
-    return "".join(random.choice(_GENERATE_CHARS) for _ in range(n))
 
 
 def spec_and_rest(obj: Obj) -> Obj:
@@ -99,7 +93,7 @@ class Writer(Reader):
     def _generate_name(self, resource: str, namespace: str, prefix: str) -> str:
         """``generateName``: the prefix and a random suffix not taken yet (upstream retries the create on a clash)."""
         while True:
-            name = prefix + _generate_suffix()
+            name = prefix + naming.random_suffix()
             if self.store.get(resource, namespace, name) is None:
                 return name
 

@@ -27,9 +27,16 @@ from berth.cluster.controllers import base, client
 from berth.cluster.controllers.events import EventRecorder
 from berth.cluster.controllers.informer import InformerFactory
 from berth.cluster.controllers.kubelet import SIMULATE_FAILURE_ANNOTATION
-from berth.cluster.controllers.options import CONTROLLER_NAMES, ControllerOptions
+from berth.cluster.controllers.options import CONTAINER_RUN_SECONDS, CONTROLLER_NAMES, ControllerOptions
 
-__all__ = ["CONTROLLER_NAMES", "SIMULATE_FAILURE_ANNOTATION", "ControllerOptions", "Controllers", "start"]
+__all__ = [
+    "CONTAINER_RUN_SECONDS",
+    "CONTROLLER_NAMES",
+    "SIMULATE_FAILURE_ANNOTATION",
+    "ControllerOptions",
+    "Controllers",
+    "start",
+]
 
 log = logging.getLogger(__name__)
 

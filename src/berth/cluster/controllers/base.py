@@ -9,7 +9,6 @@ backoff; one that wants to look again later (a simulated delay) asks for :meth:`
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from dataclasses import dataclass
@@ -232,31 +231,6 @@ def parse_time(text: str | None) -> datetime | None:
 def age_seconds(text: str | None) -> float | None:
     t = parse_time(text)
     return None if t is None else (now() - t).total_seconds()
-
-
-# ---- names ---------------------------------------------------------------------------------------------------
-
-SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-"""apimachinery ``rand.String`` alphabet (no vowels, no look-alikes): what generateName appends."""
-
-_rng = random.SystemRandom()
-
-
-def random_suffix(n: int = 5) -> str:
-    return "".join(_rng.choice(SUFFIX_ALPHABET) for _ in range(n))
-
-
-def safe_encode(text: str) -> str:
-    """apimachinery ``rand.SafeEncodeString``: map each byte onto the suffix alphabet (how hashes become names)."""
-    return "".join(SUFFIX_ALPHABET[b % len(SUFFIX_ALPHABET)] for b in text.encode())
-
-
-def fnv32a(data: bytes) -> int:
-    h = 0x811C9DC5
-    for b in data:
-        h ^= b
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    return h
 
 
 # ---- object helpers ------------------------------------------------------------------------------------------

@@ -19,11 +19,12 @@ import copy
 from typing import Any
 
 from berth.cluster.controllers import base, client
-from berth.cluster.controllers.deployment import resolve, template_hash
+from berth.cluster.controllers.deployment import resolve
 from berth.cluster.controllers.expectations import Expectations
 from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, key_of, split_key
 from berth.cluster.controllers.replicaset import create_pods
 from berth.kube import selectors, taints
+from berth.kube.naming import pod_template_hash as template_hash
 from berth.kube.objects import Obj
 
 RESOURCE = "daemonsets.apps"

@@ -31,6 +31,7 @@ from typing import Any
 from berth.cluster.controllers import base, client
 from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, key_of
 from berth.kube.canonical import canonical_json
+from berth.kube.naming import pod_template_hash as template_hash
 from berth.kube.objects import Obj
 
 RESOURCE = "deployments.apps"
@@ -39,18 +40,6 @@ HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
-
-
-def template_hash(template: dict[str, Any], collision_count: int | None = None) -> str:
-    """The ``pod-template-hash`` of a pod template (stable: canonical JSON → FNV-32a → safe alphabet)."""
-    t = copy.deepcopy(template)
-    labels = (t.get("metadata") or {}).get("labels")
-    if isinstance(labels, dict):
-        labels.pop(HASH_LABEL, None)
-    data = canonical_json(t)
-    if collision_count:
-        data += f"#{collision_count}"
-    return base.safe_encode(str(base.fnv32a(data.encode())))
 
 
 def _without_hash(template: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from berth.cluster.controllers import base, client
 from berth.cluster.controllers.informer import Handler, key_of, split_key
+from berth.kube import naming
 from berth.kube.objects import Obj
 
 SLICES = "endpointslices.discovery.k8s.io"
@@ -146,7 +147,7 @@ class EndpointsController(base.Controller):
         self._upsert("endpoints", ns, name, desired, ("subsets",))
 
     def _sync_slice(self, svc: Obj, ns: str, name: str, pods: list[Obj], ports: list[dict[str, Any]]) -> None:
-        slice_name = f"{name}-"[:58] + base.safe_encode(str(base.fnv32a(base.uid(svc).encode())))[:5]
+        slice_name = f"{name}-"[:58] + naming.short_hash(base.uid(svc))[:5]
         endpoints = []
         for p in pods:
             ready = base.pod_ready(p)

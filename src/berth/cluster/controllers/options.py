@@ -36,6 +36,14 @@ class ControllerOptions:
     """Names of controllers not to run (e.g. ``{"kubelet"}``): see :data:`CONTROLLER_NAMES`."""
 
 
+CONTAINER_RUN_SECONDS = 1.0
+"""What the embedded cluster (:class:`berth.cluster.Cluster`) uses as ``job_duration`` unless told otherwise: a
+container that exits at once still takes about a second on a real node (sandbox, image check, start, exit), and
+clients count on that. Helm creates a hook Job and then starts watching it; with ``ttlSecondsAfterFinished: 0`` an
+instant Job is finished and deleted by the TTL-after-finished controller before Helm's first list, and Helm fails
+with ``not ready. status: NotFound``. In-process controller tests keep :class:`ControllerOptions`' instant default."""
+
+
 CONTROLLER_NAMES: tuple[str, ...] = (
     "nodes",
     "kubelet",

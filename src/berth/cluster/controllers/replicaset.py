@@ -20,16 +20,16 @@ from typing import Any
 from berth.cluster.controllers import base, client
 from berth.cluster.controllers.expectations import Expectations
 from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, key_of, split_key
+from berth.kube import naming
 from berth.kube.objects import Obj
 
 RESOURCE = "replicasets.apps"
 KIND = "ReplicaSet"
-MAX_NAME_PREFIX = 58  # 63 minus the 5 generated characters (upstream maxGeneratedNameLength)
 
 
 def generated_name(base_name: str) -> str:
     """``<base>-<5 chars>``, truncated like ``generateName``."""
-    return f"{base_name}-"[:MAX_NAME_PREFIX] + base.random_suffix()
+    return naming.generated_name(f"{base_name}-")
 
 
 def _rank(pod: Obj) -> tuple[int, int, int, str]:

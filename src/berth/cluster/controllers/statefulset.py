@@ -20,8 +20,8 @@ from typing import Any
 
 from berth.cluster import objmeta
 from berth.cluster.controllers import base, client
-from berth.cluster.controllers.deployment import template_hash
 from berth.cluster.controllers.informer import OWNER_UID_INDEX, Handler, key_of, split_key
+from berth.kube.naming import pod_template_hash as template_hash
 from berth.kube.objects import Obj
 
 RESOURCE = "statefulsets.apps"

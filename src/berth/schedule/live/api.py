@@ -30,13 +30,14 @@ import ssl
 import threading
 import urllib.parse
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import orjson
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
+from berth.kube import client as kube_client
 from berth.schedule.live import http11
 
 JSON = "application/json"
@@ -59,24 +60,11 @@ def loads(data: bytes | str) -> Any:
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # lists such as conditions merge by key
 
 
-class ApiError(Exception):
-    """The API server answered with an error ``Status``."""
-
-    def __init__(self, status: int, reason: str, message: str, body: Mapping[str, Any] | None = None) -> None:
-        super().__init__(f"{status} {reason}: {message}")
-        self.status = status
-        self.reason = reason
-        self.message = message
-        self.body: Mapping[str, Any] = body or {}
-
-
-class Unreachable(Exception):
-    """No answer from the API server (connection refused/reset, timeout, truncated response). ``url``: the server
-    the request was sent to ("" when not known)."""
-
-    def __init__(self, message: str, url: str = "") -> None:
-        super().__init__(message)
-        self.url = url
+ApiError = kube_client.StatusError
+"""The API server answered with an error ``Status`` (the one client error tree's; a subclass per code)."""
+Unreachable = kube_client.Unreachable
+"""No answer from the API server (connection refused/reset, timeout, truncated response)."""
+status_error = kube_client.status_error
 
 
 class LinkReporter(Protocol):
@@ -115,7 +103,7 @@ def from_api_exception(exc: ApiException) -> ApiError | Unreachable:
         except ValueError:
             pass
     message = str(body.get("message") or exc.reason or "")
-    return ApiError(status, str(body.get("reason") or exc.reason or ""), message, body)
+    return status_error(status, str(body.get("reason") or exc.reason or ""), message, body)
 
 
 def _check(resp: Any) -> Any:
@@ -136,7 +124,7 @@ def _check(resp: Any) -> Any:
             body = parsed
     except ValueError:
         pass
-    raise ApiError(
+    raise status_error(
         int(resp.status), str(body.get("reason") or resp.reason or ""), str(body.get("message") or ""), body
     )
 
@@ -256,7 +244,7 @@ def _api_error(status: int, reason: str, raw: bytes) -> ApiError:
             body = parsed
     except ValueError:
         pass
-    return ApiError(status, str(body.get("reason") or reason or ""), str(body.get("message") or ""), body)
+    return status_error(status, str(body.get("reason") or reason or ""), str(body.get("message") or ""), body)
 
 
 def _decode(data: bytes) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 import urllib3
 
-from berth.kube.objects import Obj
+from berth.kube.objects import Obj, object_key
 from berth.schedule.live import api
 
 log = logging.getLogger("berth.schedule.live")
@@ -216,12 +216,6 @@ class Backoff:
     def delay(self, failures: int, rng: random.Random) -> float:
         base = min(self.cap, self.initial * 2.0 ** max(0, failures - 1))
         return base * (1.0 + self.jitter * rng.random()) if self.jitter else base
-
-
-def object_key(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace") or ""
-    return f"{ns}/{meta.get('name') or ''}" if ns else str(meta.get("name") or "")
 
 
 class Informer:

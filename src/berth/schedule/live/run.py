@@ -37,7 +37,7 @@ from typing import Any
 from berth.kube import client as kube_client
 from berth.kube import kubeconfig as kube_kubeconfig
 from berth.kube.errors import BerthError
-from berth.kube.objects import Obj
+from berth.kube.objects import Obj, ns_name_key, object_key
 from berth.schedule import explain, rbac
 from berth.schedule.config import SchedulerConfiguration
 from berth.schedule.framework.interface import Code, Status
@@ -528,7 +528,7 @@ class LiveScheduler:
             else:
                 self.scheduler.add_object(delta.new)
         except BerthError as exc:
-            log.warning("ignoring %s %s: %s", delta.resource.kind, informers.object_key(delta.new), exc)
+            log.warning("ignoring %s %s: %s", delta.resource.kind, object_key(delta.new), exc)
 
     def _apply_pod(self, delta: Delta) -> None:
         sched = self.scheduler
@@ -630,8 +630,9 @@ def _log_attempt(pod: str, attempt: explain.Attempt) -> None:
 
 
 def _pod_key(pod: Obj) -> str:
+    """The one object key, a missing namespace read as ``default`` (the pod cache keys pods as PodInfo does)."""
     meta = pod.get("metadata") or {}
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+    return ns_name_key(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
 
 
 def run_live_scheduler(

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from berth.cluster import Cluster, ClusterOptions, bench
+from berth.bench import cluster as bench
+from berth.cluster import Cluster, ClusterOptions
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from berth.schedule.live.bench import bench_live, format_result
+from berth.bench.schedule_live import bench_live, format_result
 
 
 def test_bench_live_small() -> None:

@@ -87,7 +87,7 @@ def bench_live(nodes: int = 1000, pods: int = 1000, timeout: float = 600.0) -> d
     """Run the benchmark; returns ``{workload, nodes, pods, scheduled, seconds, podsPerSecond, ...}``."""
     with tempfile.TemporaryDirectory(prefix="berth-bench-live-") as tmp:
         data = Path(tmp) / "data"
-        code = "from berth.schedule.live.bench import serve_cluster; serve_cluster()"
+        code = "from berth.bench.schedule_live import serve_cluster; serve_cluster()"
         server = subprocess.Popen(
             [sys.executable, "-c", code, str(data), str(nodes)], stdout=subprocess.PIPE, text=True
         )

@@ -1,6 +1,6 @@
 """``berth bench schedule``: scheduler_perf-like workloads in simulation (or, with ``--live``, through the API).
 
-Kept apart from ``schedule/cli.py``: its ``--workload`` choices are the names of :data:`berth.schedule.bench.WORKLOADS`,
+Kept apart from ``schedule/cli.py``: its ``--workload`` choices are the names of :data:`berth.bench.schedule.WORKLOADS`,
 and that module loads numpy and the whole framework, which ``berth schedule --help`` should not pay for. ``berth
 bench`` attaches :data:`bench` by name (``berth/cli.py``).
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable
 import click
 
 from berth import cliopts
-from berth.schedule import bench as bench_mod
+from berth.bench import schedule as bench_mod
 from berth.schedule import config as config_mod
 from berth.schedule import simulate
 from berth.schedule.plugins import registry as registry_mod
@@ -78,7 +78,7 @@ def bench(
     (docs/performance.md; benchmarks/scheduler_perf_suite.py runs them all).
     """
     if live:
-        from berth.schedule.live import bench as live_bench
+        from berth.bench import schedule_live as live_bench
 
         n_nodes, n_pods = nodes or 1000, 1000 if pods is None else pods
         with cliopts.progress(f"Binding {n_pods} pods on {n_nodes} nodes through an embedded cluster"):

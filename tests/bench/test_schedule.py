@@ -1,4 +1,4 @@
-"""``berth.schedule.bench``: the scheduler_perf-like workloads build, run, report the contract keys, and the verify
+"""``berth.bench.schedule``: the scheduler_perf-like workloads build, run, report the contract keys, and the verify
 mode really compares the vectorised path with the reference (a broken kernel is counted as mismatches)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from berth.bench import schedule as bench
 from berth.kube.errors import InputError
-from berth.schedule import bench
 from berth.schedule.vector import kernels
 
 KEYS = {"workload", "nodes", "pods", "seconds", "podsPerSecond", "mismatches", "peakMemoryMiB"}
@@ -96,7 +96,7 @@ def test_preemption_workload_preempts_three_low_pods_per_high_pod() -> None:
 def test_cli_workload_and_verify_print_the_contract() -> None:
     from click.testing import CliRunner
 
-    from berth.schedule.bench_cli import bench as bench_command
+    from berth.bench.schedule_cli import bench as bench_command
 
     args = ["--workload", "topology-spreading", "--nodes", "12", "--pods", "9", "--init-pods", "3"]
     result = CliRunner().invoke(bench_command, [*args, "--verify", "-o", "json"])
