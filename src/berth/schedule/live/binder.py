@@ -13,6 +13,9 @@ bound twice. The framework calls :meth:`ApiBinder.bind` synchronously inside the
 - 403: logged once as a missing permission, then as 409.
 - no answer (API server restarting): same as 409 -- if the bind did land, the informer will show it.
 
+After a 409 or no answer the pod may be bound (:data:`MAYBE_BOUND` on the failed status), so the live scheduler
+writes no ``PodScheduled=False`` for it.
+
 Preemption (:meth:`ApiBinder.evict`, upstream ``Evaluator.PreemptPod``): a ``pods/status`` strategic-merge patch
 adding ``DisruptionTarget=True`` (reason ``PreemptionByScheduler``, message ``<scheduler>: preempting to
 accommodate a higher priority pod``), then ``DELETE`` of the victim, then a ``Preempted`` event on it (``Preempted
@@ -42,6 +45,16 @@ PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 PREEMPTED = "Preempted"
 ACTION_PREEMPTING = "Preempting"
 STRATEGIC_MERGE = api.STRATEGIC_MERGE_PATCH
+
+
+# Marks a failed binding after which the pod may be bound all the same: the answer was lost (the server may have
+# committed it as it died) or was 409 (bound already -- by an attempt whose answer was lost, or by someone else).
+MAYBE_BOUND = "binding-outcome-unknown"
+
+
+def may_be_bound(status: Status) -> bool:
+    """Did this failed binding leave the pod possibly bound (see :data:`MAYBE_BOUND`)?"""
+    return status.plugin == MAYBE_BOUND
 
 
 class ApiBinder:
@@ -87,11 +100,12 @@ class ApiBinder:
                     self.errors += 1
             if exc.status == 403:
                 self._permissions.forbidden("create", "pods/binding", "", pod.namespace, exc)
-            return Status(Code.ERROR, (f"binding rejected: {exc.message or exc}",))
+            plugin = MAYBE_BOUND if exc.status == 409 else ""
+            return Status(Code.ERROR, (f"binding rejected: {exc.message or exc}",), plugin)
         except api.Unreachable as exc:
             with self._lock:
                 self.errors += 1
-            return Status(Code.ERROR, (f"binding failed: API server unreachable: {exc}",))
+            return Status(Code.ERROR, (f"binding failed: API server unreachable: {exc}",), MAYBE_BOUND)
         with self._lock:
             self.bound.append(Placement(pod.key, pod.scheduler_name, node_name))
         return SUCCESS

@@ -49,6 +49,7 @@ from berth.schedule.live.binder import (
     PipelinedBinder,
     PreemptionDone,
     binding_needs_no_unreserve,
+    may_be_bound,
 )
 from berth.schedule.live.connection import EMBEDDED_KUBECONFIG as EMBEDDED_KUBECONFIG
 from berth.schedule.live.connection import ServerLink
@@ -453,6 +454,10 @@ class LiveScheduler:
             self.recorder.record(events.failed_event(current or pod.pod, profile, message))
         if outcome is None or current is None or (current.get("spec") or {}).get("nodeName"):
             return  # deleted, or bound after all (the informer has or will have it): nothing to retry
+        if may_be_bound(done.status):
+            # The pod may be bound (an answer lost as the server died, or a 409) while the informer's copy is not
+            # yet: a PodScheduled=False written now would land on a bound pod. The retry binds it or finds it bound.
+            return
         self.status.patch(
             current,
             str(outcome.reason or FailureReason.SCHEDULER_ERROR),
