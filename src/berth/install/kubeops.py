@@ -565,7 +565,9 @@ class KubeOps:
 
 def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeOps:
     """:class:`KubeOps` for a kubeconfig and context, built through :func:`berth.kube.client.connect`."""
-    return KubeOps(kube_client.connect(kubeconfig, context))
+    from berth.kube import client  # the official client's import is heavy: only when connecting
+
+    return KubeOps(client.connect(kubeconfig, context))
 
 
 def preload() -> None:
