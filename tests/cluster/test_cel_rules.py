@@ -158,3 +158,50 @@ def test_the_library_functions() -> None:
     assert [p.detail for p in failed] == [
         "failed rule: self.l.isSorted() && self.l.sum() == 6 && self.l.min() == 1 && self.l.max() == 3"
     ]
+
+
+LIBRARY_RULES = [
+    # quantity
+    ("quantity(self.limit).isGreaterThan(quantity(self.request))", True),
+    ("quantity('1Gi').compareTo(quantity('1024Mi')) == 0 && quantity('2k').asInteger() == 2000", True),
+    ("!quantity('1.5').isInteger() && quantity('1').add(quantity('500m')).isLessThan(quantity('2'))", True),
+    ("isQuantity(self.limit) && !isQuantity('two gigs') && quantity('-1').sign() == -1", True),
+    ("quantity(self.request).isGreaterThan(quantity(self.limit))", False),
+    # URL
+    ("url(self.endpoint).getScheme() == 'https' && url(self.endpoint).getPort() == '8443'", True),
+    (
+        "url(self.endpoint).getHostname() == 'api.example.com' && url(self.endpoint).getEscapedPath() == '/v1'",
+        True,
+    ),
+    ("url(self.endpoint).getQuery()['x'] == ['1', '2'] && !isURL('not a url')", True),
+    # IP and CIDR
+    ("isIP(self.address) && ip(self.address).family() == 4 && !isIP('10.0.0.300')", True),
+    ("cidr(self.subnet).containsIP(self.address) && cidr(self.subnet).prefixLength() == 8", True),
+    ("cidr(self.subnet).containsCIDR('10.1.0.0/16') && !cidr(self.subnet).containsIP(ip('11.0.0.1'))", True),
+    (
+        "string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8' && string(cidr('10.1.2.3/8').ip()) == '10.1.2.3'",
+        True,
+    ),
+    ("ip.isCanonical('2001:db8::1') && !ip.isCanonical('2001:DB8::1') && ip('127.0.0.1').isLoopback()", True),
+    ("ip(self.address).isGlobalUnicast() && !ip('0.0.0.0').isGlobalUnicast() && string(1) == '1'", True),
+]
+
+
+@pytest.mark.parametrize(("rule", "holds"), LIBRARY_RULES, ids=[r for r, _ in LIBRARY_RULES])
+def test_the_quantity_url_and_ip_libraries(rule: str, holds: bool) -> None:
+    """The Kubernetes CEL libraries CRDs use for resources, endpoints and networks, with upstream's semantics."""
+    schema = {"type": "object", "x-kubernetes-validations": [{"rule": rule}]}
+    value = {
+        "limit": "2Gi",
+        "request": "1500Mi",
+        "endpoint": "https://api.example.com:8443/v1?x=1&x=2",
+        "address": "10.1.2.3",
+        "subnet": "10.0.0.0/8",
+    }
+    assert (cel_rules.validate(schema, value, None) == []) is holds
+
+
+def test_a_library_value_that_does_not_parse_fails_the_rule_with_the_cause() -> None:
+    schema = {"type": "object", "x-kubernetes-validations": [{"rule": "quantity(self.q).isInteger()"}]}
+    problems = cel_rules.validate(schema, {"q": "two gigs"}, None)
+    assert len(problems) == 1 and "is not a quantity" in problems[0].detail

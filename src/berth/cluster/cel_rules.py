@@ -11,7 +11,8 @@ cached by text.
 
 The Kubernetes CEL library functions rules commonly use are provided on top of CEL's standard ones:
 ``lowerAscii``, ``upperAscii``, ``trim``, ``split``, ``join``, ``replace``, ``indexOf``, ``lastIndexOf``,
-``isSorted``, ``sum``, ``min``, ``max`` and ``matches`` (standard).
+``isSorted``, ``sum``, ``min``, ``max`` and ``matches`` (standard), and the quantity, URL, IP and CIDR libraries
+(:mod:`berth.cluster.cel_library`).
 
 Cost limits, so a rule cannot hang the server: before a rule runs, its cost is bounded from the expression's size
 and the data it may iterate over (the largest list, map or string in ``self``, raised to the number of nested
@@ -31,7 +32,7 @@ import celpy
 from celpy import celtypes
 from celpy.adapter import json_to_cel
 
-from berth.cluster import errors
+from berth.cluster import cel_library, errors
 from berth.cluster.errors import FieldError
 
 PER_CALL_LIMIT = 1_000_000
@@ -110,7 +111,7 @@ def _library() -> dict[str, Callable[..., Any]]:
 
 
 _ENV = celpy.Environment()
-_FUNCTIONS = _library()
+_FUNCTIONS = {**_library(), **cel_library.functions()}
 
 
 @lru_cache(maxsize=1024)
@@ -228,7 +229,7 @@ def _node_rules(
             )
             break
         budget.left -= cost
-        activation = {"self": json_to_cel(value)}
+        activation = {**cel_library.NAMES, "self": json_to_cel(value)}
         if transition:
             activation["oldSelf"] = json_to_cel(old)
         try:
