@@ -517,3 +517,11 @@ def test_nulls_a_chart_renders_are_stored_as_go_decodes_them(
     assert "httpHeaders" not in http_get and http_get["path"] == "/"
     cm = json.loads(kubectl.ok("get", "configmap", "nulls", "-o", "json"))
     assert cm["data"] == {"a": "1", "b": ""}
+
+
+def test_a_long_generate_name_is_cut_to_leave_room_for_the_suffix(kubectl: Kubectl) -> None:
+    """As upstream's SimpleNameGenerator: the prefix is cut to 58 characters, so the name stays within 63."""
+    prefix = "a-configmap-whose-generated-name-prefix-is-far-longer-than-the-limit-"
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": prefix}}
+    name = kubectl.ok("create", "-f", "-", "-o", "name", input=json.dumps(body)).strip().split("/", 1)[1]
+    assert len(name) == 63 and name.startswith(prefix[:58]) and name[58:].isalnum()

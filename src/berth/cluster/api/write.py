@@ -93,7 +93,7 @@ class Writer(Reader):
     def _generate_name(self, resource: str, namespace: str, prefix: str) -> str:
         """``generateName``: the prefix and a random suffix not taken yet (upstream retries the create on a clash)."""
         while True:
-            name = prefix + naming.random_suffix()
+            name = naming.generated_name(prefix)
             if self.store.get(resource, namespace, name) is None:
                 return name
 
