@@ -390,6 +390,9 @@ class DeploymentController(base.Controller):
     def _sync_status(
         self, key: str, d: Obj, new_rs: Obj | None, old: list[Obj], *, created: bool = False
     ) -> None:
+        """Write the Deployment's status and its Available and Progressing conditions (with the progress deadline)
+        from its ReplicaSets. One function past the size guide on purpose: it follows upstream's ``syncRolloutStatus``
+        and ``calculateStatus`` step by step, and each condition's reason depends on the ones before it."""
         sets = ([new_rs] if new_rs is not None else []) + old
         desired = replicas_of(d)
         _, max_unavailable = surge_and_unavailable(d)
