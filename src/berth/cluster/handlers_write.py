@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.cluster import auth, eviction
+from berth.cluster import auth, decoding, eviction
 from berth.cluster import errors as E
 from berth.cluster.http_base import PATCH_CONTENT_TYPES, HandlerBase, Request, truthy
 from berth.cluster.resources import ResourceType
@@ -128,6 +128,7 @@ class WriteHandlers(HandlerBase):
         if ptype is None:
             raise E.unsupported_media_type(list(PATCH_CONTENT_TYPES)[:4])
         patch = self._decode_patch(body, ptype)
+        decoding.note_patch(body, ptype, patch)  # the patch's own duplicate fields, for fieldValidation
         force = truthy(query.get("force"))
         out, created = self.server.api.do_patch(
             rt,
