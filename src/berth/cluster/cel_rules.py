@@ -23,6 +23,7 @@ running out of cost budget``). The bound is coarse -- an upper estimate, not CEL
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -39,6 +40,7 @@ PER_CALL_LIMIT = 1_000_000
 """Upstream's ``PerCallLimit``: the most one rule may cost on one value."""
 RUNTIME_BUDGET = 10_000_000
 """Upstream's ``RuntimeCELCostBudget``: what all rules of one object may cost together."""
+_OLD_SELF = re.compile(r"\boldSelf\b")
 _MACROS = re.compile(r"\.(all|exists_one|exists|map|filter)\s*\(")
 _REASONS = ("FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate")
 
@@ -123,8 +125,11 @@ def compiled(expression: str) -> Any:
         raise ValueError(f"compilation failed: {exc}".strip()) from exc
 
 
-def compile_errors(schema: Any, path: str) -> list[FieldError]:
-    """Every rule in a CRD version's schema that does not compile (422 at CRD creation, as upstream)."""
+def compile_errors(schema: Any, path: str, uncorrelatable: str = "") -> list[FieldError]:
+    """Every rule in a CRD version's schema that does not compile (422 at CRD creation, as upstream), and every
+    transition rule (one that reads ``oldSelf``) where old and new values cannot be correlated: under the items of
+    a list that is not ``x-kubernetes-list-type: map`` or the fields of an ``x-kubernetes-map-type: atomic``
+    object; ``uncorrelatable`` is the highest such ancestor's path, which upstream's message names."""
     out: list[FieldError] = []
     if not isinstance(schema, Mapping):
         return out
@@ -142,10 +147,20 @@ def compile_errors(schema: Any, path: str) -> list[FieldError]:
                     out.append(errors.invalid_value(f"{where}.{key}", text, str(exc)))
         if rule.get("reason") and rule.get("reason") not in _REASONS:
             out.append(errors.not_supported(f"{where}.reason", rule.get("reason"), list(_REASONS)))
+        if uncorrelatable and _OLD_SELF.search(str(rule.get("rule") or "")):
+            out.append(
+                errors.invalid_value(
+                    f"{where}.rule",
+                    rule.get("rule"),
+                    f"oldSelf cannot be used on the uncorrelatable portion of the schema within {uncorrelatable}",
+                )
+            )
+    fields_under = uncorrelatable or (path if schema.get("x-kubernetes-map-type") == "atomic" else "")
     for key, sub in (schema.get("properties") or {}).items():
-        out += compile_errors(sub, f"{path}.properties[{key}]")
-    for key in ("items", "additionalProperties"):
-        out += compile_errors(schema.get(key), f"{path}.{key}")
+        out += compile_errors(sub, f"{path}.properties[{key}]", fields_under)
+    out += compile_errors(schema.get("additionalProperties"), f"{path}.additionalProperties", fields_under)
+    items_under = uncorrelatable or (path if schema.get("x-kubernetes-list-type") != "map" else "")
+    out += compile_errors(schema.get("items"), f"{path}.items", items_under)
     return out
 
 
@@ -193,11 +208,31 @@ def _walk(schema: Any, value: Any, old: Any, path: str, budget: _Budget) -> list
             child_old = old.get(key) if isinstance(old, dict) else None
             out += _walk(sub, child, child_old, f"{path}.{key}" if path else str(key), budget)
     elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-        # list items are matched to their old selves by position (list-type map keys are not correlated here)
+        olds = _old_items(schema, value, old)
         for i, item in enumerate(value):
-            item_old = old[i] if isinstance(old, list) and i < len(old) else None
-            out += _walk(schema["items"], item, item_old, f"{path}[{i}]", budget)
+            out += _walk(schema["items"], item, olds[i], f"{path}[{i}]", budget)
     return out
+
+
+def _old_items(schema: Mapping[str, Any], value: list[Any], old: Any) -> list[Any]:
+    """Each item's old self, as upstream correlates them: the old item with the same ``x-kubernetes-list-map-keys``
+    values in an ``x-kubernetes-list-type: map`` list; none in any other list (atomic lists and sets are not
+    correlated, so transition rules under their items are refused when the CRD is written)."""
+    keys = schema.get("x-kubernetes-list-map-keys")
+    if (
+        schema.get("x-kubernetes-list-type") != "map"
+        or not isinstance(old, list)
+        or not isinstance(keys, list)
+    ):
+        return [None] * len(value)
+
+    def key_of(item: Any) -> tuple[str, ...] | None:
+        if not isinstance(item, dict):
+            return None
+        return tuple(json.dumps(item.get(k), sort_keys=True) for k in keys)
+
+    by_key = {key_of(item): item for item in old if key_of(item) is not None}
+    return [by_key.get(key_of(item)) if key_of(item) is not None else None for item in value]
 
 
 def _node_rules(
