@@ -273,3 +273,23 @@ def test_reads_give_the_storage_versions_defaults_including_ones_added_later(
         assert event["object"]["spec"] == {"size": 1, "shade": "dark", "mode": "m"}, version
     stored = custom.get_namespaced_custom_object("example.com", "v2", "default", "gadgets", "old")
     assert stored["metadata"]["resourceVersion"] == got["metadata"]["resourceVersion"]  # nothing was written
+
+
+def test_a_yaml_body_of_a_custom_resource_reports_repeated_keys_by_line(
+    gadgets: Kubectl, cluster: Any
+) -> None:
+    body = b"apiVersion: example.com/v2\nkind: Gadget\nmetadata:\n  name: yml\nspec:\n  size: 1\n  size: 2\n  zeta: 1\n"
+    url = "/apis/example.com/v2/namespaces/default/gadgets?fieldValidation="
+    code, _, out = send(cluster, "POST", url + "Strict", body, "application/yaml")
+    assert code == 400, out
+    assert out["message"] == (
+        'strict decoding error: yaml: unmarshal errors:\n  line 7: key "size" already set in map, '
+        'unknown field "spec.zeta"'
+    )
+    code, warnings, out = send(cluster, "POST", url + "Warn", body, "application/yaml")
+    assert code == 201, out
+    assert [json.loads(w.removeprefix("299 - ")) for w in warnings] == [
+        'line 7: key "size" already set in map',
+        'unknown field "spec.zeta"',
+    ]
+    assert out["spec"] == {"size": 2, "shade": "dark"}

@@ -280,3 +280,76 @@ def test_kubectl_apply_of_a_changed_manifest_with_a_typo_is_refused(web: Cluster
     assert warned.returncode == 0, warned.stderr
     assert 'Warning: unknown field "spec.replicaz"' in warned.stderr
     assert "replicaz" not in json.loads(kubectl.ok("get", "deployment", "web", "-o", "json"))["spec"]
+
+
+YAML_DEPLOYMENT = b"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+  name: %s
+  unknownMeta: x
+spec:
+  unknown1: val1
+  unknownDupe: valDupe
+  unknownDupe: valDupe2
+  paused: true
+  paused: false
+  selector:
+    matchLabels:
+      app: nginx
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:latest
+        unknownNested: val1
+        imagePullPolicy: Always
+        imagePullPolicy: Never
+"""
+YAML_LINES = [
+    'line 5: key "name" already set in map',
+    'line 10: key "unknownDupe" already set in map',
+    'line 12: key "paused" already set in map',
+    'line 26: key "imagePullPolicy" already set in map',
+]
+YAML_UNKNOWN = [
+    'unknown field "metadata.unknownMeta"',
+    'unknown field "spec.template.spec.containers[0].unknownNested"',
+    'unknown field "spec.unknown1"',
+    'unknown field "spec.unknownDupe"',
+]
+
+
+def test_a_yaml_body_with_a_key_twice_is_go_yamls_error_then_the_unknown_fields(cluster: Cluster) -> None:
+    """Upstream's YAML create case: go-yaml's one error listing each repeated key's line, then the unknown fields
+    (sorted, as the YAML became JSON); under Warn a warning a line."""
+    yaml = "application/yaml"
+    code, _, out = send(
+        cluster,
+        "POST",
+        DEPLOYMENTS + "?fieldValidation=Strict",
+        YAML_DEPLOYMENT % (b"yamled", b"yamled"),
+        yaml,
+    )
+    assert code == 400, out
+    assert out["message"] == (
+        "strict decoding error: yaml: unmarshal errors:\n"
+        + "\n".join(f"  {line}" for line in YAML_LINES)
+        + ", "
+        + ", ".join(YAML_UNKNOWN)
+    )
+    code, warnings, out = send(cluster, "POST", DEPLOYMENTS, YAML_DEPLOYMENT % (b"yamled", b"yamled"), yaml)
+    assert code == 201, out
+    assert _warning_texts(warnings) == YAML_LINES + YAML_UNKNOWN
+    assert out["spec"]["paused"] is False
+    code, warnings, _ = send(
+        cluster,
+        "PUT",
+        DEPLOYMENTS + "/yamled?fieldValidation=Ignore",
+        YAML_DEPLOYMENT % (b"yamled", b"yamled"),
+        yaml,
+    )
+    assert code == 200 and warnings == []

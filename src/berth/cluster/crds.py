@@ -16,7 +16,7 @@ import copy
 import json
 from typing import Any
 
-from berth.cluster import cel_rules, decoding, objmeta, request_warnings, validation
+from berth.cluster import cel_rules, decoding, objmeta, validation
 from berth.cluster import errors as E
 from berth.cluster.host import ApiHost
 from berth.cluster.resources import ResourceType, _sort_versions
@@ -330,8 +330,7 @@ def prepare_custom(
     strict = decoding.strict_problems(dropped, custom=True) if field_validation != "Ignore" else []
     if strict and field_validation == "Strict":
         raise decoding.strict_decoding_error(strict)
-    for text in strict:
-        request_warnings.warn(text)
+    decoding.warn_problems(strict)
     if old is not None:
         problems = [p for p in problems if not str(getattr(p, "field", "")).startswith("metadata.name")]
     if problems:

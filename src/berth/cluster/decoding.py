@@ -108,6 +108,32 @@ def forget_body() -> None:
     """A new request: no body noted yet."""
     _BODY.set(((), {}))
     _PATCH.set(None)
+    _YAML_BODY.set("")
+
+
+_YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+_YAML_ERRORS = "yaml: unmarshal errors:\n"
+_YAML_BODY: ContextVar[str] = ContextVar("berth_yaml_body", default="")
+
+
+def note_yaml_body(body: bytes, content_type: str) -> None:
+    """Remember the keys a YAML create or update body sets twice, as go-yaml's strict decoder reports them
+    (``yaml: unmarshal errors:\n  line 5: key "name" already set in map``), for :func:`strict_problems`."""
+    if content_type.split(";")[0].strip().lower() not in _YAML_TYPES:
+        return
+    lines = _yaml_duplicates(body)
+    _YAML_BODY.set(_YAML_ERRORS + "\n".join(f"  {line}" for line in lines) if lines else "")
+
+
+def warn_problems(problems: Sequence[str]) -> None:
+    """A ``Warning`` header per strict decoding error; go-yaml's error gives one per line (upstream's
+    ``parseYAMLWarnings``)."""
+    for text in problems:
+        if text.startswith(_YAML_ERRORS):
+            for line in text.removeprefix(_YAML_ERRORS).splitlines():
+                request_warnings.warn(line.strip())
+        else:
+            request_warnings.warn(text)
 
 
 def body_duplicates() -> list[str]:
@@ -154,6 +180,10 @@ def strict_problems(unknown: Sequence[str], custom: bool = False) -> list[str]:
     patch = _PATCH.get()
     if patch is not None and patch.kind != "apply":
         return [*patch.problems, *(f'unknown field "{p}"' for p in sorted(unknown, key=_path_order))]
+    yaml_errors = _YAML_BODY.get()
+    if yaml_errors:  # go-yaml's error first, then the unknown fields of the JSON it became (keys sorted)
+        later = unknown if custom else sorted(unknown, key=_path_order)
+        return [yaml_errors, *(f'unknown field "{p}"' for p in later)]
     dups, order = _BODY.get()
     unknown_text = [f'unknown field "{p}"' for p in unknown]
     if not dups:
@@ -257,8 +287,7 @@ def apply_strict_errors(field_validation: str) -> None:
         raise errors.bad_request(
             f"error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:{lines}"
         )
-    for text in patch.problems:
-        request_warnings.warn(text)
+    warn_problems(patch.problems)
 
 
 def _yaml_duplicates(body: bytes) -> list[str]:

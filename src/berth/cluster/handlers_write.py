@@ -30,6 +30,7 @@ class WriteHandlers(HandlerBase):
         if name and not sub:
             raise E.method_not_allowed("create", f"{rt.plural}/{name}")
         obj = self._decode(body, rt)
+        decoding.note_yaml_body(body, self.headers.get("Content-Type") or "")
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a single object")
         if sub == "binding":
@@ -93,6 +94,7 @@ class WriteHandlers(HandlerBase):
         if not name:
             raise E.method_not_allowed("update", rt.resource)
         obj = self._decode(body, rt)
+        decoding.note_yaml_body(body, self.headers.get("Content-Type") or "")
         out = self.server.api.do_update(
             rt,
             obj,
