@@ -326,14 +326,8 @@ YAML_UNKNOWN = [
 def test_a_yaml_body_with_a_key_twice_is_go_yamls_error_then_the_unknown_fields(cluster: Cluster) -> None:
     """Upstream's YAML create case: go-yaml's one error listing each repeated key's line, then the unknown fields
     (sorted, as the YAML became JSON); under Warn a warning a line."""
-    yaml = "application/yaml"
-    code, _, out = send(
-        cluster,
-        "POST",
-        DEPLOYMENTS + "?fieldValidation=Strict",
-        YAML_DEPLOYMENT % (b"yamled", b"yamled"),
-        yaml,
-    )
+    body = YAML_DEPLOYMENT % (b"yamled", b"yamled")
+    code, _, out = send(cluster, "POST", DEPLOYMENTS + "?fieldValidation=Strict", body, "application/yaml")
     assert code == 400, out
     assert out["message"] == (
         "strict decoding error: yaml: unmarshal errors:\n"
@@ -341,15 +335,10 @@ def test_a_yaml_body_with_a_key_twice_is_go_yamls_error_then_the_unknown_fields(
         + ", "
         + ", ".join(YAML_UNKNOWN)
     )
-    code, warnings, out = send(cluster, "POST", DEPLOYMENTS, YAML_DEPLOYMENT % (b"yamled", b"yamled"), yaml)
+    code, warnings, out = send(cluster, "POST", DEPLOYMENTS, body, "application/yaml")
     assert code == 201, out
     assert _warning_texts(warnings) == YAML_LINES + YAML_UNKNOWN
     assert out["spec"]["paused"] is False
-    code, warnings, _ = send(
-        cluster,
-        "PUT",
-        DEPLOYMENTS + "/yamled?fieldValidation=Ignore",
-        YAML_DEPLOYMENT % (b"yamled", b"yamled"),
-        yaml,
-    )
+    url = DEPLOYMENTS + "/yamled?fieldValidation=Ignore"
+    code, warnings, _ = send(cluster, "PUT", url, body, "application/yaml")
     assert code == 200 and warnings == []
