@@ -377,3 +377,20 @@ def test_a_backtracking_regex_cannot_hang_the_server(kubectl: Kubectl, k8s: Any)
     api = k8s_client.CustomObjectsApi(k8s)
     created = _create(api, _range("re", {"text": "a" * 50_000 + "!"}))
     assert created["spec"]["text"].endswith("!")
+
+
+def test_the_client_gets_upstreams_422_when_a_rule_runs_out_of_cost(kubectl: Kubectl, k8s: Any) -> None:
+    crd = _with_spec_property("nums", {"type": "array", "items": {"type": "integer"}})
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ] = [{"rule": "self.nums.all(x, x in self.nums)", "message": "every number is there"}]
+    kubectl.ok("apply", "-f", "-", input=json.dumps(crd))
+    kubectl.ok("wait", "--for=condition=Established", "crd/ranges.example.com", "--timeout=30s")
+    api = k8s_client.CustomObjectsApi(k8s)
+    _create(api, _range("few", {"nums": [1, 2, 3]}))
+    with pytest.raises(ApiException) as err:
+        _create(api, _range("many", {"nums": list(range(5000))}))
+    assert err.value.status == 422
+    assert [c["message"] for c in _problem(err.value)["details"]["causes"]] == [
+        'Invalid value: "object": ' + STOPPED + "every number is there"
+    ]
