@@ -394,3 +394,38 @@ def test_the_client_gets_upstreams_422_when_a_rule_runs_out_of_cost(kubectl: Kub
     assert [c["message"] for c in _problem(err.value)["details"]["causes"]] == [
         'Invalid value: "object": ' + STOPPED + "every number is there"
     ]
+
+
+def test_optional_old_self_runs_on_creates_too_with_old_self_an_optional(kubectl: Kubectl, k8s: Any) -> None:
+    crd = _with_spec_property("level", {"type": "integer"})
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ] = [
+        {
+            "rule": "oldSelf.hasValue() ? self.level >= oldSelf.value().level : self.level == 1",
+            "optionalOldSelf": True,
+            "message": "start at 1, then only go up",
+        }
+    ]
+    kubectl.ok("apply", "-f", "-", input=json.dumps(crd))
+    kubectl.ok("wait", "--for=condition=Established", "crd/ranges.example.com", "--timeout=30s")
+    api = k8s_client.CustomObjectsApi(k8s)
+    with pytest.raises(ApiException) as err:
+        _create(api, _range("lv", {"level": 2}))
+    assert "start at 1, then only go up" in _problem(err.value)["message"]
+    _create(api, _range("lv", {"level": 1}))
+    api.patch_namespaced_custom_object("example.com", "v1", "default", "ranges", "lv", {"spec": {"level": 3}})
+    with pytest.raises(ApiException):
+        api.patch_namespaced_custom_object(
+            "example.com", "v1", "default", "ranges", "lv", {"spec": {"level": 2}}
+        )
+    unused = json.loads(json.dumps(crd))
+    unused["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ] = [{"rule": "self.level > 0", "optionalOldSelf": True}]
+    refused = kubectl.run("apply", "-f", "-", input=json.dumps(unused))
+    assert refused.returncode != 0
+    assert (
+        "x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule"
+        in refused.stderr
+    )

@@ -4,7 +4,8 @@ Each schema node may carry rules: ``rule`` (a CEL expression over ``self``, the 
 rules ``oldSelf``, its stored value), ``message`` or ``messageExpression`` (a CEL expression giving the message),
 ``reason`` (``FieldValueInvalid`` -- the default --, ``FieldValueForbidden``, ``FieldValueRequired``,
 ``FieldValueDuplicate``) and ``fieldPath`` (where under the node the error points). As upstream: a rule that
-refers to ``oldSelf`` runs only on updates where the node existed before; a node absent from the object is not
+refers to ``oldSelf`` runs only on updates where the node existed before (with ``optionalOldSelf: true`` on
+creates too, ``oldSelf`` then being an optional value); a node absent from the object is not
 checked; the error is ``<path>: Invalid value: "<schema type>": <message>``, with ``failed rule: <rule>`` when no
 message is given. Rules are compiled when the CRD is written (a rule that does not compile is a 422 there) and
 cached by text.
@@ -229,7 +230,16 @@ def compile_errors(schema: Any, path: str, uncorrelatable: str = "") -> list[Fie
                     out.append(errors.invalid_value(f"{where}.{key}", text, str(exc)))
         if rule.get("reason") and rule.get("reason") not in _REASONS:
             out.append(errors.not_supported(f"{where}.reason", rule.get("reason"), list(_REASONS)))
-        if uncorrelatable and _OLD_SELF.search(str(rule.get("rule") or "")):
+        uses_old_self = bool(_OLD_SELF.search(str(rule.get("rule") or "")))
+        if rule.get("optionalOldSelf") is not None and not uses_old_self:
+            out.append(
+                errors.invalid_value(
+                    f"{where}.optionalOldSelf",
+                    rule.get("optionalOldSelf"),
+                    "may not be set if oldSelf is not used in rule",
+                )
+            )
+        if uncorrelatable and uses_old_self:
             out.append(
                 errors.invalid_value(
                     f"{where}.rule",
@@ -308,10 +318,15 @@ def _node_rules(
             continue
         text = str(rule["rule"])
         transition = "oldSelf" in text
-        if transition and old is None:
+        optional = transition and rule.get("optionalOldSelf") is True
+        if transition and old is None and not optional:
             continue  # a transition rule runs on updates of a value that existed before
         activation = {**cel_library.NAMES, "self": json_to_cel(value)}
-        if transition:
+        if optional:  # runs on creates too: oldSelf is an optional (hasValue, value, orValue)
+            activation["oldSelf"] = cel_library.Optional(
+                None if old is None else json_to_cel(old), old is not None
+            )
+        elif transition:
             activation["oldSelf"] = json_to_cel(old)
         limit = min(METERED_CALL_LIMIT, budget.left)
         try:
