@@ -315,6 +315,9 @@ FORMAT_AND_REGEX_RULES = [
         True,
     ),
     ("!format.qualifiedName().validate('example.com/v1beta1').hasValue()", True),
+    # upstream's maskTrailingDash drops two characters for one: a 63-character label prefix plus its dash passes
+    ("!format.dns1123LabelPrefix().validate(self.long + '-').hasValue()", True),
+    ("format.dns1123Label().validate(self.long + 'b').hasValue()", True),
     ("format.labelValue().validate('-bad').hasValue() && !format.labelValue().validate('').hasValue()", True),
     (
         "!format.uri().validate('https://example.com/x').hasValue() && format.uri().validate('x y').hasValue()",
@@ -340,7 +343,7 @@ FORMAT_AND_REGEX_RULES = [
 )
 def test_the_format_and_regex_libraries(rule: str, holds: bool) -> None:
     schema = {"type": "object", "x-kubernetes-validations": [{"rule": rule}]}
-    value = {"label": "my-label", "bad": "Not_A_Label", "version": "v12.3"}
+    value = {"label": "my-label", "bad": "Not_A_Label", "version": "v12.3", "long": "a" * 63}
     assert (cel_rules.validate(schema, value, None) == []) is holds
 
 

@@ -245,8 +245,9 @@ def name_problems(kind: str, name: str, prefix: bool = False) -> list[str]:
 
 def mask_trailing_dash(name: str) -> str:
     """A prefix checked as a name (generateName, the ``*Prefix`` CEL formats): its trailing dash, after which a
-    suffix comes, stands for a letter."""
-    return name[:-1] + "a" if name.endswith("-") else name
+    suffix comes, no longer ends it. Upstream's ``maskTrailingDash`` replaces the last *two* characters with one
+    letter (``name[:len(name)-2] + "a"``), a quirk kept because it decides which long prefixes validate."""
+    return name[:-2] + "a" if len(name) > 1 and name.endswith("-") else name
 
 
 # -- metadata -------------------------------------------------------------------------------------------------------
