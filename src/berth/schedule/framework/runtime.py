@@ -73,9 +73,7 @@ from berth.schedule.framework.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod
 from berth.schedule.vector import arrays as vector_arrays
 
 if TYPE_CHECKING:
-    from berth.schedule.config import Profile
-    from berth.schedule.extender import HTTPExtender
-    from berth.schedule.plugins.registry import Registry
+    from berth.schedule.framework.extender import Extender
 
 # Upstream (framework.go, pre-hints behaviour): a plugin that registers no events is requeued on any of these.
 ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
@@ -202,8 +200,8 @@ class Framework:
 
     def __init__(
         self,
-        profile: Profile,
-        registry: Registry,
+        profile: fw.ProfileSpec,
+        registry: fw.PluginLookup,
         *,
         snapshot: Callable[[], fw.Snapshot] | None = None,
         binder: Binder | None = None,
@@ -214,13 +212,13 @@ class Framework:
         running_preemption: Callable[[str], bool] | None = None,
         nominated: Callable[[str], Sequence[PodInfo]] | None = None,
         waiting_pods: WaitingPods | None = None,
-        extenders: Sequence[HTTPExtender] = (),
+        extenders: Sequence[Extender] = (),
     ) -> None:
         self._profile_name: str = profile.scheduler_name
         # Pods held at Permit, shared by the scheduler's profiles (a framework alone keeps its own, on wall time).
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(time.monotonic)
         # The scheduler's HTTP extenders (berth.schedule.extender.HTTPExtender): DefaultPreemption asks them.
-        self._extenders: tuple[HTTPExtender, ...] = tuple(extenders)
+        self._extenders: tuple[Extender, ...] = tuple(extenders)
         # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
         vector_arrays.set_enabled(self, True)
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
@@ -389,7 +387,7 @@ class Framework:
             return Status(Code.ERROR, ("no binder configured",))
         return self._binder(pod, node_name)
 
-    def extenders(self) -> tuple[HTTPExtender, ...]:
+    def extenders(self) -> tuple[Extender, ...]:
         """The scheduler's HTTP extenders, in configuration order (upstream ``Handle.Extenders``)."""
         return self._extenders
 
