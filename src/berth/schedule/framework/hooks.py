@@ -23,8 +23,8 @@ import numpy as np
 from berth.schedule.framework.interface import ClusterEvent, ClusterEventWithHint, CycleState, Status
 
 if TYPE_CHECKING:
+    from berth.schedule.framework.columns import BoolArray, IntArray, NodeArrays, Rows
     from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
-    from berth.schedule.vector.arrays import BoolArray, IntArray, NodeArrays, Rows
 
 Int8Array = np.ndarray[Any, np.dtype[np.int8]]
 

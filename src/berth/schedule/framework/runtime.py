@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from berth.kube.errors import InputError
-from berth.schedule.framework import fused, hooks
+from berth.schedule.framework import columns, fused, hooks
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.interface import (
     EXTENDER_NAME,
@@ -70,7 +70,6 @@ from berth.schedule.framework.interface import (
 from berth.schedule.framework.listers import ObjectCache, ObjectLister, VolumeWriter
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from berth.schedule.framework.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
-from berth.schedule.vector import arrays as vector_arrays
 
 if TYPE_CHECKING:
     from berth.schedule.framework.extender import Extender
@@ -85,7 +84,7 @@ FilterFn = fused.FilterFn
 BatchFilterFn = fused.BatchFilterFn
 MaskFn = fused.MaskFn
 VerdictFn = fused.VerdictFn
-IntArray = vector_arrays.IntArray
+IntArray = columns.IntArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +219,7 @@ class Framework:
         # The scheduler's HTTP extenders (berth.schedule.extender.HTTPExtender): DefaultPreemption asks them.
         self._extenders: tuple[Extender, ...] = tuple(extenders)
         # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
-        vector_arrays.set_enabled(self, True)
+        columns.set_enabled(self, True)
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
         self.objects: ObjectLister = objects if objects is not None else ObjectCache()
         # Live only: VolumeBinding's PreBind writes PV/claim bindings through it (set by berth.schedule.live.run).
@@ -572,20 +571,20 @@ class Framework:
 
     # --- the fused vectorised path (berth-only) ---------------------------------------------------------------
 
-    def node_arrays(self) -> vector_arrays.NodeArrays:
+    def node_arrays(self) -> columns.NodeArrays:
         """The node columns this profile's plugins share on the vectorised path."""
-        return vector_arrays.arrays_for(self, self)
+        return columns.arrays_for(self, self)
 
     def find_feasible_rows(
         self,
         state: CycleState,
         pod: PodInfo,
         nodes: Sequence[NodeInfo],
-        arrays: vector_arrays.NodeArrays,
+        arrays: columns.NodeArrays,
         start: int,
         to_find: int,
         limit: int | None = None,
-    ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
+    ) -> tuple[list[NodeInfo], columns.Rows, list[tuple[str, Status]]] | None:
         """Filter on the vectorised path: the scheduler's rotating scan over the snapshot's node list ``nodes``
         (just passed to ``arrays.sync``) from position ``start`` until ``to_find`` nodes pass (or ``limit`` nodes
         were examined: the scheduler scans the nodes without nominated pods this way, between those with).
@@ -732,8 +731,8 @@ class Framework:
         state: CycleState,
         pod: PodInfo,
         nodes: Sequence[NodeInfo],
-        arrays: vector_arrays.NodeArrays,
-        rows: vector_arrays.Rows,
+        arrays: columns.NodeArrays,
+        rows: columns.Rows,
     ) -> tuple[IntArray | list[int], Status]:
         """:meth:`run_score` on the vectorised path, for ``nodes`` that are ``rows`` of ``arrays`` (none exotic):
         plugins with ``score_array``/``normalize_array`` answer as int64 arrays, the others through their list or

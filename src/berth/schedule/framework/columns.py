@@ -6,6 +6,11 @@ one row per node name and refreshes a row only when the :class:`~berth.schedule.
 it is a different object or has another ``generation`` (the cache clones a node into the snapshot whenever a pod is
 assumed, forgotten, added or removed there, so an assume costs one row refresh).
 
+Why in the framework: the columns are a profile's view of the snapshot, and the framework's fused Filter scan and
+Score path (:mod:`~berth.schedule.framework.fused`, :mod:`~berth.schedule.framework.runtime`) run over them; the
+kernels and topology indexes the plugins compute on them sit above, in :mod:`berth.schedule.vector` (which
+re-exports the names here that plugins use through it: ``vector.arrays_for``, ``vector.enabled`` ...).
+
 A row is *exotic* when some amount on the node is negative or beyond :data:`LIMIT` (2**52: sums of two stay exact in float64; above it int64
 products may overflow and float64 loses integers); kernels send exotic rows to the per-node path.
 """
