@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from itertools import repeat
 from operator import attrgetter, is_
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -41,18 +41,24 @@ BoolArray = npt.NDArray[np.bool_]
 # A run of rows: a slice (numpy indexes it as a view, no copy) or row numbers.
 Rows = slice | IntArray
 
-_ATTR = "berth_vectorised"
 _generation = attrgetter("generation")
 
 
-def enabled(handle: Any) -> bool:
+class Switch(Protocol):
+    """What carries the vectorised path's switch: the plugins' handle (``Handle.vectorised``; a Framework sets it
+    True when built)."""
+
+    vectorised: bool
+
+
+def enabled(handle: Switch) -> bool:
     """True unless the handle (a profile's framework) was switched to the reference path."""
-    return bool(getattr(handle, _ATTR, True))
+    return handle.vectorised
 
 
-def set_enabled(handle: Any, on: bool) -> None:
+def set_enabled(handle: Switch, on: bool) -> None:
     """Switch a framework between the vectorised (True, the default) and the per-node reference path."""
-    setattr(handle, _ATTR, on)
+    handle.vectorised = on
 
 
 def count(rows: Rows) -> int:

@@ -247,6 +247,11 @@ class Handle(Protocol):
         """Live only: where VolumeBinding's PreBind writes PVs and claims (None in simulation)."""
         ...
 
+    vectorised: bool
+    """The vectorised path's switch: True (the default) lets plugins answer through their fused and list hooks;
+    ``berth bench schedule --verify`` turns it off to run the per-node reference path
+    (:func:`berth.schedule.vector.set_enabled`)."""
+
     @property
     def rng(self) -> random.Random:
         """The scheduler's seeded RNG (preemption's random start), so a simulation repeats exactly."""

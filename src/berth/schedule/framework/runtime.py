@@ -218,8 +218,8 @@ class Framework:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(time.monotonic)
         # The scheduler's HTTP extenders (berth.schedule.extender.HTTPExtender): DefaultPreemption asks them.
         self._extenders: tuple[Extender, ...] = tuple(extenders)
-        # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
-        columns.set_enabled(self, True)
+        # The vectorised path's switch (Handle.vectorised; berth.schedule.vector.set_enabled turns it off).
+        self.vectorised = True
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
         self.objects: ObjectLister = objects if objects is not None else ObjectCache()
         # Live only: VolumeBinding's PreBind writes PV/claim bindings through it (set by berth.schedule.live.run).

@@ -29,8 +29,8 @@ weights them all in one stacked array. Kernel results that depend only on a node
 columns (:meth:`NodeArrays.memo_column`): computed once for all rows, then only for rows refreshed since, so a pod
 shaped like the previous one costs a lookup per plugin.
 
-Switch: a framework (the plugins' handle) with attribute ``berth_vectorised = False`` runs the reference path;
-:func:`enabled` reads it. The benchmark's ``--verify`` uses that to compare both paths.
+Switch: a framework (the plugins' handle) with ``vectorised = False`` (a declared ``Handle`` member) runs the
+reference path; :func:`enabled` reads it. The benchmark's ``--verify`` uses that to compare both paths.
 """
 
 from __future__ import annotations
