@@ -4,7 +4,8 @@ The public API other parts use: the embedded cluster runs :class:`Scheduler` as 
 demo`` loads a configuration, computes its RBAC, renders its deployment manifests, runs the live scheduler and shows
 the placement with the simulation's reports -- all through the names below (:func:`run_simulation` is
 ``simulate.simulate``, renamed so it never shadows the ``simulate`` module). Everything else is reached through
-submodules by code inside this part only (import-linter's "protected" contract in pyproject.toml keeps it so).
+submodules by code inside this part only, and by ``berth.bench``, which times inner steps (import-linter's
+"protected" contract in pyproject.toml keeps it so).
 
 The names are resolved on first use (PEP 562 ``__getattr__``), not at import: every submodule -- the CLI's too --
 imports this package first, and ``berth schedule --help`` should not pay for numpy and the whole framework.
