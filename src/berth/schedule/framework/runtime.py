@@ -19,23 +19,8 @@ Semantics kept from upstream:
 A plugin raising an exception is a bug in that plugin, not a crash of the scheduler: the call becomes an
 ``Error`` status naming the plugin.
 
-Speed hooks (optional, berth-only): a Score plugin may define ``score_nodes(state, pod, nodes) -> (list[int],
-Status)`` returning the raw scores of all ``nodes`` at once, ``normalize_scores(state, pod, raw) -> (list[int],
-Status)`` as a list form of NormalizeScore, and a Filter plugin ``filter_nodes(state, pod, nodes)
--> list[Status]`` (one status per node, same order); the framework then calls them instead of the per-node
-methods. Results must equal the per-node path. Integer scores are weighted and summed as int64 arrays.
-
-Fused hooks (vectorised path only, over rows of the profile's :class:`~berth.schedule.vector.NodeArrays`; the
-scheduler uses them when Filter runs over the whole snapshot): ``filter_mask(state, pod, arrays, rows)`` -> a
-boolean array (True: the node passes this plugin; False: it may not -- the per-node Filter chain decides), True
-(every row passes) or None (no vector answer for this pod); ``score_array(state, pod, nodes, arrays, rows)`` ->
-int64 raw scores or None; ``normalize_array(state, pod, raw)`` -> int64 or None. Hooks may answer with views of
-memo columns: the framework never writes to what they return. ``filter_verdicts(state, pod, nodes, arrays,
-rows)`` -> (int8 verdict per node, statuses) or None gives exact bulk rejections: 0 passes, k is ``statuses[k]``
-(a rejection, equal to what the per-node Filter returns; a few shared objects, named once per chunk), so a rejected
-node costs no Filter call. Exotic rows always take the per-node forms. A
-QueueSort plugin may offer ``sort_key(qp)``, a key with exactly ``less``'s order, which the queue's heap compares
-instead of calling ``less``.
+Speed hooks (optional, berth-only: list forms, fused forms over the node columns, a queue sort key) are found
+with ``isinstance`` against :mod:`~berth.schedule.framework.hooks`, which says how the framework uses each.
 """
 
 from __future__ import annotations
@@ -181,13 +166,11 @@ def _crash(plugin: str, point: str, exc: BaseException) -> Status:
 
 
 class Framework:
-    """The plugins of one profile, per extension point, and the code that runs them.
+    """The plugins of one profile, per extension point, and the code that runs them; also the plugins'
+    :class:`~berth.schedule.framework.interface.PreemptionHandle` (every member declared there).
 
-    Also the plugins' :class:`~berth.schedule.framework.interface.PreemptionHandle` (so their
-    :class:`~berth.schedule.framework.interface.Handle`): ``profile_name``, ``snapshot()`` (the current cycle's
-    snapshot), ``bind()`` (the scheduler's binder), ``objects`` (the scheduler's
-    :class:`~berth.schedule.framework.listers.ObjectCache` of Services, ReplicaSets, PVCs ...), ``rng``, the
-    waiting pods, the extenders and the Filter runs preemption needs.
+    One class past the size guide's 600 lines (about 830), as upstream's ``frameworkImpl``: every ``run_*`` method
+    reads the per-point lists and speed forms built once in ``__init__`` (docs/decisions.md, "The house").
 
     Args:
         profile: a resolved profile (``berth.schedule.config.Profile``): per point the ordered enabled plugins.
@@ -245,17 +228,42 @@ class Framework:
                 self._profile_name, f"unknown extension point(s) {', '.join(unknown_points)}"
             )
 
-        # Build every needed plugin once, in the order they first appear.
+        self._build_plugins(plugin_sets, profile.plugin_args, registry)
+        lists = self._point_lists(plugin_sets)
+        self.queue_sort: list[tuple[str, fw.QueueSortPlugin]] = [
+            (n, p) for n, p, _ in lists["queueSort"] if isinstance(p, fw.QueueSortPlugin)
+        ]
+        self.queue_sort_name = plugin_sets["queueSort"][0].name
+        self.pre_enqueue = [(n, p) for n, p, _ in lists["preEnqueue"] if isinstance(p, fw.PreEnqueuePlugin)]
+        self.pre_filter = [(n, p) for n, p, _ in lists["preFilter"] if isinstance(p, fw.PreFilterPlugin)]
+        self.filter = [(n, p) for n, p, _ in lists["filter"] if isinstance(p, fw.FilterPlugin)]
+        self.post_filter = [(n, p) for n, p, _ in lists["postFilter"] if isinstance(p, fw.PostFilterPlugin)]
+        self.pre_score = [(n, p) for n, p, _ in lists["preScore"] if isinstance(p, fw.PreScorePlugin)]
+        self.score = [(n, p, w) for n, p, w in lists["score"] if isinstance(p, fw.ScorePlugin)]
+        self.reserve = [(n, p) for n, p, _ in lists["reserve"] if isinstance(p, fw.ReservePlugin)]
+        self.permit = [(n, p) for n, p, _ in lists["permit"] if isinstance(p, fw.PermitPlugin)]
+        self.pre_bind = [(n, p) for n, p, _ in lists["preBind"] if isinstance(p, fw.PreBindPlugin)]
+        self.bind_plugins = [(n, p) for n, p, _ in lists["bind"] if isinstance(p, fw.BindPlugin)]
+        self.post_bind = [(n, p) for n, p, _ in lists["postBind"] if isinstance(p, fw.PostBindPlugin)]
+        self._find_speed_hooks()
+
+    def _build_plugins(
+        self,
+        plugin_sets: Mapping[str, Sequence[Any]],
+        args_by_name: Mapping[str, Any],
+        registry: fw.PluginLookup,
+    ) -> None:
+        """Build every needed plugin once, in the order they first appear (inactive ones only listed, with a
+        warning); a plugin whose args or constructor fail is a :class:`FrameworkError` naming it."""
         needed: list[str] = []
         for point in fw.POINT_NAMES:
             for ref in plugin_sets.get(point, ()):
                 if ref.name not in needed:
                     needed.append(ref.name)
-        args_by_name: Mapping[str, Any] = profile.plugin_args
         for name in needed:
             spec = registry.get(name)
             if spec is None:
-                continue  # reported below with the point that names it
+                continue  # _point_lists reports it with the point that names it
             self.specs[name] = spec
             if not spec.active:
                 self.inactive.append(name)
@@ -275,6 +283,12 @@ class Framework:
                     self._profile_name, f'initializing plugin "{name}": {type(exc).__name__}: {exc}'
                 ) from exc
 
+    def _point_lists(
+        self, plugin_sets: Mapping[str, Sequence[Any]]
+    ) -> dict[str, list[tuple[str, fw.Plugin, int]]]:
+        """Per extension point its (name, plugin, weight) entries in run order, refusing what kube-scheduler
+        refuses: an unknown plugin, one that does not extend the point, a duplicate, not exactly one queue sort,
+        no bind plugin."""
         lists: dict[str, list[tuple[str, fw.Plugin, int]]] = {}
         for point, base in fw.EXTENSION_POINTS:
             seen: set[str] = set()
@@ -311,21 +325,11 @@ class Framework:
                 f'at least one bind plugin is needed for profile with scheduler name "{self._profile_name}"',
             )
 
-        self.queue_sort: list[tuple[str, fw.QueueSortPlugin]] = [
-            (n, p) for n, p, _ in lists["queueSort"] if isinstance(p, fw.QueueSortPlugin)
-        ]
-        self.queue_sort_name = plugin_sets["queueSort"][0].name
-        self.pre_enqueue = [(n, p) for n, p, _ in lists["preEnqueue"] if isinstance(p, fw.PreEnqueuePlugin)]
-        self.pre_filter = [(n, p) for n, p, _ in lists["preFilter"] if isinstance(p, fw.PreFilterPlugin)]
-        self.filter = [(n, p) for n, p, _ in lists["filter"] if isinstance(p, fw.FilterPlugin)]
-        self.post_filter = [(n, p) for n, p, _ in lists["postFilter"] if isinstance(p, fw.PostFilterPlugin)]
-        self.pre_score = [(n, p) for n, p, _ in lists["preScore"] if isinstance(p, fw.PreScorePlugin)]
-        self.score = [(n, p, w) for n, p, w in lists["score"] if isinstance(p, fw.ScorePlugin)]
-        self.reserve = [(n, p) for n, p, _ in lists["reserve"] if isinstance(p, fw.ReservePlugin)]
-        self.permit = [(n, p) for n, p, _ in lists["permit"] if isinstance(p, fw.PermitPlugin)]
-        self.pre_bind = [(n, p) for n, p, _ in lists["preBind"] if isinstance(p, fw.PreBindPlugin)]
-        self.bind_plugins = [(n, p) for n, p, _ in lists["bind"] if isinstance(p, fw.BindPlugin)]
-        self.post_bind = [(n, p) for n, p, _ in lists["postBind"] if isinstance(p, fw.PostBindPlugin)]
+        return lists
+
+    def _find_speed_hooks(self) -> None:
+        """The optional list and fused forms (berth-only speed hooks, found with ``isinstance`` against
+        :mod:`~berth.schedule.framework.hooks`), ready per plugin so a cycle does no lookups."""
         self._score_batch: list[tuple[str, fw.ScorePlugin, int, Any]] = [
             (n, p, w, p.score_nodes if isinstance(p, hooks.BatchScore) else None) for n, p, w in self.score
         ]
