@@ -13,8 +13,9 @@ bound twice. The framework calls :meth:`ApiBinder.bind` synchronously inside the
 - 403: logged once as a missing permission, then as 409.
 - no answer (API server restarting): same as 409 -- if the bind did land, the informer will show it.
 
-After a 409 or no answer the pod may be bound (:data:`MAYBE_BOUND` on the failed status), so the live scheduler
-writes no ``PodScheduled=False`` for it.
+After a 409 or no answer the pod may be bound (:data:`MAYBE_BOUND` on the failed status; :meth:`ApiBinder.settle`
+for a binding made synchronously), so the live scheduler asks the server before reporting the failure, on either
+path: a pod found bound gets no ``FailedScheduling`` Event and no ``PodScheduled=False``.
 
 Preemption (:meth:`ApiBinder.evict`, upstream ``Evaluator.PreemptPod``): a ``pods/status`` strategic-merge patch
 adding ``DisruptionTarget=True`` (reason ``PreemptionByScheduler``, message ``<scheduler>: preempting to
@@ -70,6 +71,7 @@ class ApiBinder:
         self.evicted: list[str] = []  # ns/name of preemption victims deleted
         self.conflicts = 0
         self.errors = 0
+        self._unsettled: set[str] = set()  # pods whose last binding failed as MAYBE_BOUND (see settle())
         self.recorder: events.EventRecorder | None = (
             None  # where Preempted events go (set by the live scheduler)
         )
@@ -98,6 +100,8 @@ class ApiBinder:
                     self.conflicts += 1
                 else:
                     self.errors += 1
+                if exc.status == 409:
+                    self._unsettled.add(pod.key)
             if exc.status == 403:
                 self._permissions.forbidden("create", "pods/binding", "", pod.namespace, exc)
             plugin = MAYBE_BOUND if exc.status == 409 else ""
@@ -105,10 +109,22 @@ class ApiBinder:
         except api.Unreachable as exc:
             with self._lock:
                 self.errors += 1
+                self._unsettled.add(pod.key)
             return Status(Code.ERROR, (f"binding failed: API server unreachable: {exc}",), MAYBE_BOUND)
         with self._lock:
             self.bound.append(Placement(pod.key, pod.scheduler_name, node_name))
+            self._unsettled.discard(pod.key)
         return SUCCESS
+
+    def settle(self, key: str) -> bool:
+        """Did the last binding of pod ``key`` fail as :data:`MAYBE_BOUND`? Answered once (the mark is removed):
+        how the live scheduler learns it of a binding the framework made synchronously, whose Status it never
+        sees."""
+        with self._lock:
+            if key not in self._unsettled:
+                return False
+            self._unsettled.discard(key)
+            return True
 
     def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
         """Preempt ``victim`` for ``preemptor`` (see the module docstring); an Error status names the failed step."""
