@@ -251,16 +251,20 @@ def test_a_background_bind_that_fails_drops_the_pods_nomination(env: Env) -> Non
         content_type=api.STRATEGIC_MERGE_PATCH,
     )
     with env.scheduler(one_profile()) as sched:
-        real_bind = sched.api_binder.bind
+        real_bind_many = sched.api_binder.bind_many
         failures: list[str] = []
 
-        def fail_once(info: PodInfo, node_name: str) -> Any:
-            if info.name == "nominee" and not failures:
-                failures.append(node_name)
-                return Status(Code.ERROR, ("binding failed: injected",))
-            return real_bind(info, node_name)
+        def fail_once(bindings: list[tuple[PodInfo, str]]) -> list[Status]:
+            out: list[Status] = []
+            for info, node_name in bindings:
+                if info.name == "nominee" and not failures:
+                    failures.append(node_name)
+                    out.append(Status(Code.ERROR, ("binding failed: injected",)))
+                else:
+                    out.extend(real_bind_many([(info, node_name)]))
+            return out
 
-        sched.api_binder.bind = fail_once  # type: ignore[method-assign]
+        sched.api_binder.bind_many = fail_once  # type: ignore[method-assign,assignment]
         assert sched.wait_synced(30)
         bound = eventually(
             lambda: env.call("GET", "/api/v1/namespaces/default/pods/nominee")["spec"].get("nodeName"),

@@ -139,7 +139,7 @@ class LiveOptions:
     wrap_source: Callable[[ListWatch], ListWatch] | None = None
     events: bool = True
     pipelined_binds: bool = True
-    bind_workers: int = 4
+    bind_workers: int = 1
     explain: tuple[str, ...] = ()  # pods (ns/name or name, wildcards) whose attempts are logged in full
     # berth schedule shadow: schedule nothing, judge what other schedulers bind (berth.schedule.live.shadow)
     shadow: bool = False
