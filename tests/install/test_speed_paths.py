@@ -117,6 +117,34 @@ def test_files_are_helms_text_and_the_render_id_counts_the_upgrade_variant(run: 
     changed = out / "upgrade" / "manifests" / "configmap-default-flagged.yaml"
     assert yamlio.load_file(changed)[0].body["data"] == {"i": "false"}
     assert (out / "spec" / "render-id").read_text().strip() == layout.render_digest(out)
+    # the unchanged file is the install variant's own (a hard link: no second file created), the changed one not
+    assert same.samefile(out / "manifests" / "configmap-default-plain.yaml")
+    assert not changed.samefile(out / "manifests" / "configmap-default-flagged.yaml")
+
+
+def test_identical_files_are_links_and_a_link_is_never_written_through(tmp_path: Path) -> None:
+    hook = PLAIN.replace("name: plain", "name: hooked").replace(
+        "metadata:\n", "metadata:\n  annotations: {helm.sh/hook: 'pre-install,pre-upgrade'}\n"
+    )
+    secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: ns}\nstringData: {a: b}\n"
+    render = "".join(f"---\n# Source: c/templates/{n}.yaml\n{t}" for n, t in enumerate([PLAIN, hook, secret]))
+    result = split.from_render(render.replace("{{ .Release.Namespace }}", "ns"))
+    twins: layout.Twins = {}
+    layout.write_split(result, tmp_path / "a", "c", twins=twins)
+    layout.write_split(result, tmp_path / "b", "c", twins=twins)
+    a, b = tmp_path / "a", tmp_path / "b"
+    pre, up = a / "lifecycle" / "pre-install", a / "lifecycle" / "pre-upgrade"
+    (hook_file,) = [p.name for p in pre.iterdir()]
+    assert (pre / hook_file).samefile(up / hook_file)  # one hook in two events: one file
+    for rel in ["manifests/configmap-ns-plain.yaml", "secrets/secret-ns-s.yaml"]:
+        assert (a / rel).samefile(b / rel)
+    assert (b / "secrets" / "secret-ns-s.yaml").stat().st_mode & 0o777 == 0o600
+    # the same split written again over one of the links replaces the link, leaving its twin as it was
+    twin_text = (a / "manifests" / "configmap-ns-plain.yaml").read_text()
+    changed = split.from_render(render.replace("{{ .Release.Namespace }}", "ns").replace('a: "1"', 'a: "2"'))
+    layout.write_split(changed, b, "c")
+    assert (a / "manifests" / "configmap-ns-plain.yaml").read_text() == twin_text
+    assert 'a: "2"' in (b / "manifests" / "configmap-ns-plain.yaml").read_text()
 
 
 def test_each_document_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -87,6 +87,8 @@ def lookup_sources(result: split_mod.Split, chart_dir: Path) -> list[str]:
     ``--force-conflicts`` would overwrite them)."""
     out = []
     for source in dict.fromkeys(o.source for o in result.all_objects()):
+        if "templates" not in Path(source).parts:
+            continue  # crds/ files are copied as they are, never evaluated (and can be large)
         rel = Path(*Path(source).parts[1:])  # "<chart>/templates/x.yaml" -> chart_dir/templates/x.yaml
         path = chart_dir / rel
         try:
@@ -437,7 +439,8 @@ def _write_render(
     """The render's files (the upgrade variant under ``out/upgrade/``) and the ``.gitignore`` that keeps the
     rendered Secrets and the release record's values out of version control; returns every file of the render
     (paths under ``out``), for its id."""
-    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups)
+    twins: layout.Twins = {}  # the upgrade variant's unchanged files are hard links to the install variant's
+    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups, twins)
     ignored = ["secrets/", "release/"]
     ignored += [w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group]
     upgrade = rendered.upgrade
@@ -452,7 +455,11 @@ def _write_render(
         written += [
             dataclasses.replace(w, path=f"{UPGRADE_DIR}/{w.path}")
             for w in layout.write_split(
-                upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=rendered.lookups
+                upgrade,
+                out / UPGRADE_DIR,
+                f"{pkg.name}-upgrade",
+                lookup_sources=rendered.lookups,
+                twins=twins,
             )
         ]
     if (out / "spec" / wizard.SECRET_INPUTS_FILE).is_file():

@@ -351,7 +351,7 @@ def write_base(out: Path, base: dict[str, Any]) -> None:
     path = out / BASE_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(base, separators=(",", ":")).encode("utf-8")
-    path.write_bytes(gzip.compress(data, compresslevel=6, mtime=0))  # Go's default level; 9 is ~8x slower
+    path.write_bytes(gzip.compress(data, compresslevel=1, mtime=0))  # read only by berth: speed over size
 
 
 def read_base(out: Path) -> dict[str, Any] | None:
