@@ -34,7 +34,7 @@ from berth.install import values as values_mod
 from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
 from berth.kube import canonical, objects, yamlio
 from berth.kube import kubeconfig as kubeconfig_mod
-from berth.kube.errors import InputError, MultiInputError
+from berth.kube.errors import BerthError, InputError, MultiInputError
 
 FACTS_FILE = "facts.yaml"
 
@@ -203,9 +203,17 @@ def render_selection(
     notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        base = pool.submit(values_mod.release_base, chart_dir, req.release, namespace, value_args)
-        rendered, up_rendered, *notes_renders = helm.render_all([req, upgrade_req, *notes_reqs])
-        release_base = base.result()
+        dry = pool.submit(helm.install_dry_run, chart_dir, req.release, namespace, value_args)
+
+        def install_release() -> helm.DryRun | None:
+            try:
+                return dry.result()
+            except BerthError:
+                return None  # Helm renders the install variant itself, and reports the error where it does
+
+        renders = helm.render_all([req, upgrade_req, *notes_reqs], release=(req, install_release))
+        rendered, up_rendered, *notes_renders = renders
+        release_base = values_mod.base_of(dry.result())
     chart_notes = tuple(helm.notes_text(r) for r in notes_renders)
     result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     twins = split_mod.release_namespace_duplicates(result, namespace)
