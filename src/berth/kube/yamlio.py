@@ -671,11 +671,29 @@ class _Dumper(_BaseDumper):  # type: ignore[misc]
     """
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is ScalarNode and implicit[0]:
+        if kind is not ScalarNode:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _SCALAR_TAGS.get(key)
+        if tag is None:
+            tag = self._scalar_tag(value, implicit)
+            if len(_SCALAR_TAGS) >= 50_000:
+                _SCALAR_TAGS.clear()
+            _SCALAR_TAGS[key] = tag
+        return tag
+
+    def _scalar_tag(self, value: Any, implicit: Any) -> Any:
+        if implicit[0]:
             go_tag = yamlscalar.resolve(value, timestamps=True)[0]
             if go_tag != yamlscalar.STR:
                 return go_tag
-        return super().resolve(kind, value, implicit)
+        return super().resolve(ScalarNode, value, implicit)
+
+
+_SCALAR_TAGS: dict[tuple[Any, Any], Any] = {}
+"""The tag each scalar resolves to when written: a function of its text alone (this dumper has no path resolvers),
+asked for every scalar of every document; PyYAML's own resolution runs a regex per implicit type (the bulk of the
+time of writing a plan or a manifest index)."""
 
 
 def _represent_str(dumper: Any, value: str) -> Any:
