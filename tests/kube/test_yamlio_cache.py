@@ -91,12 +91,17 @@ def test_objects_come_from_the_cache_too(cache: Path, monkeypatch: pytest.Monkey
     assert plain[0][1]["data"] == {"a": "on", "b": True}
 
 
+def _every_text_cached(path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A corpus file's text, with the cache taking texts of any length."""
+    monkeypatch.setattr(yamlio, "CACHE_MIN_CHARS", 0)
+    return path.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("path", sorted((CORPUS / "accepted").iterdir()), ids=lambda p: p.name)
 def test_the_corpus_decodes_the_same_through_the_cache(
     path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(yamlio, "CACHE_MIN_CHARS", 0)
-    text = path.read_text(encoding="utf-8")
+    text = _every_text_cached(path, monkeypatch)
     plain = list(yamlio.iter_documents(text, str(path)))
     stored = yamlio.load_documents(text, str(path))
     read_back = yamlio.load_documents(text, str(path))
@@ -107,8 +112,7 @@ def test_the_corpus_decodes_the_same_through_the_cache(
 def test_refused_texts_are_refused_every_time_and_never_cached(
     path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(yamlio, "CACHE_MIN_CHARS", 0)
-    text = path.read_text(encoding="utf-8")
+    text = _every_text_cached(path, monkeypatch)
     with pytest.raises(InputError) as plain:
         list(yamlio.iter_documents(text, str(path)))
     for _ in range(2):
