@@ -165,3 +165,27 @@ def test_a_revision_is_read_once_per_command_until_a_file_of_it_changes(
     victim.unlink()
     with pytest.raises(InputError, match="missing"):
         revisions.load(out, 1)
+
+
+def test_recording_links_the_history_instead_of_copying_it(run: Run, tmp_path: Path) -> None:
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: {{ .Values.v | quote }}}\n"
+    )
+    work = tmp_path / "w"
+    for v in ("1", "2"):
+        r = run(
+            "install", "setup", "--pull", chart, "--work-dir", work, "--non-interactive", "--set", f"v={v}"
+        )
+        assert r.code == 0, r.err
+    kept = work / "out" / "revisions" / "1" / "manifests" / "configmap-cm.yaml"
+    before = kept.stat().st_ino
+    r = run("install", "setup", "--pull", chart, "--work-dir", work, "--non-interactive", "--set", "v=3")
+    assert r.code == 0, r.err
+    assert kept.stat().st_ino == before  # carried into the new out/ as a link, not a new file
+    assert 'v: "1"' in kept.read_text()
+    assert 'v: "2"' in (work / "out" / "revisions" / "2" / "manifests" / "configmap-cm.yaml").read_text()
+    assert 'v: "3"' in (work / "out" / "manifests" / "configmap-cm.yaml").read_text()
+    assert revisions.numbers(work / "out") == [1, 2]

@@ -15,7 +15,6 @@ import dataclasses
 import hashlib
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from berth.install import randomness
+from berth.install import layout, randomness
 from berth.kube import tools, yamlio
 from berth.kube.errors import InputError, ToolError
 
@@ -234,7 +233,7 @@ def notes_request(request: RenderRequest, scratch: Path) -> RenderRequest | None
     copy = scratch / "notes-chart"
     if copy.exists():
         shutil.rmtree(copy)
-    shutil.copytree(request.chart, copy, symlinks=False, copy_function=_link_or_copy)
+    shutil.copytree(request.chart, copy, symlinks=False, copy_function=layout.link_or_copy)
     text = (copy / NOTES_FILE).read_text(encoding="utf-8")
     (copy / NOTES_FILE).unlink()
     (copy / "templates" / "_berth-notes.tpl").write_text(
@@ -244,15 +243,6 @@ def notes_request(request: RenderRequest, scratch: Path) -> RenderRequest | None
         f'notes: {{{{ include "{_NOTES_DEFINE}" . | toJson }}}}\n', encoding="utf-8"
     )
     return dataclasses.replace(request, chart=copy, show_only=_NOTES_CARRIER)
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    """A hard link where the file system allows one (the copy only adds files and removes NOTES.txt, never
-    writes into one it shares), else a copy."""
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
 
 
 def notes_text(render: Render) -> str:

@@ -14,6 +14,7 @@ The index keeps the render position so a split read back from disk orders hooks 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -91,6 +92,17 @@ class _Writer:
         if self.twins is not None:
             self.twins.setdefault((sha, mode), path)
         return sha
+
+
+def link_or_copy(src: str, dst: str) -> str:
+    """``shutil.copytree``'s ``copy_function`` for the files of a render, which nothing writes into in place (they
+    are replaced whole, and :class:`_Writer` never writes through a link): a hard link where the file system allows
+    one, else a copy. Recording a revision links the render it keeps instead of creating every file again."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+    return dst
 
 
 def _write(root: Path, rel: str, text: str, mode: int = 0o644) -> str:

@@ -204,7 +204,7 @@ def _keep_package(package_dir: Path, dest: Path) -> None:
                 return {"render"}
         return set()
 
-    shutil.copytree(package_dir, dest, ignore=ignore)
+    shutil.copytree(package_dir, dest, ignore=ignore, copy_function=layout.link_or_copy)
     if not any((package_dir / "bases").glob("*/render")):
         (dest / NO_BASE_RENDERS).write_text("", encoding="utf-8")
 
@@ -215,8 +215,8 @@ def record(old_out: Path, old_package: Path, new_out: Path, recorded_at: str) ->
     (None when ``old_out`` holds no render)."""
     carried = old_out / REVISIONS_DIR
     target = new_out / REVISIONS_DIR
-    if carried.is_dir() and not target.exists():
-        shutil.copytree(carried, target)
+    if carried.is_dir() and not target.exists():  # links: a revision is written once, never in place
+        shutil.copytree(carried, target, copy_function=layout.link_or_copy)
     if not (old_out / layout.INDEX_FILE).is_file():
         return None
     have = numbers(new_out)
@@ -226,7 +226,12 @@ def record(old_out: Path, old_package: Path, new_out: Path, recorded_at: str) ->
     for name in SNAPSHOT:
         src = old_out / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("plan.yaml"))
+            shutil.copytree(
+                src,
+                dest / name,
+                ignore=shutil.ignore_patterns("plan.yaml"),
+                copy_function=layout.link_or_copy,
+            )
         elif src.is_file():
             shutil.copy2(src, dest / name)
     if (old_out / PENDING_PACKAGE / package_mod.MANIFEST).is_file():
