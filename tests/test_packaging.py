@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -24,6 +25,8 @@ import pytest
 from berth import data
 
 ROOT = Path(__file__).resolve().parents[1]
+# what the wheel is not built from: environments, caches and earlier builds
+COPY_SKIPS = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "node_modules")
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -43,6 +46,10 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]
     run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"
     run(python, "-m", "pip", "install", "--quiet", "setuptools>=77")
+    # setuptools builds in the source tree's build/: a private copy keeps two builds (pytest -n, other checkouts'
+    # runs) from deleting each other's files ("could not delete 'build/lib/berth/cli.py'")
+    source = root / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*COPY_SKIPS))
     run(
         python,
         "-m",
@@ -53,7 +60,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]
         "--no-build-isolation",
         "-w",
         root / "dist",
-        ROOT,
+        source,
     )
     (wheel,) = (root / "dist").glob("berth-*.whl")
     run(python, "-m", "pip", "install", "--quiet", "--no-deps", wheel)
