@@ -144,3 +144,48 @@ def test_a_failed_setup_leaves_the_history_as_it_was(
     r = run("install", "setup", "--pull", bad, "--namespace", "edge", "--work-dir", work, "--non-interactive")
     assert r.code == 2, r.out + r.err
     assert tree_digest(work / "out") == before
+
+
+def test_a_revision_is_read_once_per_command_until_a_file_of_it_changes(
+    tmp_path: Path, edge_history_workdir: Path
+) -> None:
+    work = tmp_path / "w"
+    shutil.copytree(edge_history_workdir, work)
+    out = work / "out"
+    first = revisions.load(out, 1)
+    assert revisions.load(out, 1) is first  # the diff, the plan and the ownership check share one read
+    rev = out / "revisions" / "1" / "manifests"
+    victim = next(rev.glob("service-*.yaml"))
+    text = victim.read_text()
+    victim.write_text(text.replace("port: 80", "port: 81"))
+    changed = revisions.load(out, 1)
+    assert changed is not first
+    (service,) = [o for o in changed.split.ordinary if o.kind == "Service"]
+    assert "port: 81" in service.text
+    victim.unlink()
+    with pytest.raises(InputError, match="missing"):
+        revisions.load(out, 1)
+
+
+def test_recording_links_the_history_instead_of_copying_it(run: Run, tmp_path: Path) -> None:
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: {{ .Values.v | quote }}}\n"
+    )
+    work = tmp_path / "w"
+    for v in ("1", "2"):
+        r = run(
+            "install", "setup", "--pull", chart, "--work-dir", work, "--non-interactive", "--set", f"v={v}"
+        )
+        assert r.code == 0, r.err
+    kept = work / "out" / "revisions" / "1" / "manifests" / "configmap-cm.yaml"
+    before = kept.stat().st_ino
+    r = run("install", "setup", "--pull", chart, "--work-dir", work, "--non-interactive", "--set", "v=3")
+    assert r.code == 0, r.err
+    assert kept.stat().st_ino == before  # carried into the new out/ as a link, not a new file
+    assert 'v: "1"' in kept.read_text()
+    assert 'v: "2"' in (work / "out" / "revisions" / "2" / "manifests" / "configmap-cm.yaml").read_text()
+    assert 'v: "3"' in (work / "out" / "manifests" / "configmap-cm.yaml").read_text()
+    assert revisions.numbers(work / "out") == [1, 2]

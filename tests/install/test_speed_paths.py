@@ -36,15 +36,19 @@ def chart(tmp: Path, name: str, *templates: str) -> Path:
 
 
 class HelmRuns:
-    """Counts the ``helm template`` processes started (and lets them run)."""
+    """Counts the ``helm template`` processes started (``commands``) and every helm process (``processes``),
+    and lets them run."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.commands: list[list[str]] = []
+        self.processes: list[list[str]] = []
         real = subprocess.Popen
 
         def popen(cmd: list[str], *args: Any, **kwargs: Any) -> Any:
             if len(cmd) > 1 and cmd[1] == "template":
                 self.commands.append(cmd)
+            if len(cmd) > 1 and Path(cmd[0]).name == "helm":
+                self.processes.append(cmd)
             return real(cmd, *args, **kwargs)
 
         monkeypatch.setattr(helm.subprocess, "Popen", popen)
@@ -63,8 +67,10 @@ def test_a_plain_chart_is_rendered_once(run: Run, tmp_path: Path, monkeypatch: p
     runs = HelmRuns(monkeypatch)
     setup(run, chart(tmp_path, "plain", PLAIN), tmp_path / "w")
     # Neither randomness nor IsInstall: the package's implicit base has no review render, the install and
-    # --is-upgrade variants render the same, and there is nothing to compare a second render with.
-    assert len(runs.commands) == 1 and runs.upgrades == 0
+    # --is-upgrade variants render the same, and there is nothing to compare a second render with; and the
+    # render is rebuilt from the release the release record needs anyway. One Helm process in all.
+    renders = [c[1:3] for c in runs.processes if c[1] != "version"]  # (helm version: once per helm build)
+    assert runs.commands == [] and renders == [["install", "plain"]]
 
 
 def test_a_chart_that_tells_install_from_upgrade_renders_both_once(
@@ -73,7 +79,8 @@ def test_a_chart_that_tells_install_from_upgrade_renders_both_once(
     runs = HelmRuns(monkeypatch)
     flagged = PLAIN.replace('data: {a: "1"}', "data: {install: {{ .Release.IsInstall | quote }}}")
     setup(run, chart(tmp_path, "flagged", flagged), tmp_path / "w")
-    assert len(runs.commands) == 2 and runs.upgrades == 1
+    assert len(runs.commands) == 1 and runs.upgrades == 1  # the install variant: from the release
+    assert len([c for c in runs.processes if c[1] != "version"]) == 2
 
 
 @pytest.mark.parametrize(
@@ -117,6 +124,34 @@ def test_files_are_helms_text_and_the_render_id_counts_the_upgrade_variant(run: 
     changed = out / "upgrade" / "manifests" / "configmap-default-flagged.yaml"
     assert yamlio.load_file(changed)[0].body["data"] == {"i": "false"}
     assert (out / "spec" / "render-id").read_text().strip() == layout.render_digest(out)
+    # the unchanged file is the install variant's own (a hard link: no second file created), the changed one not
+    assert same.samefile(out / "manifests" / "configmap-default-plain.yaml")
+    assert not changed.samefile(out / "manifests" / "configmap-default-flagged.yaml")
+
+
+def test_identical_files_are_links_and_a_link_is_never_written_through(tmp_path: Path) -> None:
+    hook = PLAIN.replace("name: plain", "name: hooked").replace(
+        "metadata:\n", "metadata:\n  annotations: {helm.sh/hook: 'pre-install,pre-upgrade'}\n"
+    )
+    secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: ns}\nstringData: {a: b}\n"
+    render = "".join(f"---\n# Source: c/templates/{n}.yaml\n{t}" for n, t in enumerate([PLAIN, hook, secret]))
+    result = split.from_render(render.replace("{{ .Release.Namespace }}", "ns"))
+    twins: layout.Twins = {}
+    layout.write_split(result, tmp_path / "a", "c", twins=twins)
+    layout.write_split(result, tmp_path / "b", "c", twins=twins)
+    a, b = tmp_path / "a", tmp_path / "b"
+    pre, up = a / "lifecycle" / "pre-install", a / "lifecycle" / "pre-upgrade"
+    (hook_file,) = [p.name for p in pre.iterdir()]
+    assert (pre / hook_file).samefile(up / hook_file)  # one hook in two events: one file
+    for rel in ["manifests/configmap-ns-plain.yaml", "secrets/secret-ns-s.yaml"]:
+        assert (a / rel).samefile(b / rel)
+    assert (b / "secrets" / "secret-ns-s.yaml").stat().st_mode & 0o777 == 0o600
+    # the same split written again over one of the links replaces the link, leaving its twin as it was
+    twin_text = (a / "manifests" / "configmap-ns-plain.yaml").read_text()
+    changed = split.from_render(render.replace("{{ .Release.Namespace }}", "ns").replace('a: "1"', 'a: "2"'))
+    layout.write_split(changed, b, "c")
+    assert (a / "manifests" / "configmap-ns-plain.yaml").read_text() == twin_text
+    assert 'a: "2"' in (b / "manifests" / "configmap-ns-plain.yaml").read_text()
 
 
 def test_each_document_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

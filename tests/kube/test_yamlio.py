@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,6 +114,20 @@ TRICKY_STRINGS = [
 def test_dump_quotes_every_string_kubernetes_would_read_as_something_else(text: str) -> None:
     out = yamlio.dump({"v": text, text: "k"} if text else {"v": text})
     assert yamlio.load_one(out) == ({"v": text, text: "k"} if text else {"v": text})
+
+
+def test_dump_writes_the_same_text_with_its_scalar_memo_cold_or_warm(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = {"tricky": TRICKY_STRINGS, **{t: [t, 1, 1.5, True, None] for t in TRICKY_STRINGS if t}}
+    monkeypatch.setattr(yamlio, "_SCALAR_TAGS", {})
+    cold = yamlio.dump(doc)
+    assert yamlio._SCALAR_TAGS  # remembered
+    assert yamlio.dump(doc) == cold
+    # ... and as PyYAML's own resolution would write it without the memo
+    monkeypatch.setattr(yamlio._Dumper, "resolve", lambda self, kind, value, implicit: (
+        self._scalar_tag(value, implicit) if kind is yamlio.ScalarNode else yaml.SafeDumper.resolve(self, kind, value, implicit)
+    ))  # fmt: skip
+    assert yamlio.dump(doc) == cold
+    assert yamlio.load_one(cold) == doc
 
 
 json_values = st.recursive(

@@ -14,17 +14,18 @@ import contextlib
 import dataclasses
 import hashlib
 import io
-import os
+import json
 import re
 import shutil
 import subprocess
 import tarfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from berth.install import randomness
+from berth.install import layout, randomness
 from berth.kube import tools, yamlio
 from berth.kube.errors import InputError, ToolError
 
@@ -232,7 +233,7 @@ def notes_request(request: RenderRequest, scratch: Path) -> RenderRequest | None
     copy = scratch / "notes-chart"
     if copy.exists():
         shutil.rmtree(copy)
-    shutil.copytree(request.chart, copy, symlinks=False, copy_function=_link_or_copy)
+    shutil.copytree(request.chart, copy, symlinks=False, copy_function=layout.link_or_copy)
     text = (copy / NOTES_FILE).read_text(encoding="utf-8")
     (copy / NOTES_FILE).unlink()
     (copy / "templates" / "_berth-notes.tpl").write_text(
@@ -242,15 +243,6 @@ def notes_request(request: RenderRequest, scratch: Path) -> RenderRequest | None
         f'notes: {{{{ include "{_NOTES_DEFINE}" . | toJson }}}}\n', encoding="utf-8"
     )
     return dataclasses.replace(request, chart=copy, show_only=_NOTES_CARRIER)
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    """A hard link where the file system allows one (the copy only adds files and removes NOTES.txt, never
-    writes into one it shares), else a copy."""
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
 
 
 def notes_text(render: Render) -> str:
@@ -306,6 +298,9 @@ _RANDOM = re.compile(
 _RELEASE_FLAGS = re.compile(r"IsInstall|IsUpgrade|\.Release\b(?!\.)")
 """What tells ``--is-upgrade`` apart (``.Release.IsInstall``/``IsUpgrade``, or ``.Release`` used whole)."""
 _API_VERSIONS = re.compile(r"APIVersions")
+_CAPABILITIES = re.compile(r"Capabilities|APIVersions|KubeVersion|HelmVersion")
+"""What reads (or, in a render, shows) ``.Capabilities``: the one input ``helm install --dry-run=client`` cannot
+be given the way ``helm template`` is (``--kube-version``, ``--api-versions``)."""
 
 
 @dataclass(frozen=True)
@@ -316,6 +311,10 @@ class ChartText:
     random: bool
     release_flags: bool
     api_versions: bool
+    capabilities: bool = True
+    """A file asks ``.Capabilities`` (any of it: the kube version, API versions, Helm's version)."""
+    subcharts: bool = True
+    """The chart has files under ``charts/`` (subcharts, packed or not)."""
 
 
 def chart_text(chart: Path) -> ChartText:
@@ -323,12 +322,13 @@ def chart_text(chart: Path) -> ChartText:
     calls a random or clock function, tells install from upgrade, or asks ``.Capabilities.APIVersions``. Read each
     time (a chart folder may be edited between two renders of one process); a few milliseconds for a large chart."""
     h = hashlib.sha256()
-    found = {"random": False, "release": False, "api": False}
+    found = {"random": False, "release": False, "api": False, "capabilities": False, "subcharts": False}
     for path in sorted(chart.rglob("*")):
         if not path.is_file():
             continue
         data = path.read_bytes()
         rel = path.relative_to(chart).as_posix()
+        found["subcharts"] = found["subcharts"] or rel.startswith("charts/")
         h.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
         if path.suffix == ".tgz" and path.parent.name == "charts":
             texts = _archive_texts(data)
@@ -341,7 +341,15 @@ def chart_text(chart: Path) -> ChartText:
             found["random"] = found["random"] or bool(_RANDOM.search(text))
             found["release"] = found["release"] or bool(_RELEASE_FLAGS.search(text))
             found["api"] = found["api"] or bool(_API_VERSIONS.search(text))
-    return ChartText(h.hexdigest(), found["random"], found["release"], found["api"])
+            found["capabilities"] = found["capabilities"] or bool(_CAPABILITIES.search(text))
+    return ChartText(
+        h.hexdigest(),
+        found["random"],
+        found["release"],
+        found["api"],
+        found["capabilities"],
+        found["subcharts"],
+    )
 
 
 def _archive_texts(data: bytes) -> list[bytes]:
@@ -394,12 +402,21 @@ def _quiet_tool() -> None:
         tool()
 
 
-def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render]:
+ReleaseSource = tuple[RenderRequest, Callable[[], "DryRun | None"]]
+"""A request :func:`render_all` may take from a ``helm install --dry-run=client`` release run with the same chart
+and values (:func:`install_dry_run`), and how to get that release (None: it failed)."""
+
+
+def render_all(
+    requests: list[RenderRequest], twice: bool = True, release: ReleaseSource | None = None
+) -> list[Render]:
     """Several renders at once (e.g. the install and ``--is-upgrade`` variants): every Helm process starts
     together, since a render is mostly start-up latency, not CPU. Two requests that must render the same
     (:func:`render_key`: e.g. the install and ``--is-upgrade`` variants of a chart that does not tell them apart)
     run Helm once; ``twice`` renders a second time, to compare, only charts that call a random or clock function
-    (:data:`_RANDOM`) in their files or values."""
+    (:data:`_RANDOM`) in their files or values. With ``release``, its request is rebuilt from the release that
+    setup asks Helm for anyway (:func:`from_release`) where that provably gives ``helm template``'s own text, and
+    rendered by Helm only where not."""
     for request in requests:
         for vf in request.values_files:
             check_values_file(vf)
@@ -408,12 +425,30 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
     keys = [render_key(r, texts_of[id(r)]) for r in requests]
     first = {k: r for k, r in reversed(list(zip(keys, requests, strict=True)))}
     unique = list(dict.fromkeys(keys))
-    todo = [first[k] for k in unique]
-    cmds = [[helm.path, *request.args()] for request in todo]
-    counts = [2 if twice and _random(request, texts_of[id(request)]) else 1 for request in todo]
+    counts = {k: 2 if twice and _random(first[k], texts_of[id(first[k])]) else 1 for k in unique}
+    deferred = None
+    if release is not None:
+        key = render_key(release[0], texts_of.get(id(release[0])))
+        if key in counts and counts[key] == 1 and releasable(release[0], texts_of[id(first[key])], helm):
+            deferred = key
+    renders = _run_renders(helm, [(k, first[k], counts[k]) for k in unique if k != deferred])
+    if deferred is not None and release is not None:
+        dry = release[1]()
+        made = from_release(first[deferred], dry, helm.version) if dry is not None else None
+        renders.update(
+            _run_renders(helm, [(deferred, first[deferred], 1)]) if made is None else {deferred: made}
+        )
+    return [renders[k] for k in keys]
+
+
+def _run_renders(
+    helm: tools.Tool, todo: list[tuple[tuple[str, ...], RenderRequest, int]]
+) -> dict[tuple[str, ...], Render]:
+    """``helm template`` for each (key, request, runs), every process at once; runs=2 compares two renders."""
+    cmds = [[helm.path, *request.args()] for _, request, _ in todo]
     procs: list[subprocess.Popen[str]] = []
     try:
-        for cmd, runs in zip(cmds, counts, strict=True):
+        for cmd, (_, _, runs) in zip(cmds, todo, strict=True):
             for _ in range(runs):
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         results = [p.communicate(timeout=HELM_TIMEOUT_SECONDS) for p in procs]
@@ -427,7 +462,7 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
         raise ToolError(f"cannot run {helm.path}: {exc}") from exc
     start = 0
     renders: dict[tuple[str, ...], Render] = {}
-    for key, request, cmd, runs in zip(unique, todo, cmds, counts, strict=True):
+    for (key, request, runs), cmd in zip(todo, cmds, strict=True):
         mine = list(zip(procs[start : start + runs], results[start : start + runs], strict=True))
         start += runs
         for proc, (_out, err) in mine:
@@ -438,21 +473,117 @@ def render_all(requests: list[RenderRequest], twice: bool = True) -> list[Render
         for other in texts[1:]:
             if other != texts[0]:
                 random += randomness.compare(texts[0], other, f"chart {request.chart.name}")
-        dropped = tuple(m.group("types") for m in _UNKNOWN_HOOK.finditer(mine[0][1][1]))
+        dropped = _dropped_hook_events(mine[0][1][1])
         renders[key] = Render(texts[0], tuple(cmd), helm.version, dropped, randomness.merge(random))
-    return [renders[k] for k in keys]
+    return renders
+
+
+def _dropped_hook_events(stderr: str) -> tuple[str, ...]:
+    return tuple(m.group("types") for m in _UNKNOWN_HOOK.finditer(stderr))
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """``helm install --dry-run=client -o json``: the release Helm would record, and what it logged."""
+
+    release: dict[str, Any]
+    stderr: str
+    command: tuple[str, ...]
+
+
+def install_dry_run(chart_dir: Path, release: str, namespace: str, value_args: list[str]) -> DryRun:
+    """The release ``helm install`` would record for the chart with these values arguments (offline; Helm
+    serialises the chart and merges the values itself): what the release record's ``chart`` and ``config`` come
+    from, and (:func:`from_release`) often the install render too."""
+    helm = tool()
+    cmd = [helm.path, "install", release, str(chart_dir), "--namespace", namespace, "--dry-run=client",
+           "-o", "json", *value_args]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=HELM_TIMEOUT_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ToolError(f"cannot run {helm.path} install --dry-run=client: {exc}") from exc
+    if proc.returncode != 0:
+        message = proc.stderr.strip().removeprefix("Error: ")
+        raise InputError(f"helm install --dry-run=client failed: {message}", f"chart {chart_dir.name}")
+    try:
+        rel = json.loads(proc.stdout)
+    except ValueError as exc:
+        raise ToolError(f"helm install --dry-run=client -o json printed no JSON: {exc}") from exc
+    if not isinstance(rel, dict):
+        raise ToolError("helm install --dry-run=client -o json printed no release")
+    return DryRun(rel, proc.stderr, tuple(cmd))
+
+
+def releasable(request: RenderRequest, text: ChartText, helm: tools.Tool) -> bool:
+    """Whether ``helm template`` of ``request`` prints what :func:`from_release` rebuilds from the install release
+    of the same chart and values. ``helm template`` is ``helm install --dry-run=client`` plus its own flags, so
+    they agree unless one of those flags matters: not ``--is-upgrade`` or ``--show-only``; ``--kube-version`` and
+    ``--api-versions`` only through ``.Capabilities``, which no chart file or value may mention, and through a
+    ``kubeVersion`` constraint, checked against Helm's default kube version (only the pinned Helm's is known to be
+    :data:`KUBE_VERSION`); ``--include-crds`` adds the ``crds/`` files, rebuilt here only for a chart without
+    subcharts (whose enabled ones only Helm knows) or a ``.helmignore`` (which may leave some out)."""
+    if request.is_upgrade or request.show_only or text.capabilities or text.subcharts:
+        return False
+    if _mentions(request, _CAPABILITIES) or (request.chart / ".helmignore").exists():
+        return False
+    try:
+        meta = yamlio.load_one((request.chart / "Chart.yaml").read_text(encoding="utf-8"), "Chart.yaml")
+    except (OSError, UnicodeDecodeError, InputError):
+        return False
+    if isinstance(meta, dict) and meta.get("kubeVersion") is not None:
+        return helm.version == tools.PINNED_VERSIONS["helm"] and request.kube_version == KUBE_VERSION
+    return True
+
+
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+"""What Go's ``strings.TrimSpace`` trims (``unicode.IsSpace``)."""
+
+
+def from_release(request: RenderRequest, dry: DryRun, helm_version: str) -> Render | None:
+    """``helm template``'s output for ``request``, rebuilt from the install release of the same chart and values
+    (only where :func:`releasable`): Helm's template command prints the release's manifest -- after the
+    ``crds/`` files, with ``--include-crds`` -- trimmed, then each hook as ``---\n# Source: <path>\n<manifest>``.
+    None when the release does not have that shape or its render shows ``.Capabilities`` anyway (a template
+    printing the whole context): then Helm renders it."""
+    rel = dry.release
+    manifest, hooks = rel.get("manifest", ""), rel.get("hooks") or []
+    meta = (rel.get("chart") or {}).get("metadata") or {}
+    if not isinstance(manifest, str) or not isinstance(hooks, list) or not isinstance(meta.get("name"), str):
+        return None
+    crds = ""
+    folder = request.chart / "crds"
+    for f in sorted(folder.iterdir(), key=lambda p: p.name.encode()) if folder.is_dir() else []:
+        if f.is_dir():
+            return None  # Helm walks nested folders in its own order
+        if f.suffix in _CRD_SUFFIXES:
+            try:
+                crds += f"---\n# Source: {meta['name']}/crds/{f.name}\n{f.read_bytes().decode('utf-8')}\n"
+            except (OSError, UnicodeDecodeError):
+                return None
+    parts = [(crds + manifest).strip(_GO_SPACE), "\n"]
+    for hook in hooks:
+        if not isinstance(hook, dict) or not isinstance(hook.get("manifest"), str):
+            return None
+        parts.append(f"---\n# Source: {hook.get('path')}\n{hook['manifest']}\n")
+    text = "".join(parts).replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode pipe reads Helm's output
+    if _CAPABILITIES.search(text):
+        return None
+    return Render(text, dry.command, helm_version, _dropped_hook_events(dry.stderr))
 
 
 def _random(request: RenderRequest, text: ChartText) -> bool:
     """Whether the chart, a values file or a values flag of the request calls a random or clock function (a
     chart may ``tpl`` a value)."""
+    return text.random or _mentions(request, _RANDOM)
+
+
+def _mentions(request: RenderRequest, pattern: re.Pattern[str]) -> bool:
+    """Whether a values file or a values flag of the request (or a file a flag names) matches ``pattern``."""
     flagged = [a for a in request.value_args if not a.startswith("-")]
     files = [
         Path(p) for a in flagged for p in {a, a.split("=", 1)[-1]} if Path(p).is_file()
     ]  # -f, --set-file
-    return (
-        text.random
-        or any(_RANDOM.search(vf.read_text(encoding="utf-8", errors="replace"))
-               for vf in (*request.values_files, *files))
-        or any(_RANDOM.search(a) for a in flagged)
-    )  # fmt: skip
+    return any(
+        pattern.search(vf.read_text(encoding="utf-8", errors="replace"))
+        for vf in (*request.values_files, *files)
+    ) or any(pattern.search(a) for a in flagged)

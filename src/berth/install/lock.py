@@ -24,7 +24,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import sys
 import threading
 import time
@@ -78,7 +77,7 @@ def describe(info: dict[str, Any]) -> str:
     """``pid 4242 on host a (berth install setup ..., since 2026-...)``, or a plain phrase without details."""
     if not info.get("pid"):
         return "another berth command"
-    where = f" on host {info['host']}" if info.get("host") and info["host"] != socket.gethostname() else ""
+    where = f" on host {info['host']}" if info.get("host") and info["host"] != os.uname().nodename else ""
     what = ", ".join(
         str(p) for p in (info.get("command"), f"since {info.get('since')}" if info.get("since") else "") if p
     )
@@ -147,7 +146,7 @@ def hold(
             held.depth += 1
     if held is None:
         fd = _acquire(work, wait, create, say or (lambda line: print(line, file=sys.stderr)))
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": _command(),
+        info = {"pid": os.getpid(), "host": os.uname().nodename, "command": _command(),
                 "since": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}  # fmt: skip
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(info) + "\n").encode("utf-8"), 0)

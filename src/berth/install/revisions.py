@@ -29,6 +29,8 @@ package rather than a wrong one. A revision without ``package/`` still rolls bac
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +103,33 @@ def load(out: Path, number: int) -> Revision:
             "berth install setup with the package of the revision you want",
             str(out / REVISIONS_DIR),
         )
+    stamp = _stamp(root)
+    known = _LOADED.get(stamp)
+    if known is not None:
+        return known
+    loaded = _load(root, number)
+    _LOADED.clear()  # one revision is read again and again in a command (the diff, the plan, ownership): keep one
+    _LOADED[stamp] = loaded
+    return loaded
+
+
+_LOADED: dict[tuple[Any, ...], Revision] = {}
+
+
+def _stamp(root: Path) -> tuple[Any, ...]:
+    """What identifies a recorded revision as read: its folder and the identity of every file in it (a file added,
+    removed, replaced or written changes it). A few milliseconds of ``stat`` against reading and splitting the
+    whole render again."""
+    out: list[Any] = [str(root.resolve())]
+    for folder, _dirs, names in os.walk(root):
+        for name in sorted(names):
+            with contextlib.suppress(OSError):
+                st = os.stat(os.path.join(folder, name))
+                out.append((folder, name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
+def _load(root: Path, number: int) -> Revision:
     result, install_only = layout.read_split(root)
     upgrade = None
     if (root / UPGRADE_DIR / layout.INDEX_FILE).is_file():
@@ -175,7 +204,7 @@ def _keep_package(package_dir: Path, dest: Path) -> None:
                 return {"render"}
         return set()
 
-    shutil.copytree(package_dir, dest, ignore=ignore)
+    shutil.copytree(package_dir, dest, ignore=ignore, copy_function=layout.link_or_copy)
     if not any((package_dir / "bases").glob("*/render")):
         (dest / NO_BASE_RENDERS).write_text("", encoding="utf-8")
 
@@ -186,8 +215,8 @@ def record(old_out: Path, old_package: Path, new_out: Path, recorded_at: str) ->
     (None when ``old_out`` holds no render)."""
     carried = old_out / REVISIONS_DIR
     target = new_out / REVISIONS_DIR
-    if carried.is_dir() and not target.exists():
-        shutil.copytree(carried, target)
+    if carried.is_dir() and not target.exists():  # links: a revision is written once, never in place
+        shutil.copytree(carried, target, copy_function=layout.link_or_copy)
     if not (old_out / layout.INDEX_FILE).is_file():
         return None
     have = numbers(new_out)
@@ -197,7 +226,12 @@ def record(old_out: Path, old_package: Path, new_out: Path, recorded_at: str) ->
     for name in SNAPSHOT:
         src = old_out / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("plan.yaml"))
+            shutil.copytree(
+                src,
+                dest / name,
+                ignore=shutil.ignore_patterns("plan.yaml"),
+                copy_function=layout.link_or_copy,
+            )
         elif src.is_file():
             shutil.copy2(src, dest / name)
     if (old_out / PENDING_PACKAGE / package_mod.MANIFEST).is_file():

@@ -34,7 +34,7 @@ from berth.install import values as values_mod
 from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
 from berth.kube import canonical, objects, yamlio
 from berth.kube import kubeconfig as kubeconfig_mod
-from berth.kube.errors import InputError, MultiInputError
+from berth.kube.errors import BerthError, InputError, MultiInputError
 
 FACTS_FILE = "facts.yaml"
 
@@ -87,6 +87,8 @@ def lookup_sources(result: split_mod.Split, chart_dir: Path) -> list[str]:
     ``--force-conflicts`` would overwrite them)."""
     out = []
     for source in dict.fromkeys(o.source for o in result.all_objects()):
+        if "templates" not in Path(source).parts:
+            continue  # crds/ files are copied as they are, never evaluated (and can be large)
         rel = Path(*Path(source).parts[1:])  # "<chart>/templates/x.yaml" -> chart_dir/templates/x.yaml
         path = chart_dir / rel
         try:
@@ -201,9 +203,17 @@ def render_selection(
     notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        base = pool.submit(values_mod.release_base, chart_dir, req.release, namespace, value_args)
-        rendered, up_rendered, *notes_renders = helm.render_all([req, upgrade_req, *notes_reqs])
-        release_base = base.result()
+        dry = pool.submit(helm.install_dry_run, chart_dir, req.release, namespace, value_args)
+
+        def install_release() -> helm.DryRun | None:
+            try:
+                return dry.result()
+            except BerthError:
+                return None  # Helm renders the install variant itself, and reports the error where it does
+
+        renders = helm.render_all([req, upgrade_req, *notes_reqs], release=(req, install_release))
+        rendered, up_rendered, *notes_renders = renders
+        release_base = values_mod.base_of(dry.result())
     chart_notes = tuple(helm.notes_text(r) for r in notes_renders)
     result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     twins = split_mod.release_namespace_duplicates(result, namespace)
@@ -437,7 +447,8 @@ def _write_render(
     """The render's files (the upgrade variant under ``out/upgrade/``) and the ``.gitignore`` that keeps the
     rendered Secrets and the release record's values out of version control; returns every file of the render
     (paths under ``out``), for its id."""
-    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups)
+    twins: layout.Twins = {}  # the upgrade variant's unchanged files are hard links to the install variant's
+    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups, twins)
     ignored = ["secrets/", "release/"]
     ignored += [w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group]
     upgrade = rendered.upgrade
@@ -452,7 +463,11 @@ def _write_render(
         written += [
             dataclasses.replace(w, path=f"{UPGRADE_DIR}/{w.path}")
             for w in layout.write_split(
-                upgrade, out / UPGRADE_DIR, f"{pkg.name}-upgrade", lookup_sources=rendered.lookups
+                upgrade,
+                out / UPGRADE_DIR,
+                f"{pkg.name}-upgrade",
+                lookup_sources=rendered.lookups,
+                twins=twins,
             )
         ]
     if (out / "spec" / wizard.SECRET_INPUTS_FILE).is_file():

@@ -227,7 +227,7 @@ def _run(
             reporter.print("Changes to release objects:")
             for line in diff_lines(old, new):
                 reporter.print(f"  {line}")
-            return _execute(options, work, reporter)
+            return _execute(options, work, reporter, new)
         except KeyboardInterrupt:
             command = apply.live_command(plan_mod.Action.UPGRADE, work)
             started = len(receipt.receipts(work, plan_mod.Action.UPGRADE.value)) > runs_before
@@ -283,9 +283,12 @@ def replaced_keys(wd: workdir.Workdir) -> frozenset[str]:
     )
 
 
-def _execute(options: apply.ApplyOptions, named: Path, reporter: apply.Reporter) -> apply.Outcome:
-    """Run the upgrade plan of ``options.work_dir``; commands it prints name ``named``."""
-    wd = workdir.load_workdir(options.work_dir)
+def _execute(
+    options: apply.ApplyOptions, named: Path, reporter: apply.Reporter, loaded: workdir.Workdir | None = None
+) -> apply.Outcome:
+    """Run the upgrade plan of ``options.work_dir`` (``loaded``: the work dir as just read, under the same lock);
+    commands it prints name ``named``."""
+    wd = loaded if loaded is not None else workdir.load_workdir(options.work_dir)
     plan = workdir.build_plan(wd, plan_mod.Action.UPGRADE, str(named), options.wait, options.timeout)
     kube = apply.connect_checked(options, reporter)
     try:
@@ -341,7 +344,7 @@ def _adopt(
         reporter.print(f"Changes to release objects since {prev.label}:")
         for line in diff_lines(prev, wd):
             reporter.print(f"  {line}")
-    return _execute(options, work, reporter)
+    return _execute(options, work, reporter, wd)
 
 
 def _dry_run(

@@ -29,7 +29,6 @@ import copy
 import gzip
 import json
 import shutil
-import subprocess
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
@@ -38,7 +37,7 @@ from typing import Any
 from berth.install import helm as helm_mod
 from berth.install import layout
 from berth.kube import yamlio
-from berth.kube.errors import InputError, ToolError
+from berth.kube.errors import InputError
 
 VALUES_FILE = "values.yaml"
 """``W/out/spec/values.yaml``: the release name and the values flags as given (files as recorded copies)."""
@@ -46,7 +45,6 @@ VALUES_DIR = "values"
 """``W/out/spec/values/``: copies of the ``-f`` and ``--set-file`` files, and a reused release's values."""
 BASE_FILE = "release/base.json.gz"
 """``W/out/release/base.json.gz``: the chart and user values of the release record, as Helm serialises them."""
-HELM_TIMEOUT_SECONDS = 120
 
 
 FLAGS = {
@@ -330,28 +328,19 @@ def coalesce_values(chart_values: dict[str, Any], config: dict[str, Any]) -> dic
 def release_base(chart_dir: Path, release: str, namespace: str, value_args: list[str]) -> dict[str, Any]:
     """``chart`` and ``config`` of a release as Helm 4 records them: ``helm install --dry-run=client -o json``
     with the render's values arguments (offline; Helm serialises the chart and merges the values itself)."""
-    helm = helm_mod.tool()
-    cmd = [helm.path, "install", release, str(chart_dir), "--namespace", namespace, "--dry-run=client",
-           "-o", "json", *value_args]  # fmt: skip
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=HELM_TIMEOUT_SECONDS)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolError(f"cannot run {helm.path} install --dry-run=client: {exc}") from exc
-    if proc.returncode != 0:
-        message = proc.stderr.strip().removeprefix("Error: ")
-        raise InputError(f"helm install --dry-run=client failed: {message}", f"chart {chart_dir.name}")
-    try:
-        rel = json.loads(proc.stdout)
-    except ValueError as exc:
-        raise ToolError(f"helm install --dry-run=client -o json printed no JSON: {exc}") from exc
-    return {"chart": rel.get("chart") or {}, "config": rel.get("config") or {}}
+    return base_of(helm_mod.install_dry_run(chart_dir, release, namespace, value_args))
+
+
+def base_of(dry: helm_mod.DryRun) -> dict[str, Any]:
+    """The release record's ``chart`` and ``config`` out of an install dry run (:func:`release_base`)."""
+    return {"chart": dry.release.get("chart") or {}, "config": dry.release.get("config") or {}}
 
 
 def write_base(out: Path, base: dict[str, Any]) -> None:
     path = out / BASE_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(base, separators=(",", ":")).encode("utf-8")
-    path.write_bytes(gzip.compress(data, compresslevel=6, mtime=0))  # Go's default level; 9 is ~8x slower
+    path.write_bytes(gzip.compress(data, compresslevel=1, mtime=0))  # read only by berth: speed over size
 
 
 def read_base(out: Path) -> dict[str, Any] | None:

