@@ -123,3 +123,18 @@ def test_news_about_another_server_is_ignored(tmp_path: Path) -> None:
     link.reachable("https://127.0.0.1:1111")
     assert link.down_since is None and link.outages == 1
     client.close()
+
+
+def test_an_answer_to_a_request_sent_before_the_outage_does_not_end_it(tmp_path: Path) -> None:
+    """Pipelined answers read just before the server went away may be reported after another thread's failure:
+    they must not log "reachable again" (and so a second "lost" at the next failure) -- one line per outage."""
+    kubeconfig = tmp_path / "kubeconfig"
+    write_kubeconfig(kubeconfig, "https://127.0.0.1:1111")
+    link, client = link_for(kubeconfig, Clock())
+    sent_in = link.outages  # a request is sent while the server is up
+    link.lost("another thread's request failed", "https://127.0.0.1:1111")
+    link.reachable("https://127.0.0.1:1111", sent_in)  # its answer, reported late: old news
+    assert link.down_since is not None and link.outages == 1
+    link.reachable("https://127.0.0.1:1111", link.outages)  # a request sent during the outage was answered
+    assert link.down_since is None and link.outages == 1
+    client.close()

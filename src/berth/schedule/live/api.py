@@ -72,7 +72,13 @@ class LinkReporter(Protocol):
 
     def lost(self, detail: str = "", url: str = "") -> None: ...
 
-    def reachable(self, url: str = "") -> None: ...
+    def reachable(self, url: str = "", sent_in: int | None = None) -> None: ...
+
+    @property
+    def outages(self) -> int:
+        """How many outages began so far: a request notes it when sent (``sent_in``), so an answer to a request
+        sent before the current outage began is not taken for the server's return."""
+        ...
 
 
 def report_to(api_client: Any, reporter: LinkReporter | None) -> None:
@@ -171,6 +177,7 @@ def open_request(
     target, data, headers = _prepare(api_client, path, query, body, content_type)
     host = str(api_client.configuration.host)
     reporter = _reporter(api_client)
+    sent_in = reporter.outages if reporter is not None else 0
     try:
         resp = api_client.rest_client.pool_manager.request(
             method,
@@ -186,7 +193,7 @@ def open_request(
             reporter.lost(f"{method} {path}: {lost}", host)
         raise lost from exc
     if reporter is not None:
-        reporter.reachable(host)
+        reporter.reachable(host, sent_in)
     return _check(resp)
 
 
@@ -223,6 +230,7 @@ def call(
         return read_json(open_request(api_client, method, path, query, body, content_type, timeout))
     target, data, headers = _prepare(api_client, path, query, body, content_type)
     reporter = _reporter(api_client)
+    sent_in = reporter.outages if reporter is not None else 0
     try:
         status, reason, raw = fast.request(method, target, data, headers, timeout)
     except Unreachable as exc:
@@ -230,7 +238,7 @@ def call(
             reporter.lost(f"{method} {path}: {exc}", exc.url)
         raise
     if reporter is not None:
-        reporter.reachable(fast.url)
+        reporter.reachable(fast.url, sent_in)
     if not 200 <= status <= 299:
         raise _api_error(status, reason, raw)
     return _decode(raw)
@@ -259,13 +267,16 @@ def call_many(
     except ApiError as exc:
         return [exc for _ in calls]
     reporter = _reporter(api_client)
+    sent_in = reporter.outages if reporter is not None else 0
     answers, failure = fast.request_many(prepared, timeout)
+    # in the order they happened: the answers that came, then the failure (the other way round, the answers
+    # would end the outage the failure just began, and the next failure would begin another)
+    if answers and reporter is not None:
+        reporter.reachable(fast.url, sent_in)
     if failure is not None and reporter is not None:
         reporter.lost(
             f"{len(calls) - len(answers)} of {len(calls)} pipelined requests: {failure}", failure.url
         )
-    if answers and reporter is not None:
-        reporter.reachable(fast.url)
     out: list[dict[str, Any] | ApiError | Unreachable] = []
     for status, reason, raw in answers:
         if not 200 <= status <= 299:

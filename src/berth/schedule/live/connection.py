@@ -140,12 +140,16 @@ class ServerLink:
                 self._last_read = now
                 self._reread()
 
-    def reachable(self, url: str = "") -> None:
-        """A request reached the server (at ``url``, if known): if it was away, say it is back (once)."""
+    def reachable(self, url: str = "", sent_in: int | None = None) -> None:
+        """A request reached the server (at ``url``, if known): if it was away, say it is back (once). An answer to
+        a request sent before this outage began (``sent_in``, the :attr:`outages` count when it was sent) says
+        nothing about now: another thread's request may have been answered just before the server went away."""
         if self.down_since is None:
             return
         with self._lock:
             if self.down_since is None or (url and url != self.url):
+                return
+            if sent_in is not None and sent_in < self.outages:
                 return
             away = self._clock() - self.down_since
             self.down_since = None
