@@ -175,6 +175,27 @@ def test_strict_refuses_a_patch_with_duplicate_or_unknown_fields_as_upstreams_42
 
 
 @pytest.mark.parametrize("content_type", [MERGE, STRATEGIC])
+def test_a_refused_patch_to_a_secret_does_not_echo_its_data(cluster: Cluster, content_type: str) -> None:
+    """Upstream's 422 shows the whole patched object; for a Secret berth masks the values of data/stringData."""
+    secrets = "/api/v1/namespaces/default/secrets"
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "db"},
+        "data": {"password": "aHVudGVyMg=="},
+    }
+    assert send(cluster, "POST", secrets, json.dumps(secret).encode())[0] == 201
+    body = b'{"stringData": {"token": "s3cr3t-t0ken"}, "typo": 1, "typo": 2}'
+    code, _, out = send(cluster, "PATCH", secrets + "/db?fieldValidation=Strict", body, content_type)
+    assert code == 422, out
+    text = json.dumps(out)
+    assert "aHVudGVyMg==" not in text and "s3cr3t-t0ken" not in text
+    assert "(redacted)" in out["message"] and out["message"].endswith(
+        'strict decoding error: duplicate field "typo", unknown field "typo"'
+    )
+
+
+@pytest.mark.parametrize("content_type", [MERGE, STRATEGIC])
 @pytest.mark.parametrize("query", ["?fieldValidation=Warn", ""])
 def test_warn_applies_the_patch_last_value_winning_and_unknown_fields_dropped(
     web: Cluster, content_type: str, query: str

@@ -269,11 +269,26 @@ def patch_invalid(detail: str) -> errors.ApiError:
     patched object that does not decode: the bad value is the patched object's JSON (a strategic merge patch
     shows the patch itself, printed as Go prints a map)."""
     patch = _PATCH.get()
+    secret = patch is not None and isinstance(patch.patched, dict) and patch.patched.get("kind") == "Secret"
     if patch is None or patch.kind == "strategic":
-        value = go_print(patch.body if patch is not None else None)
+        body = patch.body if patch is not None else None
+        value = go_print(_without_secret_data(body) if secret else body)
     else:
-        value = _go_json(patch.patched)
+        value = _go_json(_without_secret_data(patch.patched) if secret else patch.patched)
     return errors.invalid("", "", [errors.invalid_value("patch", value, detail)])
+
+
+def _without_secret_data(obj: Any) -> Any:
+    """A Secret (or a patch to one) with the values of ``data`` and ``stringData`` masked: upstream echoes the
+    whole patched object in the 422, but berth never prints Secret data, not even back to its writer (the
+    message lands in terminals, CI logs and audit trails)."""
+    if not isinstance(obj, dict):
+        return obj
+    out = dict(obj)
+    for field in ("data", "stringData"):
+        if isinstance(out.get(field), dict):
+            out[field] = {key: "(redacted)" for key in out[field]}
+    return out
 
 
 def apply_strict_errors(field_validation: str) -> None:
