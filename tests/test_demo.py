@@ -14,7 +14,8 @@ from rich.console import Console
 
 from berth.demo import run
 from berth.demo.admin import Traffic, count_traffic
-from berth.demo.main import EXAMPLE, TOO_SMALL_RULES
+from berth.demo.main import EXAMPLE
+from berth.demo.result import TOO_SMALL_RULES
 from berth.demo.shapes import Comparison, Down, ShapeFigures, ThirdCost, Written
 from berth.kube.errors import InputError
 from berth.schedule import config as config_mod

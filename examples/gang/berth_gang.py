@@ -18,7 +18,6 @@ from typing import Any
 
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.types import PodInfo
-from berth.schedule.framework.waiting_pods import WaitingPod
 
 GROUP = "gang.berth.dev/name"
 MIN_MEMBER = "gang.berth.dev/min-member"
@@ -83,7 +82,7 @@ class Gang(fw.ReservePlugin, fw.PermitPlugin):
                 self.args.timeout_seconds
             )
 
-        def release(waiting: WaitingPod) -> None:
+        def release(waiting: fw.WaitingPod) -> None:
             if _in(waiting.get_pod(), key):
                 waiting.allow(self.NAME)
 
@@ -107,7 +106,7 @@ class Gang(fw.ReservePlugin, fw.PermitPlugin):
             return
         key = group[0]
 
-        def reject(waiting: WaitingPod) -> None:
+        def reject(waiting: fw.WaitingPod) -> None:
             if waiting.get_pod().key != pod.key and _in(waiting.get_pod(), key):
                 waiting.reject(self.NAME, f"member {pod.name} of gang {key} was rejected")
 

@@ -30,4 +30,6 @@ def test_bench_live_small() -> None:
         < 0.01 + 0.01 * result["schedulerCpuMsPerPod"]
     )
     assert result["serverCpuMsPerPod"] > 0
+    # The CPU window runs until every pod's Scheduled Event is written.
+    assert result["eventsPosted"] == 20 and result["eventsDoneSeconds"] >= result["seconds"]
     assert "ms/pod [cycle " in format_result(result)

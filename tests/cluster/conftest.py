@@ -6,7 +6,10 @@ directory so discovery caches never leak between tests.
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
+import ssl
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -74,3 +77,18 @@ def k8s(cluster: Cluster) -> Iterator[Any]:
         yield api_client
     finally:
         api_client.close()
+
+
+def send(
+    cluster: Cluster, method: str, path: str, body: bytes, content_type: str = "application/json"
+) -> tuple[int, list[str], dict[str, Any]]:
+    """The status, every ``Warning`` header (in order) and the JSON answer."""
+    assert cluster.pki is not None
+    ctx = ssl.create_default_context(cafile=str(cluster.pki.ca_cert))
+    conn = http.client.HTTPSConnection("127.0.0.1", cluster.port, context=ctx, timeout=10)
+    headers = {"Authorization": f"Bearer {cluster.token}", "Content-Type": content_type}
+    conn.request(method, path, body=body, headers=headers)
+    resp = conn.getresponse()
+    out = json.loads(resp.read() or b"{}")
+    conn.close()
+    return resp.status, [v for k, v in resp.getheaders() if k.lower() == "warning"], out

@@ -127,20 +127,40 @@ def test_a_rule_that_does_not_compile_is_refused_with_the_crd(kubectl: Kubectl) 
     assert "compilation failed" in refused.stderr
 
 
-def test_an_expensive_rule_is_refused_not_run() -> None:
+STOPPED = "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: "
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "self.l.all(a, self.l.all(b, self.l.all(c, a + b + c >= 0)))",  # nested comprehensions
+        "self.l.all(x, (self.l + self.l).size() > 0)",  # a body that copies the list each time
+        "self.l.all(x, x in self.l)",  # a body that searches the list each time
+        "self.l.map(x, self.l.filter(y, y == x)).size() >= 0 || true",  # stopped even where || would absorb
+    ],
+)
+def test_a_rule_that_would_run_too_long_is_stopped_by_its_meter(rule: str) -> None:
+    """The meter counts what a rule does as it runs (nodes evaluated, sizes of the values calls make and operators
+    walk), so work hidden inside a comprehension's body counts too; a small input runs as usual."""
     schema = {
         "type": "object",
-        "x-kubernetes-validations": [
-            {"rule": "self.l.all(a, self.l.all(b, self.l.all(c, a + b + c >= 0)))", "message": "never"}
-        ],
+        "x-kubernetes-validations": [{"rule": rule}, {"rule": "false", "message": "not reached"}],
         "properties": {"l": {"type": "array", "items": {"type": "integer"}}},
     }
     small = cel_rules.validate(schema, {"l": [1, 2, 3]}, None)
-    assert small == []
-    problems = cel_rules.validate(schema, {"l": list(range(500))}, None)
+    assert [p.detail for p in small] == ["not reached"]
+    problems = cel_rules.validate(schema, {"l": list(range(3000))}, None)
+    assert [p.detail for p in problems] == [STOPPED + rule]  # and no further rule ran
+
+
+def test_rules_that_together_use_the_objects_budget_stop_the_rest() -> None:
+    rule = {"rule": "(self.l + self.l).size() > 0", "message": "ok"}  # each run makes a list twice as long
+    schema = {"type": "object", "x-kubernetes-validations": [rule] * 6}
+    problems = cel_rules.validate(schema, {"l": list(range(30_000))}, None)
     assert [p.detail for p in problems] == [
-        "call cost exceeds limit for rule: self.l.all(a, self.l.all(b, self.l.all(c, a + b + c >= 0)))"
+        "validation failed due to running out of cost budget, no further validation rules will be run"
     ]
+    assert cel_rules.validate(schema, {"l": list(range(30))}, None) == []
 
 
 def test_the_library_functions() -> None:
@@ -205,3 +225,207 @@ def test_a_library_value_that_does_not_parse_fails_the_rule_with_the_cause() -> 
     schema = {"type": "object", "x-kubernetes-validations": [{"rule": "quantity(self.q).isInteger()"}]}
     problems = cel_rules.validate(schema, {"q": "two gigs"}, None)
     assert len(problems) == 1 and "is not a quantity" in problems[0].detail
+
+
+def _with_spec_property(name: str, prop: dict[str, Any]) -> dict[str, Any]:
+    crd = json.loads(json.dumps(CRD))
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][name] = prop
+    return crd
+
+
+def test_list_map_items_meet_their_old_selves_by_key_not_by_position(kubectl: Kubectl, k8s: Any) -> None:
+    """Upstream correlates the items of an ``x-kubernetes-list-type: map`` list by their list-map keys: an item's
+    transition rule sees the old item with the same key wherever it moved, and a new item has no old self."""
+    ports = {
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "items": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+            "x-kubernetes-validations": [
+                {"rule": "self.port >= oldSelf.port", "message": "a port may only grow"}
+            ],
+        },
+    }
+    kubectl.ok("apply", "-f", "-", input=json.dumps(_with_spec_property("ports", ports)))
+    kubectl.ok("wait", "--for=condition=Established", "crd/ranges.example.com", "--timeout=30s")
+    api = k8s_client.CustomObjectsApi(k8s)
+    spec = {"min": 1, "max": 2, "ports": [{"name": "a", "port": 10}, {"name": "b", "port": 20}]}
+    _create(api, _range("p", spec))
+    # reordered, a grown, c new (smaller than what sat at its position before): every rule holds
+    moved = [{"name": "b", "port": 20}, {"name": "a", "port": 11}, {"name": "c", "port": 1}]
+    api.patch_namespaced_custom_object(
+        "example.com", "v1", "default", "ranges", "p", {"spec": {"ports": moved}}
+    )
+    shrunk = [{"name": "a", "port": 11}, {"name": "b", "port": 5}, {"name": "c", "port": 1}]
+    with pytest.raises(ApiException) as err:
+        api.patch_namespaced_custom_object(
+            "example.com", "v1", "default", "ranges", "p", {"spec": {"ports": shrunk}}
+        )
+    assert [(c["field"], c["message"]) for c in _problem(err.value)["details"]["causes"]] == [
+        ("spec.ports[1]", 'Invalid value: "object": a port may only grow')
+    ]
+
+
+def test_a_transition_rule_where_old_values_cannot_be_correlated_is_refused_with_the_crd(
+    kubectl: Kubectl,
+) -> None:
+    atomic = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"port": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.port >= oldSelf.port"}],
+        },
+    }
+    refused = kubectl.run("apply", "-f", "-", input=json.dumps(_with_spec_property("ports", atomic)))
+    assert refused.returncode != 0
+    assert (
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[ports].items.x-kubernetes-validations[0]"
+        '.rule: Invalid value: "self.port >= oldSelf.port": oldSelf cannot be used on the uncorrelatable portion of '
+        "the schema within spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[ports]"
+    ) in refused.stderr
+    under_atomic_map = {
+        "type": "object",
+        "x-kubernetes-map-type": "atomic",
+        "properties": {"n": {"type": "integer", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}},
+    }
+    refused = kubectl.run(
+        "apply", "-f", "-", input=json.dumps(_with_spec_property("frozen", under_atomic_map))
+    )
+    assert refused.returncode != 0
+    assert (
+        "uncorrelatable portion of the schema within spec.versions[0].schema.openAPIV3Schema."
+        in refused.stderr
+    )
+    plain = {
+        "type": "array",
+        "items": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 0"}]},
+    }
+    kubectl.ok("apply", "-f", "-", input=json.dumps(_with_spec_property("counts", plain)))
+
+
+FORMAT_AND_REGEX_RULES = [
+    ("!format.dns1123Label().validate(self.label).hasValue()", True),
+    ("!format.named('dns1123Subdomain').value().validate('apiextensions.k8s.io').hasValue()", True),
+    (
+        "format.dns1035Label().validate('1abc').hasValue() && !format.dns1035LabelPrefix().validate('abc-').hasValue()",
+        True,
+    ),
+    ("!format.qualifiedName().validate('example.com/v1beta1').hasValue()", True),
+    ("format.labelValue().validate('-bad').hasValue() && !format.labelValue().validate('').hasValue()", True),
+    (
+        "!format.uri().validate('https://example.com/x').hasValue() && format.uri().validate('x y').hasValue()",
+        True,
+    ),
+    ("!format.uuid().validate('123e4567-e89b-12d3-a456-426614174000').hasValue()", True),
+    ("format.byte().validate('not base64!').value() == ['invalid base64']", True),
+    (
+        "!format.date().validate('2026-12-02').hasValue() && format.date().validate('2026-13-02').hasValue()",
+        True,
+    ),
+    ("!format.datetime().validate('2026-12-02T07:00:00Z').hasValue()", True),
+    ("!format.named('noSuchFormat').hasValue() && optional.none().orValue('x') == 'x'", True),
+    ("format.dns1123Label().validate(self.bad).hasValue()", True),
+    ("self.version.find('[0-9]+') == '12' && self.version.find('z+') == ''", True),
+    ("self.version.findAll('[0-9]+') == ['12', '3'] && self.version.findAll('[0-9]+', 1) == ['12']", True),
+    ("!format.dns1123Label().validate(self.bad).hasValue()", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "holds"), FORMAT_AND_REGEX_RULES, ids=[r for r, _ in FORMAT_AND_REGEX_RULES]
+)
+def test_the_format_and_regex_libraries(rule: str, holds: bool) -> None:
+    schema = {"type": "object", "x-kubernetes-validations": [{"rule": rule}]}
+    value = {"label": "my-label", "bad": "Not_A_Label", "version": "v12.3"}
+    assert (cel_rules.validate(schema, value, None) == []) is holds
+
+
+def test_a_format_rule_reports_upstreams_name_messages_through_kubectl(kubectl: Kubectl) -> None:
+    crd = _with_spec_property("host", {"type": "string"})
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ] = [
+        {
+            "rule": "!format.dns1123Label().validate(self.host).hasValue()",
+            "messageExpression": "format.dns1123Label().validate(self.host).value().join(', ')",
+        }
+    ]
+    kubectl.ok("apply", "-f", "-", input=json.dumps(crd))
+    kubectl.ok("wait", "--for=condition=Established", "crd/ranges.example.com", "--timeout=30s")
+    refused = kubectl.run("apply", "-f", "-", input=json.dumps(_range("h", {"host": "Web_1"})))
+    assert refused.returncode != 0
+    assert (
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and"
+        " end with an alphanumeric character"
+    ) in refused.stderr
+    kubectl.ok("apply", "-f", "-", input=json.dumps(_range("h", {"host": "web-1"})))
+
+
+def test_a_backtracking_regex_cannot_hang_the_server(kubectl: Kubectl, k8s: Any) -> None:
+    """``matches``, ``find`` and ``findAll`` run on RE2 as upstream: a pattern that makes a backtracking engine
+    take exponential time answers at once (a hang would time the test out)."""
+    crd = _with_spec_property("text", {"type": "string"})
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ] = [{"rule": "!self.text.matches('^(a+)+$') && self.text.findAll('(a|aa)+b').size() == 0"}]
+    kubectl.ok("apply", "-f", "-", input=json.dumps(crd))
+    kubectl.ok("wait", "--for=condition=Established", "crd/ranges.example.com", "--timeout=30s")
+    api = k8s_client.CustomObjectsApi(k8s)
+    created = _create(api, _range("re", {"text": "a" * 50_000 + "!"}))
+    assert created["spec"]["text"].endswith("!")
+
+
+def test_the_client_gets_upstreams_422_when_a_rule_runs_out_of_cost(kubectl: Kubectl, k8s: Any) -> None:
+    crd = _with_spec_property("nums", {"type": "array", "items": {"type": "integer"}})
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ] = [{"rule": "self.nums.all(x, x in self.nums)", "message": "every number is there"}]
+    kubectl.ok("apply", "-f", "-", input=json.dumps(crd))
+    kubectl.ok("wait", "--for=condition=Established", "crd/ranges.example.com", "--timeout=30s")
+    api = k8s_client.CustomObjectsApi(k8s)
+    _create(api, _range("few", {"nums": [1, 2, 3]}))
+    with pytest.raises(ApiException) as err:
+        _create(api, _range("many", {"nums": list(range(5000))}))
+    assert err.value.status == 422
+    assert [c["message"] for c in _problem(err.value)["details"]["causes"]] == [
+        'Invalid value: "object": ' + STOPPED + "every number is there"
+    ]
+
+
+def test_optional_old_self_runs_on_creates_too_with_old_self_an_optional(kubectl: Kubectl, k8s: Any) -> None:
+    crd = _with_spec_property("level", {"type": "integer"})
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ] = [
+        {
+            "rule": "oldSelf.hasValue() ? self.level >= oldSelf.value().level : self.level == 1",
+            "optionalOldSelf": True,
+            "message": "start at 1, then only go up",
+        }
+    ]
+    kubectl.ok("apply", "-f", "-", input=json.dumps(crd))
+    kubectl.ok("wait", "--for=condition=Established", "crd/ranges.example.com", "--timeout=30s")
+    api = k8s_client.CustomObjectsApi(k8s)
+    with pytest.raises(ApiException) as err:
+        _create(api, _range("lv", {"level": 2}))
+    assert "start at 1, then only go up" in _problem(err.value)["message"]
+    _create(api, _range("lv", {"level": 1}))
+    api.patch_namespaced_custom_object("example.com", "v1", "default", "ranges", "lv", {"spec": {"level": 3}})
+    with pytest.raises(ApiException):
+        api.patch_namespaced_custom_object(
+            "example.com", "v1", "default", "ranges", "lv", {"spec": {"level": 2}}
+        )
+    unused = json.loads(json.dumps(crd))
+    unused["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"
+    ] = [{"rule": "self.level > 0", "optionalOldSelf": True}]
+    refused = kubectl.run("apply", "-f", "-", input=json.dumps(unused))
+    assert refused.returncode != 0
+    assert (
+        "x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule"
+        in refused.stderr
+    )

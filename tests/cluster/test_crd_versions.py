@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client as k8s_client
 from kubernetes.client.rest import ApiException
 
-from .conftest import Kubectl
+from .conftest import Kubectl, send
 
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -58,6 +58,7 @@ CRD = {
                                 "properties": {
                                     "size": {"type": "integer", "maximum": 50},
                                     "shade": {"type": "string", "default": "dark", "description": "v2 shade"},
+                                    "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                                 },
                             },
                             "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
@@ -96,9 +97,10 @@ def test_each_version_validates_and_defaults_with_its_own_schema(gadgets: Kubect
     custom = k8s_client.CustomObjectsApi(k8s)
     as_v1 = custom.get_namespaced_custom_object("example.com", "v1", "default", "gadgets", "a")
     as_v2 = custom.get_namespaced_custom_object("example.com", "v2", "default", "gadgets", "a")
-    # defaulted by v1's schema when written at v1; stored once, served at either version (strategy None)
-    assert as_v1["apiVersion"] == "example.com/v1" and as_v1["spec"] == {"size": 3, "color": "red"}
-    assert as_v2["apiVersion"] == "example.com/v2" and as_v2["spec"] == {"size": 3, "color": "red"}
+    # defaulted by v1's schema when written at v1, then stored at v2 (strategy None) pruned by v2's schema, which
+    # has no ``color``; every read decodes the stored object with v2's defaults, served at either version
+    assert as_v1["apiVersion"] == "example.com/v1" and as_v1["spec"] == {"size": 3, "shade": "dark"}
+    assert as_v2["apiVersion"] == "example.com/v2" and as_v2["spec"] == {"size": 3, "shade": "dark"}
     b = custom.get_namespaced_custom_object("example.com", "v2", "default", "gadgets", "b")
     assert b["spec"] == {"size": 10, "shade": "dark"}
     listed = custom.list_namespaced_custom_object("example.com", "v1", "default", "gadgets")
@@ -172,7 +174,9 @@ def test_field_validation_strict_warn_and_ignore(gadgets: Kubectl, k8s: Any) -> 
     assert warned.returncode == 0 and 'Warning: unknown field "spec.colour"' in warned.stderr
     custom = k8s_client.CustomObjectsApi(k8s)
     got = custom.get_namespaced_custom_object("example.com", "v1", "default", "gadgets", "f")
-    assert got["spec"] == {"size": 1, "color": "red", "extra": {"anything": 1}}  # pruned, kept, defaulted
+    # colour pruned, extra kept; v1's default (color) is lost when stored at v2, which has no such field, and
+    # v2's default (shade) is given on the read from storage
+    assert got["spec"] == {"size": 1, "shade": "dark", "extra": {"anything": 1}}
     ignored = gadgets.run("apply", "--validate=false", "-f", "-", input=body.replace('"f"', '"h"'))
     assert ignored.returncode == 0 and "unknown field" not in ignored.stderr
     with pytest.raises(ApiException) as err:
@@ -212,3 +216,80 @@ def test_duplicate_fields_of_a_custom_resource_come_before_its_unknown_ones(
     assert warned.returncode == 0, warned.stderr
     assert 'Warning: duplicate field "spec.size"' in warned.stderr
     assert json.loads(warned.stdout)["spec"]["size"] == 2
+
+
+def test_a_merge_patch_of_a_custom_resource_reports_its_duplicates_then_the_pruned_fields(
+    gadgets: Kubectl, cluster: Any
+) -> None:
+    """Upstream's CRD patch case: the patch's duplicate fields (in its order), then the fields pruning dropped from
+    the patched object (sorted); a 422 on ``patch`` under Strict, a warning each under Warn (the last value wins)."""
+    gadgets.ok("create", "-f", "-", input=_gadget("v2", "p", {"size": 1}))
+    url = "/apis/example.com/v2/namespaces/default/gadgets/p?fieldValidation="
+    body = b'{"spec": {"zeta": 1, "size": 2, "size": 3, "alpha": {"x": 1}, "alpha": 2}}'
+    expected = [
+        'duplicate field "spec.size"',
+        'duplicate field "spec.alpha"',
+        'unknown field "spec.alpha"',
+        'unknown field "spec.zeta"',
+    ]
+    merge = "application/merge-patch+json"
+    code, _, out = send(cluster, "PATCH", url + "Strict", body, merge)
+    assert code == 422, out
+    assert out["message"].endswith('": strict decoding error: ' + ", ".join(expected))
+    code, warnings, out = send(cluster, "PATCH", url + "Warn", body, merge)
+    assert code == 200, out
+    assert [json.loads(w.removeprefix("299 - ")) for w in warnings] == expected
+    assert out["spec"] == {"size": 3, "shade": "dark"}
+
+
+def test_reads_give_the_storage_versions_defaults_including_ones_added_later(
+    gadgets: Kubectl, k8s: Any
+) -> None:
+    """Upstream's defaulting test: the storage version's defaults are applied when an object is read from storage
+    (get, list, watch), so a default added to the storage version's schema later shows on existing objects; a
+    default of another version does not (it applies only to request bodies sent at that version)."""
+    custom = k8s_client.CustomObjectsApi(k8s)
+    gadgets.ok("create", "-f", "-", input=_gadget("v2", "old", {"size": 1}))
+    crd = json.loads(gadgets.ok("get", "crd", "gadgets.example.com", "-o", "json"))
+    v1, v2 = crd["spec"]["versions"]
+    v2["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["mode"] = {
+        "type": "string",
+        "default": "m",
+    }
+    v1["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["tint"] = {
+        "type": "string",
+        "default": "t",
+    }
+    gadgets.ok("replace", "-f", "-", input=json.dumps(crd))
+    for version in ("v1", "v2"):
+        got = custom.get_namespaced_custom_object("example.com", version, "default", "gadgets", "old")
+        assert got["spec"] == {"size": 1, "shade": "dark", "mode": "m"}, version
+        listed = custom.list_namespaced_custom_object("example.com", version, "default", "gadgets")
+        assert [i["spec"] for i in listed["items"]] == [{"size": 1, "shade": "dark", "mode": "m"}]
+    for version in ("v1", "v2"):
+        watch = ["get", f"gadgets.{version}.example.com", "--watch", "--output-watch-events", "-o", "json"]
+        watched = gadgets.run(*watch, "--request-timeout=2s")
+        event = json.loads(watched.stdout.splitlines()[0])
+        assert event["object"]["spec"] == {"size": 1, "shade": "dark", "mode": "m"}, version
+    stored = custom.get_namespaced_custom_object("example.com", "v2", "default", "gadgets", "old")
+    assert stored["metadata"]["resourceVersion"] == got["metadata"]["resourceVersion"]  # nothing was written
+
+
+def test_a_yaml_body_of_a_custom_resource_reports_repeated_keys_by_line(
+    gadgets: Kubectl, cluster: Any
+) -> None:
+    body = b"apiVersion: example.com/v2\nkind: Gadget\nmetadata:\n  name: yml\nspec:\n  size: 1\n  size: 2\n  zeta: 1\n"
+    url = "/apis/example.com/v2/namespaces/default/gadgets?fieldValidation="
+    code, _, out = send(cluster, "POST", url + "Strict", body, "application/yaml")
+    assert code == 400, out
+    assert out["message"] == (
+        'strict decoding error: yaml: unmarshal errors:\n  line 7: key "size" already set in map, '
+        'unknown field "spec.zeta"'
+    )
+    code, warnings, out = send(cluster, "POST", url + "Warn", body, "application/yaml")
+    assert code == 201, out
+    assert [json.loads(w.removeprefix("299 - ")) for w in warnings] == [
+        'line 7: key "size" already set in map',
+        'unknown field "spec.zeta"',
+    ]
+    assert out["spec"] == {"size": 2, "shade": "dark"}

@@ -13,20 +13,34 @@ not parse is an evaluation error, which fails the rule, as upstream.
 - IP and CIDR: ``ip``, ``isIP``, ``ip.isCanonical``, ``family``, ``isUnspecified``, ``isLoopback``,
   ``isLinkLocalMulticast``, ``isLinkLocalUnicast``, ``isGlobalUnicast``, ``cidr``, ``isCIDR``, ``containsIP``,
   ``containsCIDR``, ``prefixLength``, ``masked``; ``string(x)`` of any of them gives its text.
+- format: ``format.named(name)`` (an optional Format) and ``format.<name>()`` for upstream's named formats
+  (``dns1123Label``, ``dns1123Subdomain``, ``dns1035Label``, ``qualifiedName``, their ``*Prefix`` forms,
+  ``labelValue``, ``uri``, ``uuid``, ``byte``, ``date``, ``datetime``); ``<Format>.validate(s)`` is
+  ``optional.none()`` for a valid string, else an optional list of upstream's messages.
+- regex: ``find(regex)`` (the first match, or ``''``) and ``findAll(regex[, limit])``, with RE2 (google-re2, what
+  cel-python's ``matches`` uses too): linear time, no backtracking, upstream's syntax.
+- optional values, as the format library returns them: ``optional.of``, ``optional.none``, ``hasValue``,
+  ``value``, ``orValue``.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import datetime
 import ipaddress
+import re
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import re2  # type: ignore[import-untyped]
 from celpy import celtypes
 from celpy.evaluation import base_functions
 
+from berth.cluster import errors, names
 from berth.kube import quantity as quantities
 from berth.kube.errors import InputError
 
@@ -145,12 +159,147 @@ def _contains_cidr(cidr: CIDR, other: Any) -> Any:
     return celtypes.BoolType(inner.version == cidr.network.version and inner.subnet_of(cidr.network))  # type: ignore[arg-type]
 
 
-class _IpNamespace:
-    """What the name ``ip`` is in ``ip.isCanonical(text)``: cel-python reads a dotted call as a member call."""
+class _Namespace:
+    """What a library name is in ``ip.isCanonical(text)`` or ``format.named(n)``: cel-python reads a dotted call
+    as a member call on it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
-NAMES: dict[str, Any] = {"ip": _IpNamespace()}
+NAMES: dict[str, Any] = {name: _Namespace(name) for name in ("ip", "format", "optional")}
 """Activation names the library needs beside ``self`` and ``oldSelf``."""
+
+
+@dataclass(frozen=True)
+class Optional:
+    """CEL's ``optional_type``: a value or none."""
+
+    value: Any = None
+    present: bool = False
+
+
+def _optional_value(opt: Any) -> Any:
+    if not isinstance(opt, Optional):
+        raise ValueError("no such overload: value() needs an optional")
+    if not opt.present:
+        raise ValueError("optional.none() dereference")
+    return opt.value
+
+
+@dataclass(frozen=True)
+class Format:
+    """A named string format of upstream's format library and its check (the problems, none when valid)."""
+
+    name: str
+    problems: Callable[[str], list[str]]
+
+
+_UUID = re.compile(r"(?i)^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([Zz]|[+-]\d{2}:?\d{2})?$"
+)
+
+
+def _uri_problems(text: str) -> list[str]:
+    try:
+        _url(text)
+    except ValueError:
+        return [f"parse {errors.go_quote(text)}: invalid URI for request"]
+    return []
+
+
+def _byte_problems(text: str) -> list[str]:
+    try:
+        base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return ["invalid base64"]
+    return []
+
+
+def _date_problems(text: str) -> list[str]:
+    try:
+        ok = bool(_DATE.match(text)) and bool(datetime.date.fromisoformat(text))
+    except ValueError:
+        ok = False
+    return [] if ok else ["invalid date"]
+
+
+def _datetime_problems(text: str) -> list[str]:
+    match = _DATETIME.match(text)
+    try:
+        ok = match is not None and bool(datetime.date.fromisoformat(match.group(1)))
+        ok = ok and bool(datetime.time.fromisoformat(match.group(2)[:8])) if match else False
+    except ValueError:
+        ok = False
+    return [] if ok else ["invalid datetime"]
+
+
+def _prefix(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    return lambda text: check(names.mask_trailing_dash(text))
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("dns1123Label", names.is_dns1123_label),
+        Format("dns1123Subdomain", names.is_dns1123_subdomain),
+        Format("dns1035Label", names.is_dns1035_label),
+        Format("qualifiedName", names.is_qualified_name),
+        Format("dns1123LabelPrefix", _prefix(names.is_dns1123_label)),
+        Format("dns1123SubdomainPrefix", _prefix(names.is_dns1123_subdomain)),
+        Format("dns1035LabelPrefix", _prefix(names.is_dns1035_label)),
+        Format("labelValue", names.is_label_value),
+        Format("uri", _uri_problems),
+        Format("uuid", lambda text: [] if _UUID.match(text) else ["does not match the UUID format"]),
+        Format("byte", _byte_problems),
+        Format("date", _date_problems),
+        Format("datetime", _datetime_problems),
+    )
+}
+"""Upstream's ``ConstantFormats`` (k8s.io/apiserver/pkg/cel/library/format.go), checked with berth's name rules."""
+
+
+def _format_function(fmt: Format) -> Callable[[Any], Format]:
+    """``format.dns1123Label()``: the member call on the ``format`` name gives the format."""
+    return lambda namespace: fmt
+
+
+def _named(namespace: Any, name: Any) -> Optional:
+    found = FORMATS.get(str(name))
+    return Optional(found, found is not None)
+
+
+def _validate(fmt: Any, text: Any) -> Optional:
+    if not isinstance(fmt, Format):
+        raise ValueError("no such overload: validate() needs a format")
+    problems = fmt.problems(str(text))
+    if not problems:
+        return Optional()
+    return Optional(celtypes.ListType([celtypes.StringType(p) for p in problems]), True)
+
+
+def _regex(pattern: Any) -> Any:
+    try:
+        return re2.compile(str(pattern))
+    except re2.error as exc:
+        raise ValueError(f"invalid regular expression {str(pattern)!r}: {exc}") from exc
+
+
+def _find(text: Any, pattern: Any) -> Any:
+    match = _regex(pattern).search(str(text))
+    return celtypes.StringType(match.group(0) if match else "")
+
+
+def _find_all(text: Any, pattern: Any, limit: Any = -1) -> Any:
+    count = int(limit)
+    found: list[Any] = []
+    for match in _regex(pattern).finditer(str(text)):
+        if 0 <= count <= len(found):
+            break
+        found.append(celtypes.StringType(match.group(0)))
+    return celtypes.ListType(found)
 
 
 def _is_canonical(namespace: Any, text: Any) -> Any:
@@ -225,4 +374,14 @@ def functions() -> dict[str, Callable[..., Any]]:
         "prefixLength": lambda c: celtypes.IntType(c.network.prefixlen),
         "masked": lambda c: CIDR(c.network, c.network.network_address),
         "string": _string,
+        "named": _named,
+        **{name: _format_function(fmt) for name, fmt in FORMATS.items()},
+        "validate": _validate,
+        "find": _find,
+        "findAll": _find_all,
+        "of": lambda namespace, value: Optional(value, True),
+        "none": lambda namespace: Optional(),
+        "hasValue": lambda opt: celtypes.BoolType(isinstance(opt, Optional) and opt.present),
+        "value": _optional_value,
+        "orValue": lambda opt, other: opt.value if isinstance(opt, Optional) and opt.present else other,
     }

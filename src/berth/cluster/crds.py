@@ -16,10 +16,11 @@ import copy
 import json
 from typing import Any
 
-from berth.cluster import cel_rules, decoding, objmeta, request_warnings, validation
+from berth.cluster import cel_rules, decoding, objmeta, validation
 from berth.cluster import errors as E
 from berth.cluster.host import ApiHost
 from berth.cluster.resources import ResourceType, _sort_versions
+from berth.cluster.store import Store
 from berth.kube.objects import Obj
 
 CRD_RESOURCE = "customresourcedefinitions.apiextensions.k8s.io"
@@ -278,25 +279,33 @@ def delete_custom_objects(api: ApiHost, crd: Obj) -> None:
 # ---- custom objects ---------------------------------------------------------------------------------------------
 
 
-def _apply_defaults(schema: Any, value: Any) -> Any:
-    if not isinstance(schema, dict):
-        return value
-    if isinstance(value, dict):
-        for key, sub in (schema.get("properties") or {}).items():
-            if not isinstance(sub, dict):
-                continue
-            if key not in value and "default" in sub:
-                value[key] = copy.deepcopy(sub["default"])
-            if key in value:
-                value[key] = _apply_defaults(sub, value[key])
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
-            for k in list(value):
-                if k not in (schema.get("properties") or {}):
-                    value[k] = _apply_defaults(extra, value[k])
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [_apply_defaults(schema["items"], v) for v in value]
-    return value
+def _schema(crd: Obj, version: str) -> dict[str, Any]:
+    return ((version_of(crd, version).get("schema") or {}).get("openAPIV3Schema")) or {}
+
+
+_READ_DEFAULTS: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {}
+
+
+def default_on_read(store: Store, rt: ResourceType, obj: Obj) -> None:
+    """Fill in, in place, the defaults of the version ``obj`` is stored at, as upstream's storage decoder does on
+    every read (get, list, watch, a write's answer), whatever version it is then served at: a default added to
+    the storage version's schema shows on objects written before it, and on objects written at another version.
+    The request version's defaults apply only when a request body is decoded (:func:`prepare_custom`)."""
+    entry = store.get(CRD_RESOURCE, "", f"{rt.plural}.{rt.group}")
+    if entry is None:
+        return
+    text = entry[1]  # the cache is keyed by the CRD's text: clusters in one process may share a CRD's name
+    cached = _READ_DEFAULTS.get(rt.resource)
+    if cached is None or cached[0] != text:
+        crd = json.loads(text) if '"default"' in text else {}
+        versions = [
+            str(v.get("name")) for v in (crd.get("spec") or {}).get("versions") or [] if isinstance(v, dict)
+        ]
+        cached = (text, {v: _schema(crd, v) for v in versions if '"default"' in json.dumps(_schema(crd, v))})
+        _READ_DEFAULTS[rt.resource] = cached
+    schema = cached[1].get(str(obj.get("apiVersion") or "").rpartition("/")[2])
+    if schema:
+        obj.update(validation.apply_defaults(obj, schema))
 
 
 def prepare_custom(
@@ -310,16 +319,18 @@ def prepare_custom(
     crd = crd_of(api, rt)
     if crd is None:
         return version
-    ver = version_of(crd, version) or version_of(crd, rt.version)
-    schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
+    sent_at = version if version_of(crd, version) else rt.version
     dropped: list[str] = []
-    stored, problems = validation.admit_custom_resource(obj, schema, dropped, old)
+    stored, problems = validation.admit_custom_resource(obj, _schema(crd, sent_at), dropped, old)
+    if sent_at != rt.version and _schema(crd, rt.version):
+        # converted to the storage version, the object is pruned with that version's schema (upstream's
+        # schemaCoercingConverter): with conversion strategy None, a field only the sent version declares is lost
+        stored = validation.prune(stored, _schema(crd, rt.version), root=True)
     dropped.sort()
     strict = decoding.strict_problems(dropped, custom=True) if field_validation != "Ignore" else []
     if strict and field_validation == "Strict":
         raise decoding.strict_decoding_error(strict)
-    for text in strict:
-        request_warnings.warn(text)
+    decoding.warn_problems(strict)
     if old is not None:
         problems = [p for p in problems if not str(getattr(p, "field", "")).startswith("metadata.name")]
     if problems:

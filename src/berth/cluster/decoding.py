@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import decimal
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
-from berth.cluster import errors, jsonfast, schema
+from berth.cluster import errors, jsonfast, request_warnings, schema
+from berth.kube import yamlio
 
 Obj = dict[str, Any]
 
@@ -62,8 +65,12 @@ def _unknown(obj: Any, node: schema.Node, path: str, out: list[str], drop: bool 
 
 
 def strict_decoding_error(problems: Sequence[str]) -> errors.ApiError:
-    """400 ``strict decoding error: unknown field "spec.x", duplicate field "spec.y"``."""
-    return errors.bad_request("strict decoding error: " + ", ".join(problems))
+    """400 ``strict decoding error: unknown field "spec.x", duplicate field "spec.y"``; for a patch, the 422
+    upstream's patch handler gives (:func:`patch_invalid`)."""
+    text = "strict decoding error: " + ", ".join(problems)
+    if _PATCH.get() is not None:
+        return patch_invalid(text)
+    return errors.bad_request(text)
 
 
 # -- duplicate fields of a JSON body --------------------------------------------------------------------------------
@@ -87,18 +94,10 @@ def note_body(body: bytes, parsed: Any) -> None:
     Cheap for the common body: the count of ``":`` (a key's end) in the body equals that of the parsed object
     written back out unless a key was dropped (or the body spells JSON unusually); only then is the body
     parsed again keeping every member."""
-    if not isinstance(parsed, dict | list):
+    tree = _pairs_of(body, parsed) if isinstance(parsed, dict | list) else None
+    if tree is None:
         _BODY.set(((), {}))
         return
-    if body.count(_KEY_END) == jsonfast.dumps_bytes(parsed).count(_KEY_END) and not _SPACED_KEY_END.search(
-        body
-    ):
-        _BODY.set(((), {}))
-        return
-    try:
-        tree = json.loads(body, object_pairs_hook=_Pairs)
-    except ValueError:
-        tree = None
     dups: list[tuple[int, str]] = []
     order: dict[str, int] = {}
     _walk(tree, "", dups, order)
@@ -108,11 +107,51 @@ def note_body(body: bytes, parsed: Any) -> None:
 def forget_body() -> None:
     """A new request: no body noted yet."""
     _BODY.set(((), {}))
+    _PATCH.set(None)
+    _YAML_BODY.set("")
+
+
+_YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+_YAML_ERRORS = "yaml: unmarshal errors:\n"
+_YAML_BODY: ContextVar[str] = ContextVar("berth_yaml_body", default="")
+
+
+def note_yaml_body(body: bytes, content_type: str) -> None:
+    """Remember the keys a YAML create or update body sets twice, as go-yaml's strict decoder reports them
+    (``yaml: unmarshal errors:\n  line 5: key "name" already set in map``), for :func:`strict_problems`."""
+    if content_type.split(";")[0].strip().lower() not in _YAML_TYPES:
+        return
+    lines = _yaml_duplicates(body)
+    _YAML_BODY.set(_YAML_ERRORS + "\n".join(f"  {line}" for line in lines) if lines else "")
+
+
+def warn_problems(problems: Sequence[str]) -> None:
+    """A ``Warning`` header per strict decoding error; go-yaml's error gives one per line (upstream's
+    ``parseYAMLWarnings``)."""
+    for text in problems:
+        if text.startswith(_YAML_ERRORS):
+            for line in text.removeprefix(_YAML_ERRORS).splitlines():
+                request_warnings.warn(line.strip())
+        else:
+            request_warnings.warn(text)
 
 
 def body_duplicates() -> list[str]:
     """Paths of the fields the current request's body sets more than once (``spec.replicas``), in order."""
     return [path for _, path in _BODY.get()[0]]
+
+
+def _pairs_of(body: bytes, parsed: Any) -> Any:
+    """``body`` parsed again keeping every member of each object (:class:`_Pairs`), or None when the cheap check
+    of :func:`note_body` shows no key was dropped."""
+    if body.count(_KEY_END) == jsonfast.dumps_bytes(parsed).count(_KEY_END) and not _SPACED_KEY_END.search(
+        body
+    ):
+        return None
+    try:
+        return json.loads(body, object_pairs_hook=_Pairs)
+    except ValueError:
+        return None
 
 
 def _walk(node: Any, path: str, dups: list[tuple[int, str]], order: dict[str, int]) -> None:
@@ -135,7 +174,16 @@ def _walk(node: Any, path: str, dups: list[tuple[int, str]], order: dict[str, in
 def strict_problems(unknown: Sequence[str], custom: bool = False) -> list[str]:
     """The strict decoding errors of the current request, worded as upstream's: ``unknown field "a.b"`` and
     ``duplicate field "a.c"``. For a built-in in document order (one decoder finds both); for a custom resource
-    the decoder's duplicates first, then the unknown fields pruning found (sorted), as apiextensions-apiserver."""
+    the decoder's duplicates first, then the unknown fields pruning found (sorted), as apiextensions-apiserver.
+    For a JSON, merge or strategic merge patch: the patch body's own errors, then the patched object's unknown
+    fields in key order (upstream decodes the patched object from JSON with sorted keys)."""
+    patch = _PATCH.get()
+    if patch is not None and patch.kind != "apply":
+        return [*patch.problems, *(f'unknown field "{p}"' for p in sorted(unknown, key=_path_order))]
+    yaml_errors = _YAML_BODY.get()
+    if yaml_errors:  # go-yaml's error first, then the unknown fields of the JSON it became (keys sorted)
+        later = unknown if custom else sorted(unknown, key=_path_order)
+        return [yaml_errors, *(f'unknown field "{p}"' for p in later)]
     dups, order = _BODY.get()
     unknown_text = [f'unknown field "{p}"' for p in unknown]
     if not dups:
@@ -146,6 +194,194 @@ def strict_problems(unknown: Sequence[str], custom: bool = False) -> list[str]:
     last = len(order) + len(dups)
     ranked = dup_text + [(order.get(p, last), t) for p, t in zip(unknown, unknown_text, strict=True)]
     return [t for _, t in sorted(ranked, key=lambda r: r[0])]
+
+
+# -- field validation of patch bodies ------------------------------------------------------------------------------
+# Upstream's patch handler (apiserver endpoints/handlers/patch.go) decodes a JSON, merge or strategic merge patch
+# strictly (sigs.k8s.io/json) before applying it, so a key given twice in the patch is a strict error; the patched
+# object is then decoded strictly too (its unknown fields). Both together are one 422 on the field ``patch``. An
+# apply patch is read as YAML: its duplicate keys are go-yaml's ``line N: key "x" already set in map``, a 400.
+
+_JSON_PATCH_FIELDS = frozenset({"op", "path", "from", "value"})
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+@dataclass
+class _Patch:
+    """The patch of the current request: its type, its own strict errors, and what the error shows as the bad
+    value (the decoded patch for a strategic merge patch, the patched object for the others)."""
+
+    kind: str
+    problems: tuple[str, ...]
+    body: Any
+    patched: Any = None
+
+
+_PATCH: ContextVar[_Patch | None] = ContextVar("berth_patch_body", default=None)
+
+
+def note_patch(body: bytes, patch_type: str, parsed: Any) -> None:
+    """Remember the strict errors of the patch body just decoded (``parsed``), for :func:`strict_problems` and
+    :func:`apply_strict_errors`: duplicate fields, and for a JSON patch the unknown fields of its operations
+    (``json patch unknown field "[0].foo"``)."""
+    if patch_type == "apply":
+        _PATCH.set(_Patch("apply", tuple(_yaml_duplicates(body)), parsed))
+        return
+    problems: list[str] = []
+    tree = _pairs_of(body, parsed) if isinstance(parsed, dict | list) else None
+    if patch_type == "json":
+        _json_patch_problems(tree if tree is not None else parsed, problems)
+    elif tree is not None:
+        dups: list[tuple[int, str]] = []
+        _walk(tree, "", dups, {})
+        problems = [f'duplicate field "{p}"' for _, p in dups]
+    _PATCH.set(_Patch(patch_type, tuple(problems), parsed))
+
+
+def _json_patch_problems(ops: Any, out: list[str]) -> None:
+    """``json patch unknown field "[0].foo"`` / ``json patch duplicate field "[1].path"``, in document order."""
+    if not isinstance(ops, list):
+        return
+    for i, op in enumerate(ops):
+        members = list(op) if isinstance(op, _Pairs) else list(op.items()) if isinstance(op, dict) else []
+        seen: set[str] = set()
+        for key, value in members:
+            where = f"[{i}].{key}"
+            if key in seen:
+                out.append(f'json patch duplicate field "{where}"')
+            elif key not in _JSON_PATCH_FIELDS:
+                out.append(f'json patch unknown field "{where}"')
+            seen.add(key)
+            dups: list[tuple[int, str]] = []
+            _walk(value, where, dups, {})
+            out.extend(f'json patch duplicate field "{p}"' for _, p in dups)
+
+
+def patched(obj: Any) -> None:
+    """The object the current JSON or merge patch made (what a strict decoding error shows as its bad value)."""
+    patch = _PATCH.get()
+    if patch is not None:
+        patch.patched = obj
+
+
+def patch_invalid(detail: str) -> errors.ApiError:
+    """422 ``"" is invalid: patch: Invalid value: "<object>": <detail>`` as upstream's patch handler words a
+    patched object that does not decode: the bad value is the patched object's JSON (a strategic merge patch
+    shows the patch itself, printed as Go prints a map)."""
+    patch = _PATCH.get()
+    if patch is None or patch.kind == "strategic":
+        value = go_print(patch.body if patch is not None else None)
+    else:
+        value = _go_json(patch.patched)
+    return errors.invalid("", "", [errors.invalid_value("patch", value, detail)])
+
+
+def apply_strict_errors(field_validation: str) -> None:
+    """An apply patch's duplicate keys: a 400 ``error strict decoding YAML: ...`` under ``Strict``, one warning a
+    key under ``Warn`` (the default), nothing under ``Ignore``."""
+    patch = _PATCH.get()
+    if patch is None or patch.kind != "apply" or not patch.problems or field_validation == "Ignore":
+        return
+    if field_validation == "Strict":
+        lines = "".join(f"\n  {p}" for p in patch.problems)
+        raise errors.bad_request(
+            f"error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:{lines}"
+        )
+    warn_problems(patch.problems)
+
+
+def _yaml_duplicates(body: bytes) -> list[str]:
+    """go-yaml's ``line N: key "x" already set in map`` for each key an apply body sets twice (JSON is YAML)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return []
+    try:
+        json.loads(text)
+    except ValueError:
+        found = [(d.key, d.line) for d in yamlio.duplicate_keys(text)]
+    else:
+        found = _json_duplicate_lines(text)
+    return [f"line {line}: key {errors.go_quote(key)} already set in map" for key, line in found]
+
+
+def _json_duplicate_lines(text: str) -> list[tuple[str, int]]:
+    """Each key a (valid) JSON text sets twice in one object, with the 1-based line of the repeat."""
+    out: list[tuple[str, int]] = []
+    open_keys: list[set[str] | None] = []  # per open container: the object's keys so far (None: an array)
+    expect_key = False
+    i, end, line = 0, len(text), 1
+    while i < end:
+        ch = text[i]
+        if ch == '"':
+            match = _JSON_STRING.match(text, i)
+            if match is None:
+                return out
+            key, i = json.loads(match.group()), match.end()
+            if expect_key and open_keys and open_keys[-1] is not None:
+                if key in open_keys[-1]:
+                    out.append((key, line))
+                open_keys[-1].add(key)
+                expect_key = False
+            continue
+        if ch == "{":
+            open_keys.append(set())
+            expect_key = True
+        elif ch == "[":
+            open_keys.append(None)
+        elif ch in "]}":
+            open_keys.pop()
+        elif ch == ",":
+            expect_key = bool(open_keys) and open_keys[-1] is not None
+        elif ch == "\n":
+            line += 1
+        i += 1
+    return out
+
+
+def _path_order(path: str) -> list[tuple[int, str, int]]:
+    """Sort key of a field path (``spec.ports[10].name``): by name at each level, list indexes as numbers."""
+    return [
+        (1, "", int(part[1:-1])) if part.startswith("[") else (0, part, 0)
+        for part in re.findall(r"\[\d+\]|[^.\[]+", path)
+    ]
+
+
+def _go_json(value: Any) -> str:
+    """``json.Marshal``'s text: compact, map keys sorted, ``<``, ``>`` and ``&`` escaped."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def go_print(value: Any) -> str:
+    """Go's ``fmt.Sprintf("%+v", v)`` of a decoded JSON value: ``map[spec:map[replicas:3]]``, ``[a b]``."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    return str(value)
+
+
+def _go_float(value: float) -> str:
+    """``%v`` of a float64 (``%g`` at the shortest precision): the shortest digits, in exponent form when the
+    exponent is below -4 or at least 6 (``1e+06``)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}[repr(value)]
+    digits = decimal.Decimal(repr(value)).normalize()
+    sign, nums, exp = digits.as_tuple()
+    assert isinstance(exp, int)
+    point = len(nums) + exp  # where the decimal point falls after the first digit string
+    if point - 1 < -4 or point - 1 >= 6:
+        mantissa = str(nums[0]) + ("." + "".join(map(str, nums[1:])) if len(nums) > 1 else "")
+        power = point - 1
+        return f"{'-' if sign else ''}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    return format(digits, "f")
 
 
 # -- nulls: what Go's JSON decoder makes of them ----------------------------------------------------------------------
@@ -353,6 +589,9 @@ def decode(obj: Mapping[str, Any]) -> tuple[errors.ApiError | None, bool]:
     problem = _type_error(value, node, (), kind)
     if problem is None:
         return None, True
+    patch = _PATCH.get()
+    if patch is not None and patch.kind != "apply":
+        return patch_invalid(problem), False
     version = api_version.rpartition("/")[2]
     return errors.bad_request(
         f'{kind} in version "{version}" cannot be handled as a {kind}: {problem}'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.cluster import auth, eviction
+from berth.cluster import auth, decoding, eviction
 from berth.cluster import errors as E
 from berth.cluster.http_base import PATCH_CONTENT_TYPES, HandlerBase, Request, truthy
 from berth.cluster.resources import ResourceType
@@ -30,6 +30,7 @@ class WriteHandlers(HandlerBase):
         if name and not sub:
             raise E.method_not_allowed("create", f"{rt.plural}/{name}")
         obj = self._decode(body, rt)
+        decoding.note_yaml_body(body, self.headers.get("Content-Type") or "")
         if not isinstance(obj, dict):
             raise E.bad_request("the request body must be a single object")
         if sub == "binding":
@@ -93,6 +94,7 @@ class WriteHandlers(HandlerBase):
         if not name:
             raise E.method_not_allowed("update", rt.resource)
         obj = self._decode(body, rt)
+        decoding.note_yaml_body(body, self.headers.get("Content-Type") or "")
         out = self.server.api.do_update(
             rt,
             obj,
@@ -128,6 +130,7 @@ class WriteHandlers(HandlerBase):
         if ptype is None:
             raise E.unsupported_media_type(list(PATCH_CONTENT_TYPES)[:4])
         patch = self._decode_patch(body, ptype)
+        decoding.note_patch(body, ptype, patch)  # the patch's own duplicate fields, for fieldValidation
         force = truthy(query.get("force"))
         out, created = self.server.api.do_patch(
             rt,

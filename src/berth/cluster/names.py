@@ -238,9 +238,15 @@ _NAME_CHECKS = {
 def name_problems(kind: str, name: str, prefix: bool = False) -> list[str]:
     """Problems with ``name`` as the name of a ``kind`` (``prefix``: a generateName, trailing dash allowed)."""
     rule = NAME_RULES.get(kind, "dns1123-subdomain")
-    if prefix and rule != "path-segment" and name.endswith("-"):
-        name = name[:-1] + "a"
+    if prefix and rule != "path-segment":
+        name = mask_trailing_dash(name)
     return _NAME_CHECKS[rule](name)
+
+
+def mask_trailing_dash(name: str) -> str:
+    """A prefix checked as a name (generateName, the ``*Prefix`` CEL formats): its trailing dash, after which a
+    suffix comes, stands for a letter."""
+    return name[:-1] + "a" if name.endswith("-") else name
 
 
 # -- metadata -------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ report).
 """
 
 from berth.demo.admin import DemoError
-from berth.demo.main import DemoResult, run
+from berth.demo.main import run
+from berth.demo.result import DemoResult
 
 __all__ = ["DemoError", "DemoResult", "run"]

@@ -20,7 +20,7 @@ from berth.cluster import Cluster
 from berth.kube import client as kube_client
 from berth.kube import kubeconfig
 from berth.kube.errors import BerthError
-from berth.schedule.live import api
+from berth.schedule import api_call
 
 T = TypeVar("T")
 
@@ -86,7 +86,7 @@ class Admin:
         self.client.close()
 
     def call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        return api.call(self.client, method, path, (), body)
+        return api_call(self.client, method, path, (), body)
 
     def create(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
         return self.call("POST", path, obj)
@@ -96,7 +96,7 @@ class Admin:
             self.create(
                 "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
             )
-        except api.ApiError as exc:
+        except kube_client.StatusError as exc:
             if exc.status != 409:
                 raise
 
@@ -167,7 +167,7 @@ class Admin:
     def delete_pod(self, namespace: str, name: str) -> None:
         try:
             self.call("DELETE", f"/api/v1/namespaces/{namespace}/pods/{name}")
-        except api.ApiError as exc:
+        except kube_client.StatusError as exc:
             if exc.status != 404:
                 raise
 
@@ -183,8 +183,8 @@ class Admin:
         """Whether the API server serves a resource (a list of at most one object answers)."""
         path = f"/api/{version}/{plural}" if not group else f"/apis/{group}/{version}/{plural}"
         try:
-            api.call(self.client, "GET", path, [("limit", 1)])
-        except api.ApiError as exc:
+            api_call(self.client, "GET", path, [("limit", 1)])
+        except kube_client.StatusError as exc:
             if exc.status == 404:
                 return False
             raise

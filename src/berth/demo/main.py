@@ -23,7 +23,6 @@ import logging
 import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +34,20 @@ from berth import cliopts, data, install
 from berth.cluster import Cluster, ClusterOptions
 from berth.demo import page
 from berth.demo.admin import Admin, DemoError, wait_for
-from berth.demo.shapes import SA_NAMESPACE, Comparison, Fleet, measure, start_scheduler
+from berth.demo.result import TOO_SMALL_RULES, DemoResult
+from berth.demo.shapes import SA_NAMESPACE, Fleet, measure, start_scheduler
 from berth.kube import yamlio
 from berth.kube.errors import BerthError, InputError
-from berth.schedule import Placement, rbac, report, report_live, run_live_scheduler
-from berth.schedule import config as schedule_config
-from berth.schedule.plugins import registry as registry_mod
-from berth.schedule.simulate import NodeUsage
+from berth.schedule import (
+    Placement,
+    SchedulerConfiguration,
+    compute_rbac,
+    default_registry,
+    live_result,
+    load_config,
+    print_table,
+    run_live_scheduler,
+)
 
 EXAMPLE = data.path("examples/two-profiles")
 CHART = data.path("charts/berth-scheduler")
@@ -49,43 +55,6 @@ DEFAULT_BASE = Path(".berth") / "demo"
 DEFAULT_REPORT = Path("berth-demo-report.html")
 NAMESPACE = "academy"
 STEPS = 6
-
-TOO_SMALL_RULES: list[dict[str, Any]] = [
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}
-]
-"""The deliberately too-small role of step 3: the scheduler may read pods, nothing else."""
-
-
-@dataclass
-class DemoResult:
-    """What the demo found, for the report and the tests."""
-
-    data_dir: Path
-    url: str = ""
-    report: Path | None = None
-    install_lines: list[str] = field(default_factory=list)
-    install_error: str = ""
-    forbidden: list[str] = field(default_factory=list)
-    bound_while_forbidden: int = -1
-    rules_too_small: int = len(TOO_SMALL_RULES)
-    rules_minimal: int = 0
-    probe_node: str = ""
-    placement: dict[str, dict[str, int]] = field(default_factory=dict)
-    placements: list[Placement] = field(default_factory=list)
-    nodes: list[str] = field(default_factory=list)
-    profiles: list[str] = field(default_factory=list)
-    place_seconds: float = 0.0
-    usage: tuple[NodeUsage, ...] = ()
-    """Each node's requests and capacity once the workload is placed, as the live scheduler's cache held them."""
-    separate_placement: dict[str, dict[str, int]] = field(default_factory=dict)
-    """The same workload placed by the separate shape (step 5)."""
-    comparison: Comparison | None = None
-    cluster_stopped: bool = False
-    seconds: float = 0.0
-
-    def per_profile(self, profile: str) -> list[int]:
-        """Pods of ``profile`` per node, in node order."""
-        return [self.placement.get(n, {}).get(profile, 0) for n in self.nodes]
 
 
 class _Capture(logging.Handler):
@@ -198,9 +167,9 @@ def run(
 def _run(
     seed: int, fast: bool, base: Path, report_file: Path, steps: _Steps, capture: _Capture, result: DemoResult
 ) -> None:
-    registry = registry_mod.default_registry()
+    registry = default_registry()
     config_path = EXAMPLE / "config.yaml"
-    cfg = schedule_config.load(config_path, registry)
+    cfg = load_config(config_path, registry)
     profiles = [p.scheduler_name for p in cfg.profiles]
     result.profiles = profiles
     data = result.data_dir
@@ -233,7 +202,7 @@ def _run(
         _install(steps, base, cluster, result)
         sched = _rbac_phases(steps, admin, cfg, registry, fleet, seed, capture, result)
         _deploy(steps, admin, result)
-        result.usage = report_live.live_result(sched.scheduler, result.place_seconds).usage
+        result.usage = live_result(sched.scheduler, result.place_seconds).usage
         fleet.stop(sched)
 
         steps.begin("compare the two deployment shapes (measured)")
@@ -325,7 +294,7 @@ def _install(steps: _Steps, base: Path, cluster: Cluster, result: DemoResult) ->
 def _rbac_phases(
     steps: _Steps,
     admin: Admin,
-    cfg: schedule_config.SchedulerConfiguration,
+    cfg: SchedulerConfiguration,
     registry: Any,
     fleet: Fleet,
     seed: int,
@@ -375,7 +344,7 @@ def _rbac_phases(
         + " (no scheduling without a complete view of the cluster)"
     )
 
-    role = rbac.compute(cfg, registry)
+    role = compute_rbac(cfg, registry)
     rules = role.cluster_role("berth-demo-scheduler")["rules"]
     result.rules_minimal = len(rules)
     minimal = admin.identity("berth-demo-scheduler", SA_NAMESPACE, rules)
@@ -456,7 +425,7 @@ def _place(steps: _Steps, admin: Admin, result: DemoResult) -> Any:
 
     placements = wait_for(placed, 60, f"all {expected} pods to be bound")
     sim = page.live_result(placements, result.nodes, result.profiles, time.monotonic() - t0)
-    report.print_table(sim, steps.console)
+    print_table(sim, steps.console)
     counts = sim.counts()
     concentrate, default = (
         [counts[n].get(p, 0) for n in result.nodes] for p in (result.profiles[-1], result.profiles[0])

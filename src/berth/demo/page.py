@@ -10,16 +10,11 @@ comparison of the two deployment shapes.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from berth.demo.result import DemoResult
 from berth.kube import htmlpage as hp
 from berth.kube import yamlio
-from berth.schedule import Placement, SimulationResult
-from berth.schedule.report_html import Page, render_html
-from berth.schedule.simulate import NodeUsage
-
-if TYPE_CHECKING:
-    from berth.demo.main import DemoResult
+from berth.schedule import NodeUsage, Placement, ReportPage, SimulationResult, render_report_html
 
 
 def live_result(
@@ -107,7 +102,7 @@ def sections(result: DemoResult) -> str:
 def write(path: Path, result: DemoResult) -> Path:
     """Write the self-contained page to ``path`` (atomically) and return it."""
     live = live_result(result.placements, result.nodes, result.profiles, result.place_seconds, result.usage)
-    page = Page(
+    page = ReportPage(
         title="berth demo: two profiles on the embedded cluster",
         kicker="berth demo report",
         subtitle=hp.esc(
@@ -117,5 +112,5 @@ def write(path: Path, result: DemoResult) -> Path:
         ),
         extra=[sections(result)],
     )
-    yamlio.write_atomic(path, render_html(live, page=page))
+    yamlio.write_atomic(path, render_report_html(live, page=page))
     return path

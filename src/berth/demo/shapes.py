@@ -22,10 +22,21 @@ from typing import Any
 
 from berth.demo.admin import Admin, DemoError, Identity, Traffic, utc_now, wait_for
 from berth.kube import yamlio
-from berth.schedule import config as config_mod
-from berth.schedule import manifests, rbac
-from berth.schedule.live import LiveOptions, LiveScheduler, informers
-from berth.schedule.live.run import informer_resources
+from berth.schedule import (
+    DeployOptions,
+    DeployShape,
+    InformerBackoff,
+    LiveOptions,
+    LiveScheduler,
+    RenderedManifests,
+    SchedulerConfiguration,
+    compute_rbac,
+    informer_resources,
+    load_config,
+    manifest_units,
+    parse_config,
+    render_manifests,
+)
 
 IMAGE = "berth-scheduler:0.1.0"
 SA_NAMESPACE = "berth-system"
@@ -137,7 +148,7 @@ class Comparison:
 # --- (a) and (d): from the manifests ------------------------------------------------------------------------
 
 
-def written(rendered: manifests.Rendered) -> Written:
+def written(rendered: RenderedManifests) -> Written:
     kinds: dict[str, int] = {}
     for obj in rendered.objects:
         kind = str(obj.get("kind") or "")
@@ -145,34 +156,32 @@ def written(rendered: manifests.Rendered) -> Written:
     return Written(len(rendered.objects), len(rendered.yaml().splitlines()), kinds)
 
 
-def render(text: str, registry: Any, shape: manifests.Shape, source: str) -> manifests.Rendered:
-    cfg = config_mod.parse(yamlio.load_one(text, source), source, registry)
-    return manifests.render(text, cfg, registry, manifests.DeployOptions(image=IMAGE, shape=shape), source)
+def render(text: str, registry: Any, shape: DeployShape, source: str) -> RenderedManifests:
+    cfg = parse_config(yamlio.load_one(text, source), source, registry)
+    return render_manifests(text, cfg, registry, DeployOptions(image=IMAGE, shape=shape), source)
 
 
-def informer_count(cfg: config_mod.SchedulerConfiguration, registry: Any, admin: Admin) -> int:
+def informer_count(cfg: SchedulerConfiguration, registry: Any, admin: Admin) -> int:
     """Informers (one list + one long-lived watch each) a process with ``cfg`` opens on this cluster: the
     resources its plugins read that the API server serves (an unserved one is skipped with a warning)."""
     return sum(1 for r in informer_resources(cfg, registry) if admin.serves(r.group, r.version, r.plural))
 
 
-def third_cost(text: str, registry: Any, shape: manifests.Shape, source: str, admin: Admin) -> ThirdCost:
+def third_cost(text: str, registry: Any, shape: DeployShape, source: str, admin: Admin) -> ThirdCost:
     """What adding :data:`THIRD_PROFILE` to the configuration ``text`` adds in ``shape``."""
     if not text.endswith("\n"):
         text += "\n"
     three = text + THIRD_PROFILE
     before = render(text, registry, shape, source)
     after = render(three, registry, shape, f"{source} + academy-binpack")
-    cfg2 = config_mod.parse(yamlio.load_one(text, source), source, registry)
-    cfg3 = config_mod.parse(yamlio.load_one(three, source), source, registry)
-    if shape is manifests.Shape.PROFILES:
+    cfg2 = parse_config(yamlio.load_one(text, source), source, registry)
+    cfg3 = parse_config(yamlio.load_one(three, source), source, registry)
+    if shape is DeployShape.PROFILES:
         lines = len(THIRD_PROFILE.splitlines())
         processes = 0
         informers_added = informer_count(cfg3, registry, admin) - informer_count(cfg2, registry, admin)
     else:
-        new_units = manifests.units(
-            three, cfg3, registry, manifests.DeployOptions(image=IMAGE, shape=shape), source
-        )
+        new_units = manifest_units(three, cfg3, registry, DeployOptions(image=IMAGE, shape=shape), source)
         unit = new_units[-1]
         lines = len(unit.config_text.splitlines())  # a whole configuration file of its own
         processes = 1
@@ -184,13 +193,13 @@ def third_cost(text: str, registry: Any, shape: manifests.Shape, source: str, ad
 
 
 def start_scheduler(
-    cfg: config_mod.SchedulerConfiguration, registry: Any, identity: Identity, seed: int
+    cfg: SchedulerConfiguration, registry: Any, identity: Identity, seed: int
 ) -> LiveScheduler:
     """A live scheduler authenticated as ``identity`` (quick retries: the demo's waits are seconds long)."""
     options = LiveOptions(
         kubeconfig=str(identity.kubeconfig),
         seed=seed,
-        backoff=informers.Backoff(initial=0.2, cap=2.0, jitter=0.5),
+        backoff=InformerBackoff(initial=0.2, cap=2.0, jitter=0.5),
     )
     return LiveScheduler(cfg, registry, options).start()
 
@@ -218,7 +227,7 @@ class Fleet:
 def _resume(
     admin: Admin,
     fleet: Fleet,
-    cfg: config_mod.SchedulerConfiguration,
+    cfg: SchedulerConfiguration,
     registry: Any,
     identity: Identity,
     seed: int,
@@ -286,7 +295,7 @@ def measure(
     """Run both shapes on the cluster, one after the other, and measure (a)-(d)."""
     text = (example / "config.yaml").read_text(encoding="utf-8")
     source = str(example / "config.yaml")
-    cfg = config_mod.parse(yamlio.load_one(text, source), source, registry)
+    cfg = parse_config(yamlio.load_one(text, source), source, registry)
     profiles = tuple(p.scheduler_name for p in cfg.profiles)
     separate_files = [example / "separate" / f"{p}.yaml" for p in profiles]
     for path in separate_files:
@@ -294,7 +303,7 @@ def measure(
             raise DemoError(f"{path} is missing: the separate shape needs one configuration per profile")
 
     # one scheduler, two profiles
-    role = rbac.compute(cfg, registry).cluster_role("x")["rules"]
+    role = compute_rbac(cfg, registry).cluster_role("x")["rules"]
     ident = admin.identity("berth-shape-profiles", SA_NAMESPACE, role)
     sched = fleet.add(start_scheduler(cfg, registry, ident, seed))
     if not sched.wait_synced(20):
@@ -317,8 +326,8 @@ def measure(
     scheds: list[LiveScheduler] = []
     rules_s: list[int] = []
     for path in separate_files:
-        one = config_mod.load(path, registry)
-        rules = rbac.compute(one, registry).cluster_role("x")["rules"]
+        one = load_config(path, registry)
+        rules = compute_rbac(one, registry).cluster_role("x")["rules"]
         rules_s.append(len(rules))
         ident_s = admin.identity(f"berth-shape-{one.profiles[0].scheduler_name}", SA_NAMESPACE, rules)
         idents.append(ident_s)
@@ -346,14 +355,14 @@ def measure(
     down_s = {p: admin.node_of(namespace, n) for p, n in names.items()}
     fleet.stop(kept)
     traffic_s = settled_traffic(admin, [i.user for i in idents], until, sum(_watching(s) for s in scheds))
-    stopped_cfg = config_mod.load(separate_files[-1], registry)
+    stopped_cfg = load_config(separate_files[-1], registry)
     resumed_s = _resume(
         admin, fleet, stopped_cfg, registry, idents[-1], seed, namespace, [names[profiles[-1]]]
     )
     for n in names.values():
         admin.delete_pod(namespace, n)
 
-    shapes = (manifests.Shape.PROFILES, manifests.Shape.SEPARATE)
+    shapes = (DeployShape.PROFILES, DeployShape.SEPARATE)
     rendered = {shape: render(text, registry, shape, source) for shape in shapes}
     third = {shape: third_cost(text, registry, shape, source, admin) for shape in shapes}
     return Comparison(

@@ -33,7 +33,7 @@ from berth.schedule.framework.interface import EXTENDER_NAME, Status
 
 if TYPE_CHECKING:
     from berth.schedule.framework.runtime import PluginScores
-    from berth.schedule.scheduler import CycleOutcome, Diagnosis, Preemption
+    from berth.schedule.outcome import CycleOutcome, Diagnosis, Preemption
 
 KEEP_ATTEMPTS = 10  # per pod: the newest attempts are kept (a pod can be retried many times in a long run)
 

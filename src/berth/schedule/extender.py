@@ -27,10 +27,10 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from berth.schedule.framework.extender import ExtenderError, Victims
 from berth.schedule.framework.interface import EXTENDER_NAME
 
 if TYPE_CHECKING:
@@ -44,18 +44,6 @@ MAX_EXTENDER_PRIORITY = 10
 
 
 __all__ = ["EXTENDER_NAME", "ExtenderError", "HTTPExtender", "Victims", "build"]
-
-
-class ExtenderError(Exception):
-    """An extender call failed (transport, HTTP status, undecodable answer, or the ``error`` it returned)."""
-
-
-@dataclass(frozen=True)
-class Victims:
-    """The pods preemption would evict on one node, and how many PodDisruptionBudgets that violates."""
-
-    pods: tuple[PodInfo, ...]
-    num_pdb_violations: int = 0
 
 
 def _field(doc: Mapping[str, Any], name: str) -> Any:

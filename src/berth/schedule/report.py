@@ -38,10 +38,23 @@ def table_rows(result: SimulationResult) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def cores(millicores: int) -> str:
+    """Millicores as cores, as few digits as needed: ``1500`` -> ``1.5`` (the terminal and the HTML reports)."""
+    if millicores % 1000 == 0:
+        return str(millicores // 1000)
+    return f"{millicores / 1000:.2f}".rstrip("0").rstrip(".")
+
+
+def memory(amount: int) -> str:
+    """Bytes in the largest binary unit that fits, one decimal: ``1.5 GiB``."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if amount >= size:
+            return f"{amount / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{amount} B"
+
+
 def usage_cells(result: SimulationResult) -> dict[str, tuple[str, str]]:
     """Per node, cpu and memory requested at the end of the run of what it offers (``-o wide``'s columns)."""
-    from berth.schedule.report_html import cores, memory
-
     return {
         u.node: (
             f"{cores(u.cpu)}/{cores(u.cpu_allocatable)} {htmlpage.percent_text(htmlpage.percent(u.cpu, u.cpu_allocatable))}",

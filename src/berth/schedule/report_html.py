@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from berth.kube import htmlpage as hp
 from berth.kube.htmlpage import esc
 from berth.schedule import compare, explain
-from berth.schedule.report import headline, score_colour
+from berth.schedule.report import cores, headline, memory, score_colour
 from berth.schedule.simulate import NodeUsage, SimulationResult
 
 ALL_ROWS_UP_TO = (
@@ -31,19 +31,6 @@ LARGE_TILES_UP_TO = 48  # heatmap tiles big enough to carry the node's name and 
 HEATMAP_FROM = 13  # smaller clusters are read from the per-node rows alone
 SCORE_ROWS = 20  # feasible nodes shown per explained attempt before the rest is folded
 BEFORE = "#8c959f"  # pods a node had before the run (bound in the cluster file, or by other schedulers)
-
-
-def cores(millicores: int) -> str:
-    if millicores % 1000 == 0:
-        return str(millicores // 1000)
-    return f"{millicores / 1000:.2f}".rstrip("0").rstrip(".")
-
-
-def memory(amount: int) -> str:
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if amount >= size:
-            return f"{amount / size:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{amount} B"
 
 
 def profile_colours(profiles: Sequence[str]) -> dict[str, str]:

@@ -7,7 +7,6 @@ assume the one way back (:meth:`SchedulingCycle._binding_failed`): Unreserve wit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,18 +30,7 @@ from berth.schedule.outcome import (
     diagnosis_for,
     fit_error_message,
 )
-from berth.schedule.scheduler_state import _locked
-
-
-@dataclass(slots=True)
-class HeldBinding:
-    """What a pod's binding cycle needs: run at once, or once the pod held at Permit is decided."""
-
-    qp: QueuedPodInfo
-    fw: Framework
-    state: CycleState
-    assumed: PodInfo
-    host: str
+from berth.schedule.scheduler_state import HeldBinding, _locked
 
 
 class SchedulingCycle(FeasibleNodes):

@@ -72,7 +72,8 @@ from berth.schedule.outcome import (
 )
 from berth.schedule.plugins.registry import Registry, default_registry
 from berth.schedule.queue import SchedulingQueue, VirtualClock, Where
-from berth.schedule.schedule_one import HeldBinding, SchedulingCycle
+from berth.schedule.schedule_one import SchedulingCycle
+from berth.schedule.scheduler_state import HeldBinding
 
 # The names callers import from here (the outcome types and event helpers live in their own rooms).
 __all__ = [

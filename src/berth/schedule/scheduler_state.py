@@ -13,6 +13,7 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
@@ -21,14 +22,14 @@ if TYPE_CHECKING:
     from berth.schedule.cache import Cache, Snapshot
     from berth.schedule.config import SchedulerConfiguration
     from berth.schedule.extender import HTTPExtender
+    from berth.schedule.framework.interface import CycleState
     from berth.schedule.framework.listers import ObjectCache
     from berth.schedule.framework.runtime import Framework
-    from berth.schedule.framework.types import NodeInfo, PodInfo
+    from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
     from berth.schedule.framework.waiting_pods import WaitingPods
     from berth.schedule.nominator import Nominator
     from berth.schedule.outcome import CycleOutcome, Failure, Ignored, Placement, Preemption, Result
     from berth.schedule.queue import SchedulingQueue
-    from berth.schedule.schedule_one import HeldBinding
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -43,6 +44,18 @@ def _locked(method: _F) -> _F:
             return method(self, *args, **kwargs)
 
     return cast(_F, wrapper)
+
+
+@dataclass(slots=True)
+class HeldBinding:
+    """What a pod's binding cycle needs: run at once, or once the pod held at Permit is decided (the scheduler keeps
+    them in ``_held`` and ``_in_flight``; :mod:`~berth.schedule.schedule_one` makes and runs them)."""
+
+    qp: QueuedPodInfo
+    fw: Framework
+    state: CycleState
+    assumed: PodInfo
+    host: str
 
 
 class SchedulerState:

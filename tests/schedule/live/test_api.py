@@ -79,3 +79,49 @@ def test_calls_survive_a_server_closing_kept_alive_connections(env: Env) -> None
     assert api.call(client, "GET", "/api/v1/namespaces/default")["metadata"]["name"] == "default"
     fast.close()
     client.close()
+
+
+def test_pipelined_calls_answer_each_in_its_place(env: Env) -> None:
+    """``call_many``: several requests on one kept-alive connection, each answer (or its error) in order; a
+    connection the server dropped meanwhile is re-opened, as for one call."""
+    client = api_client_from(env.client.configuration, 2)
+    fast = api.KeepAlive.of(client)
+    assert fast is not None
+    event = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "pipelined.1", "namespace": "default"},
+        "eventTime": "2026-12-02T07:00:00.000000Z",
+        "reportingController": "test",
+        "reportingInstance": "test-1",
+        "action": "Binding",
+        "reason": "Scheduled",
+        "regarding": {"kind": "Pod", "namespace": "default", "name": "p"},
+        "note": "n",
+        "type": "Normal",
+    }
+    calls: list[api.Call] = [
+        ("GET", "/api/v1/namespaces/default", None, api.JSON),
+        ("GET", "/api/v1/namespaces/default/pods/nope", None, api.JSON),
+        ("POST", "/apis/events.k8s.io/v1/namespaces/default/events", event, api.JSON),
+        ("POST", "/apis/events.k8s.io/v1/namespaces/default/events", event, api.JSON),
+    ]
+    assert api.call(client, "GET", "/api/v1/namespaces/default")["metadata"]["name"] == "default"
+    fast._local.conn.sock.shutdown(socket.SHUT_RDWR)  # as if the server had dropped the idle connection
+    first, missing, created, again = api.call_many(client, calls)
+    assert isinstance(first, dict) and first["metadata"]["name"] == "default"
+    assert isinstance(missing, api.ApiError) and missing.status == 404
+    assert isinstance(created, dict) and created["metadata"]["name"] == "pipelined.1"
+    assert isinstance(again, api.ApiError) and again.status == 409
+    fast.close()
+    client.close()
+
+
+def test_pipelined_calls_to_a_server_that_is_gone_are_unreachable(env: Env) -> None:
+    client = api_client_from(env.client.configuration, 2)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        client.configuration.host = f"https://127.0.0.1:{closed.getsockname()[1]}"  # nobody listens there
+        answers = api.call_many(client, [("GET", "/api/v1/namespaces/default", None, api.JSON)] * 3)
+    assert [type(a) for a in answers] == [api.Unreachable] * 3
+    client.close()

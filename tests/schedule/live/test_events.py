@@ -379,3 +379,38 @@ def test_core_fallback_keeps_related(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (first["related"]["name"], first["related"]["uid"]) == ("vip", "uid-vip")
     assert (first["count"], second["count"]) == (1, 1)
     assert "related" not in second
+
+
+def test_events_queued_meanwhile_are_posted_pipelined_and_in_order(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the worker waits on one write, the Events queued behind it go out as one pipelined batch of creates; a
+    repeat among them (a series update) is written after the batch that creates its Event."""
+    entered, gate = threading.Event(), threading.Event()
+    real_call, real_many = api.call, api.call_many
+    batches: list[int] = []
+
+    def first_waits(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        if not entered.is_set():
+            entered.set()
+            gate.wait(10)
+        return real_call(*args, **kwargs)
+
+    def counted(client: Any, calls: Any, timeout: float | None = 30.0) -> Any:
+        batches.append(len(calls))
+        return real_many(client, calls, timeout)
+
+    monkeypatch.setattr(api, "call", first_waits)
+    monkeypatch.setattr(api, "call_many", counted)
+    recorder = recorder_for(env, FakeClock())
+    recorder.record(events.scheduled_event(pod("q0"), "s", "node-1"))
+    assert entered.wait(10)
+    for i in range(1, 9):
+        recorder.record(events.scheduled_event(pod(f"q{i}"), "s", "node-1"))
+    recorder.record(events.scheduled_event(pod("q3"), "s", "node-1"))  # again: a series
+    gate.set()
+    eventually(lambda: settled(recorder, 10), 30, "nine Events created and one series written")
+    recorder.close()
+    assert batches == [8]
+    assert [count(e) for e in pod_events(env, "q3", "Scheduled")] == [2]
+    assert all(len(pod_events(env, f"q{i}", "Scheduled")) == 1 for i in range(9))

@@ -225,12 +225,18 @@ def test_bind_conflict_forgets_and_requeues(env: Env, pipelined: bool) -> None:
         assert node4 is not None and [p.key for p in node4.pods] == ["default/contested"]
         others = [sched.scheduler.cache.node_info(f"node-{i}") for i in (1, 2, 3)]
         assert all(n is not None and not n.pods for n in others)
-        if pipelined:  # a 409 may mean bound: no PodScheduled=False written over the other binding
-            assert sched.status.patches == 0
+        # A 409 may mean bound: the scheduler asks the server, finds the pod bound, and writes no
+        # PodScheduled=False over the other binding and no FailedScheduling Event -- on either binding path.
+        assert sched.status.patches == 0
+        recorder = sched.recorder
+        assert recorder is not None
+        eventually(lambda: recorder.pending == 0, 30, "events posted")
     assert env.bindings_when(lambda b: "default/contested" in b) == {"default/contested": 1}
     conditions = env.call("GET", "/api/v1/namespaces/default/pods/contested")["status"]["conditions"]
-    if pipelined:
-        assert [c["status"] for c in conditions if c["type"] == "PodScheduled"] == ["True"]
+    assert [c["status"] for c in conditions if c["type"] == "PodScheduled"] == ["True"]
+    events = env.call("GET", "/apis/events.k8s.io/v1/namespaces/default/events")["items"]
+    about = [e["reason"] for e in events if e["regarding"]["name"] == "contested"]
+    assert "FailedScheduling" not in about
 
 
 def test_a_background_bind_that_fails_drops_the_pods_nomination(env: Env) -> None:
@@ -245,16 +251,20 @@ def test_a_background_bind_that_fails_drops_the_pods_nomination(env: Env) -> Non
         content_type=api.STRATEGIC_MERGE_PATCH,
     )
     with env.scheduler(one_profile()) as sched:
-        real_bind = sched.api_binder.bind
+        real_bind_many = sched.api_binder.bind_many
         failures: list[str] = []
 
-        def fail_once(info: PodInfo, node_name: str) -> Any:
-            if info.name == "nominee" and not failures:
-                failures.append(node_name)
-                return Status(Code.ERROR, ("binding failed: injected",))
-            return real_bind(info, node_name)
+        def fail_once(bindings: list[tuple[PodInfo, str]]) -> list[Status]:
+            out: list[Status] = []
+            for info, node_name in bindings:
+                if info.name == "nominee" and not failures:
+                    failures.append(node_name)
+                    out.append(Status(Code.ERROR, ("binding failed: injected",)))
+                else:
+                    out.extend(real_bind_many([(info, node_name)]))
+            return out
 
-        sched.api_binder.bind = fail_once  # type: ignore[method-assign]
+        sched.api_binder.bind_many = fail_once  # type: ignore[method-assign,assignment]
         assert sched.wait_synced(30)
         bound = eventually(
             lambda: env.call("GET", "/api/v1/namespaces/default/pods/nominee")["spec"].get("nodeName"),

@@ -146,3 +146,35 @@ def test_header_injection_is_refused(serve: list[Canned]) -> None:
     with pytest.raises(ValueError, match="line break"):
         conn.request("GET", "/", {"Authorization": "Bearer t\r\nX-Evil: 1"}, None, 5.0)
     conn.close()
+
+
+def test_pipelined_requests_leave_in_one_write_and_answers_come_in_order(serve: list[Canned]) -> None:
+    created = b"HTTP/1.1 201 Created\r\nContent-Length: 7\r\n\r\n" + b'{"n":1}'
+    conflict = b"HTTP/1.1 409 Conflict\r\nContent-Length: 2\r\n\r\n{}"
+    server, conn = connect(serve, created, conflict, created)
+    answers = conn.pipeline(
+        [("POST", f"/b/{i}", {"Content-Type": "application/json"}, b'{"i":%d}' % i) for i in range(3)], 5.0
+    )
+    assert [(a.status, a.body) for a in answers] == [(201, b'{"n":1}'), (409, b"{}"), (201, b'{"n":1}')]
+    assert [r.split(b" ")[1] for r in server.received] == [b"/b/0", b"/b/1", b"/b/2"]
+    conn.close()
+
+
+def test_a_pipeline_ends_at_an_answer_that_closes_the_connection(serve: list[Canned]) -> None:
+    """The server reads no request after an answer with ``Connection: close``: the rest come back unanswered (a
+    shorter list), for the caller to send again on a new connection."""
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+    closing = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    _, conn = connect(serve, ok, closing)
+    answers = conn.pipeline([("GET", f"/{i}", {}, None) for i in range(4)], 5.0)
+    assert [a.will_close for a in answers] == [False, True]
+    conn.close()
+
+
+def test_a_pipeline_cut_midway_keeps_the_answers_it_read(serve: list[Canned]) -> None:
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+    _, conn = connect(serve, ok)  # the server answers one request, then closes
+    with pytest.raises(ConnectionError):
+        conn.pipeline([("GET", f"/{i}", {}, None) for i in range(3)], 5.0)
+    assert [a.status for a in conn.answered] == [200]
+    conn.close()

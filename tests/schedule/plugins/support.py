@@ -150,6 +150,7 @@ class FakeHandle:
         self.objects: ObjectLister = ObjectCache(objects)
         self.volume_writer: VolumeWriter | None = None
         self.rng = random.Random(0)
+        self.vectorised = True
 
     @property
     def profile_name(self) -> str:

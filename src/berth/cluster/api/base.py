@@ -7,8 +7,8 @@ import builtins
 from collections.abc import Callable
 from datetime import datetime
 
+from berth.cluster import crds, eventsv1, objmeta
 from berth.cluster import errors as E
-from berth.cluster import eventsv1, objmeta
 from berth.cluster import resources as R
 from berth.cluster import store as S
 from berth.cluster.admission import Chain
@@ -65,7 +65,10 @@ class ApiBase:
         return t
 
     def present(self, rtype: ResourceType, obj: Obj, version: str | None = None) -> Obj:
-        """The object as served at ``version`` (apiVersion rewritten for multi-version built-ins)."""
+        """The object as served at ``version`` (apiVersion rewritten for multi-version built-ins; a custom object
+        gets its storage version's defaults first, as upstream's storage decoder gives them)."""
+        if rtype.custom:
+            crds.default_on_read(self.store, rtype, obj)
         if version and (version != rtype.version or rtype.storage_version):
             obj["apiVersion"] = rtype.api_version_for(version)
         return obj

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from berth.cluster import decoding, objmeta
 from berth.cluster import errors as E
-from berth.cluster import objmeta
 from berth.cluster.api import fields, pod_subresources, strategy
 from berth.cluster.api.base import DEFAULT_USER
 from berth.cluster.api.write import Writer
@@ -86,6 +86,7 @@ class Patcher(Writer):
                             f"the name of the object ({pm['name']}) does not match the name on the URL ({name})"
                         )
                     pm["name"] = name
+                    decoding.apply_strict_errors(field_validation)
                     obj.pop("status", None) if "status" in rt.subresources else None
                     (obj.get("metadata") or {}).pop("managedFields", None)
                     created = self.do_create(
@@ -114,6 +115,11 @@ class Patcher(Writer):
             )
             if not isinstance(new, dict):
                 raise E.bad_request("the patch did not produce an object")
+            if patch_type == "apply":
+                decoding.apply_strict_errors(field_validation)
+            else:  # the patched object decoded as upstream does: unknown fields dropped or refused
+                decoding.patched(new)
+                strategy.decode_check(rt, new, field_validation)
             nm = objmeta.meta_of(new)
             if str(nm.get("resourceVersion") or entry[0]) != str(entry[0]):
                 raise E.conflict(rt.plural, rt.group, name)

@@ -105,6 +105,7 @@ class Reader(ApiBase):
             rt.virtual
             or rt.resource == eventsv1.RESOURCE
             or rt.storage_version
+            or rt.custom  # read defaults (crds.default_on_read)
             or (version and version != rt.version)
         ):
             return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import random
 
-from berth.cluster import auth, crds, defaults, objmeta, request_warnings, validation
+from berth.cluster import auth, crds, decoding, defaults, objmeta, validation
 from berth.cluster.host import ApiHost
 from berth.cluster.resources import ResourceType
 from berth.kube.objects import Obj
@@ -33,8 +33,7 @@ def decode_check(rt: ResourceType, obj: Obj, field_validation: str = "") -> None
         return
     if strict:
         raise validation.strict_decoding_error(problems)
-    for text in problems:
-        request_warnings.warn(text)
+    decoding.warn_problems(problems)
 
 
 def drop_nulls(rt: ResourceType, obj: Obj) -> None:

@@ -10,19 +10,19 @@ from typing import Any
 
 import numpy as np
 
+from berth.schedule.framework import columns
 from berth.schedule.framework.interface import SUCCESS, Code, CycleState, Status
 from berth.schedule.framework.types import NodeInfo, PodInfo
-from berth.schedule.vector import arrays as vector_arrays
 
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], Status]
 BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], Sequence[Status]]
 MaskFn = Callable[
-    [CycleState, PodInfo, vector_arrays.NodeArrays, vector_arrays.Rows],
-    "vector_arrays.BoolArray | bool | None",
+    [CycleState, PodInfo, columns.NodeArrays, columns.Rows],
+    "columns.BoolArray | bool | None",
 ]
 # Bulk rejections (vectorised path): per node of the chunk an index into the returned statuses (0 passes).
 VerdictFn = Callable[
-    [CycleState, PodInfo, Sequence[NodeInfo], vector_arrays.NodeArrays, vector_arrays.Rows],
+    [CycleState, PodInfo, Sequence[NodeInfo], columns.NodeArrays, columns.Rows],
     "tuple[np.ndarray[Any, np.dtype[np.int8]], Sequence[Status]] | None",
 ]
 # One Filter plugin as the scan sees it: name, Filter, and its optional mask, batch and verdict forms.
@@ -34,11 +34,11 @@ def find_feasible_rows(
     state: CycleState,
     pod: PodInfo,
     nodes: Sequence[NodeInfo],
-    arrays: vector_arrays.NodeArrays,
+    arrays: columns.NodeArrays,
     start: int,
     to_find: int,
     limit: int | None = None,
-) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
+) -> tuple[list[NodeInfo], columns.Rows, list[tuple[str, Status]]] | None:
     n = len(nodes)
     end = n if limit is None else min(n, limit)
     skip = state.skip_filter
@@ -46,7 +46,7 @@ def find_feasible_rows(
         entries = [e for e in entries if e[0] not in skip]
     ok_code = Code.SUCCESS
     feasible: list[NodeInfo] = []
-    runs: list[vector_arrays.Rows] = []
+    runs: list[columns.Rows] = []
     rejected: list[tuple[str, Status]] = []
     pos = 0
     while pos < end and len(feasible) < to_find:
@@ -60,7 +60,7 @@ def find_feasible_rows(
         # Per plugin its mask answer: None (no answer: every node is asked), True (all pass) or an array; and
         # its verdicts (exact statuses per node, see filter_verdicts) where it gives them.
         answers: list[tuple[str, FilterFn, BatchFilterFn | None, Any, Any]] = []
-        mask: vector_arrays.BoolArray | bool = True
+        mask: columns.BoolArray | bool = True
         unanswered = False
         for name, fn, mask_fn, batch, verdict_fn in entries:
             v = verdict_fn(state, pod, chunk, arrays, rows) if verdict_fn is not None else None

@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import random
 
-    from berth.schedule.extender import HTTPExtender
+    from berth.schedule.framework.extender import Extender
     from berth.schedule.framework.listers import ObjectLister, VolumeWriter
     from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
-    from berth.schedule.framework.waiting_pods import WaitingPod
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -211,6 +210,25 @@ class Snapshot(Protocol):
         ...
 
 
+class WaitingPod(Protocol):
+    """A pod held at Permit, as plugins see it (upstream ``framework.WaitingPod``); the scheduler's is
+    :class:`berth.schedule.framework.waiting_pods.WaitingPod`."""
+
+    def get_pod(self) -> PodInfo: ...
+
+    def pending_plugins(self) -> list[str]:
+        """The plugins that asked to wait and have not allowed the pod yet."""
+        ...
+
+    def allow(self, plugin: str) -> None:
+        """``plugin`` lets the pod go on; it is bound once every waiting plugin has allowed it."""
+        ...
+
+    def reject(self, plugin: str, message: str) -> None:
+        """Refuse the pod: its binding cycle fails with Unschedulable ``message``."""
+        ...
+
+
 @runtime_checkable
 class Handle(Protocol):
     """What the framework gives every plugin (upstream ``framework.Handle``). Every member a plugin reads is
@@ -229,6 +247,11 @@ class Handle(Protocol):
         """Live only: where VolumeBinding's PreBind writes PVs and claims (None in simulation)."""
         ...
 
+    vectorised: bool
+    """The vectorised path's switch: True (the default) lets plugins answer through their fused and list hooks;
+    ``berth bench schedule --verify`` turns it off to run the per-node reference path
+    (:func:`berth.schedule.vector.set_enabled`)."""
+
     @property
     def rng(self) -> random.Random:
         """The scheduler's seeded RNG (preemption's random start), so a simulation repeats exactly."""
@@ -240,7 +263,7 @@ class Handle(Protocol):
         """Bind through the active binder (simulation records; live posts ``pods/binding``)."""
         ...
 
-    def extenders(self) -> Sequence[HTTPExtender]:
+    def extenders(self) -> Sequence[Extender]:
         """The scheduler's HTTP extenders, in configuration order (upstream ``Handle.Extenders``)."""
         ...
 
@@ -454,6 +477,43 @@ class PluginArgs(Protocol):
     def decode(cls, raw: Mapping[str, Any] | None, path: str) -> tuple[Any, list[str]]: ...
 
     def to_dict(self) -> dict[str, Any]: ...
+
+
+class PluginRefSpec(Protocol):
+    """One enabled plugin at an extension point (``berth.schedule.config.PluginRef`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def weight(self) -> int: ...
+
+
+class ProfileSpec(Protocol):
+    """What a framework is built from: a resolved profile (``berth.schedule.config.Profile`` is one). Declared here
+    so the framework imports no configuration module (the configuration imports the framework)."""
+
+    @property
+    def scheduler_name(self) -> str: ...
+
+    @property
+    def plugins(self) -> Mapping[str, Sequence[PluginRefSpec]]:
+        """Per extension point the enabled plugins, in run order."""
+        ...
+
+    @property
+    def plugin_args(self) -> Mapping[str, Any]:
+        """Decoded args per plugin name."""
+        ...
+
+    @property
+    def percentage_of_nodes_to_score(self) -> int | None: ...
+
+
+class PluginLookup(Protocol):
+    """Where plugin names resolve to specs (``berth.schedule.plugins.registry.Registry`` is one)."""
+
+    def get(self, name: str) -> PluginSpec | None: ...
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from berth.schedule.framework.interface import Handle
+from typing import Any, Protocol, runtime_checkable
 
 Obj = Mapping[str, Any]
 
@@ -102,7 +99,15 @@ class VolumeWriter(Protocol):
     def update(self, obj: Obj) -> Any: ...
 
 
-def list_objects(handle: Handle, kind: str, namespace: str | None) -> Sequence[Mapping[str, Any]]:
+class HasObjects(Protocol):
+    """What :func:`list_objects` and :func:`get_object` read from the plugins' handle: only its ``objects``.
+    Declared here so this module stays below :mod:`~berth.schedule.framework.interface` (whose ``Handle`` has it)."""
+
+    @property
+    def objects(self) -> ObjectLister: ...
+
+
+def list_objects(handle: HasObjects, kind: str, namespace: str | None) -> Sequence[Mapping[str, Any]]:
     """Objects of ``kind`` (in ``namespace``; None = all) from ``handle.objects``. Nothing when the lister fails --
     upstream also ignores lister errors when building default selectors."""
     try:
@@ -114,7 +119,7 @@ def list_objects(handle: Handle, kind: str, namespace: str | None) -> Sequence[M
     return [o for o in objs if str((o.get("metadata") or {}).get("namespace") or "default") == namespace]
 
 
-def get_object(handle: Handle, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+def get_object(handle: HasObjects, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
     """One object by key from ``handle.objects`` (None when absent or the lister fails)."""
     try:
         obj = handle.objects.get(kind, namespace, name)

@@ -19,23 +19,8 @@ Semantics kept from upstream:
 A plugin raising an exception is a bug in that plugin, not a crash of the scheduler: the call becomes an
 ``Error`` status naming the plugin.
 
-Speed hooks (optional, berth-only): a Score plugin may define ``score_nodes(state, pod, nodes) -> (list[int],
-Status)`` returning the raw scores of all ``nodes`` at once, ``normalize_scores(state, pod, raw) -> (list[int],
-Status)`` as a list form of NormalizeScore, and a Filter plugin ``filter_nodes(state, pod, nodes)
--> list[Status]`` (one status per node, same order); the framework then calls them instead of the per-node
-methods. Results must equal the per-node path. Integer scores are weighted and summed as int64 arrays.
-
-Fused hooks (vectorised path only, over rows of the profile's :class:`~berth.schedule.vector.NodeArrays`; the
-scheduler uses them when Filter runs over the whole snapshot): ``filter_mask(state, pod, arrays, rows)`` -> a
-boolean array (True: the node passes this plugin; False: it may not -- the per-node Filter chain decides), True
-(every row passes) or None (no vector answer for this pod); ``score_array(state, pod, nodes, arrays, rows)`` ->
-int64 raw scores or None; ``normalize_array(state, pod, raw)`` -> int64 or None. Hooks may answer with views of
-memo columns: the framework never writes to what they return. ``filter_verdicts(state, pod, nodes, arrays,
-rows)`` -> (int8 verdict per node, statuses) or None gives exact bulk rejections: 0 passes, k is ``statuses[k]``
-(a rejection, equal to what the per-node Filter returns; a few shared objects, named once per chunk), so a rejected
-node costs no Filter call. Exotic rows always take the per-node forms. A
-QueueSort plugin may offer ``sort_key(qp)``, a key with exactly ``less``'s order, which the queue's heap compares
-instead of calling ``less``.
+Speed hooks (optional, berth-only: list forms, fused forms over the node columns, a queue sort key) are found
+with ``isinstance`` against :mod:`~berth.schedule.framework.hooks`, which says how the framework uses each.
 """
 
 from __future__ import annotations
@@ -51,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from berth.kube.errors import InputError
-from berth.schedule.framework import fused, hooks
+from berth.schedule.framework import columns, fused, hooks
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework.interface import (
     EXTENDER_NAME,
@@ -70,12 +55,9 @@ from berth.schedule.framework.interface import (
 from berth.schedule.framework.listers import ObjectCache, ObjectLister, VolumeWriter
 from berth.schedule.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from berth.schedule.framework.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
-from berth.schedule.vector import arrays as vector_arrays
 
 if TYPE_CHECKING:
-    from berth.schedule.config import Profile
-    from berth.schedule.extender import HTTPExtender
-    from berth.schedule.plugins.registry import Registry
+    from berth.schedule.framework.extender import Extender
 
 # Upstream (framework.go, pre-hints behaviour): a plugin that registers no events is requeued on any of these.
 ALL_EVENTS: tuple[ClusterEvent, ...] = (ClusterEvent("*", "*"),)
@@ -87,7 +69,7 @@ FilterFn = fused.FilterFn
 BatchFilterFn = fused.BatchFilterFn
 MaskFn = fused.MaskFn
 VerdictFn = fused.VerdictFn
-IntArray = vector_arrays.IntArray
+IntArray = columns.IntArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +166,11 @@ def _crash(plugin: str, point: str, exc: BaseException) -> Status:
 
 
 class Framework:
-    """The plugins of one profile, per extension point, and the code that runs them.
+    """The plugins of one profile, per extension point, and the code that runs them; also the plugins'
+    :class:`~berth.schedule.framework.interface.PreemptionHandle` (every member declared there).
 
-    Also the plugins' :class:`~berth.schedule.framework.interface.PreemptionHandle` (so their
-    :class:`~berth.schedule.framework.interface.Handle`): ``profile_name``, ``snapshot()`` (the current cycle's
-    snapshot), ``bind()`` (the scheduler's binder), ``objects`` (the scheduler's
-    :class:`~berth.schedule.framework.listers.ObjectCache` of Services, ReplicaSets, PVCs ...), ``rng``, the
-    waiting pods, the extenders and the Filter runs preemption needs.
+    One class past the size guide's 600 lines (about 830), as upstream's ``frameworkImpl``: every ``run_*`` method
+    reads the per-point lists and speed forms built once in ``__init__`` (docs/decisions.md, "The house").
 
     Args:
         profile: a resolved profile (``berth.schedule.config.Profile``): per point the ordered enabled plugins.
@@ -202,8 +182,8 @@ class Framework:
 
     def __init__(
         self,
-        profile: Profile,
-        registry: Registry,
+        profile: fw.ProfileSpec,
+        registry: fw.PluginLookup,
         *,
         snapshot: Callable[[], fw.Snapshot] | None = None,
         binder: Binder | None = None,
@@ -214,15 +194,15 @@ class Framework:
         running_preemption: Callable[[str], bool] | None = None,
         nominated: Callable[[str], Sequence[PodInfo]] | None = None,
         waiting_pods: WaitingPods | None = None,
-        extenders: Sequence[HTTPExtender] = (),
+        extenders: Sequence[Extender] = (),
     ) -> None:
         self._profile_name: str = profile.scheduler_name
         # Pods held at Permit, shared by the scheduler's profiles (a framework alone keeps its own, on wall time).
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods(time.monotonic)
         # The scheduler's HTTP extenders (berth.schedule.extender.HTTPExtender): DefaultPreemption asks them.
-        self._extenders: tuple[HTTPExtender, ...] = tuple(extenders)
-        # The vectorised path's switch (berth.schedule.vector.set_enabled), set here so reading it is cheap.
-        vector_arrays.set_enabled(self, True)
+        self._extenders: tuple[Extender, ...] = tuple(extenders)
+        # The vectorised path's switch (Handle.vectorised; berth.schedule.vector.set_enabled turns it off).
+        self.vectorised = True
         # Listers of non-pod objects (``list(kind)``, ``get(kind, namespace, name)``) for plugins that read them.
         self.objects: ObjectLister = objects if objects is not None else ObjectCache()
         # Live only: VolumeBinding's PreBind writes PV/claim bindings through it (set by berth.schedule.live.run).
@@ -248,17 +228,42 @@ class Framework:
                 self._profile_name, f"unknown extension point(s) {', '.join(unknown_points)}"
             )
 
-        # Build every needed plugin once, in the order they first appear.
+        self._build_plugins(plugin_sets, profile.plugin_args, registry)
+        lists = self._point_lists(plugin_sets)
+        self.queue_sort: list[tuple[str, fw.QueueSortPlugin]] = [
+            (n, p) for n, p, _ in lists["queueSort"] if isinstance(p, fw.QueueSortPlugin)
+        ]
+        self.queue_sort_name = plugin_sets["queueSort"][0].name
+        self.pre_enqueue = [(n, p) for n, p, _ in lists["preEnqueue"] if isinstance(p, fw.PreEnqueuePlugin)]
+        self.pre_filter = [(n, p) for n, p, _ in lists["preFilter"] if isinstance(p, fw.PreFilterPlugin)]
+        self.filter = [(n, p) for n, p, _ in lists["filter"] if isinstance(p, fw.FilterPlugin)]
+        self.post_filter = [(n, p) for n, p, _ in lists["postFilter"] if isinstance(p, fw.PostFilterPlugin)]
+        self.pre_score = [(n, p) for n, p, _ in lists["preScore"] if isinstance(p, fw.PreScorePlugin)]
+        self.score = [(n, p, w) for n, p, w in lists["score"] if isinstance(p, fw.ScorePlugin)]
+        self.reserve = [(n, p) for n, p, _ in lists["reserve"] if isinstance(p, fw.ReservePlugin)]
+        self.permit = [(n, p) for n, p, _ in lists["permit"] if isinstance(p, fw.PermitPlugin)]
+        self.pre_bind = [(n, p) for n, p, _ in lists["preBind"] if isinstance(p, fw.PreBindPlugin)]
+        self.bind_plugins = [(n, p) for n, p, _ in lists["bind"] if isinstance(p, fw.BindPlugin)]
+        self.post_bind = [(n, p) for n, p, _ in lists["postBind"] if isinstance(p, fw.PostBindPlugin)]
+        self._find_speed_hooks()
+
+    def _build_plugins(
+        self,
+        plugin_sets: Mapping[str, Sequence[Any]],
+        args_by_name: Mapping[str, Any],
+        registry: fw.PluginLookup,
+    ) -> None:
+        """Build every needed plugin once, in the order they first appear (inactive ones only listed, with a
+        warning); a plugin whose args or constructor fail is a :class:`FrameworkError` naming it."""
         needed: list[str] = []
         for point in fw.POINT_NAMES:
             for ref in plugin_sets.get(point, ()):
                 if ref.name not in needed:
                     needed.append(ref.name)
-        args_by_name: Mapping[str, Any] = profile.plugin_args
         for name in needed:
             spec = registry.get(name)
             if spec is None:
-                continue  # reported below with the point that names it
+                continue  # _point_lists reports it with the point that names it
             self.specs[name] = spec
             if not spec.active:
                 self.inactive.append(name)
@@ -278,6 +283,12 @@ class Framework:
                     self._profile_name, f'initializing plugin "{name}": {type(exc).__name__}: {exc}'
                 ) from exc
 
+    def _point_lists(
+        self, plugin_sets: Mapping[str, Sequence[Any]]
+    ) -> dict[str, list[tuple[str, fw.Plugin, int]]]:
+        """Per extension point its (name, plugin, weight) entries in run order, refusing what kube-scheduler
+        refuses: an unknown plugin, one that does not extend the point, a duplicate, not exactly one queue sort,
+        no bind plugin."""
         lists: dict[str, list[tuple[str, fw.Plugin, int]]] = {}
         for point, base in fw.EXTENSION_POINTS:
             seen: set[str] = set()
@@ -314,21 +325,11 @@ class Framework:
                 f'at least one bind plugin is needed for profile with scheduler name "{self._profile_name}"',
             )
 
-        self.queue_sort: list[tuple[str, fw.QueueSortPlugin]] = [
-            (n, p) for n, p, _ in lists["queueSort"] if isinstance(p, fw.QueueSortPlugin)
-        ]
-        self.queue_sort_name = plugin_sets["queueSort"][0].name
-        self.pre_enqueue = [(n, p) for n, p, _ in lists["preEnqueue"] if isinstance(p, fw.PreEnqueuePlugin)]
-        self.pre_filter = [(n, p) for n, p, _ in lists["preFilter"] if isinstance(p, fw.PreFilterPlugin)]
-        self.filter = [(n, p) for n, p, _ in lists["filter"] if isinstance(p, fw.FilterPlugin)]
-        self.post_filter = [(n, p) for n, p, _ in lists["postFilter"] if isinstance(p, fw.PostFilterPlugin)]
-        self.pre_score = [(n, p) for n, p, _ in lists["preScore"] if isinstance(p, fw.PreScorePlugin)]
-        self.score = [(n, p, w) for n, p, w in lists["score"] if isinstance(p, fw.ScorePlugin)]
-        self.reserve = [(n, p) for n, p, _ in lists["reserve"] if isinstance(p, fw.ReservePlugin)]
-        self.permit = [(n, p) for n, p, _ in lists["permit"] if isinstance(p, fw.PermitPlugin)]
-        self.pre_bind = [(n, p) for n, p, _ in lists["preBind"] if isinstance(p, fw.PreBindPlugin)]
-        self.bind_plugins = [(n, p) for n, p, _ in lists["bind"] if isinstance(p, fw.BindPlugin)]
-        self.post_bind = [(n, p) for n, p, _ in lists["postBind"] if isinstance(p, fw.PostBindPlugin)]
+        return lists
+
+    def _find_speed_hooks(self) -> None:
+        """The optional list and fused forms (berth-only speed hooks, found with ``isinstance`` against
+        :mod:`~berth.schedule.framework.hooks`), ready per plugin so a cycle does no lookups."""
         self._score_batch: list[tuple[str, fw.ScorePlugin, int, Any]] = [
             (n, p, w, p.score_nodes if isinstance(p, hooks.BatchScore) else None) for n, p, w in self.score
         ]
@@ -389,7 +390,7 @@ class Framework:
             return Status(Code.ERROR, ("no binder configured",))
         return self._binder(pod, node_name)
 
-    def extenders(self) -> tuple[HTTPExtender, ...]:
+    def extenders(self) -> tuple[Extender, ...]:
         """The scheduler's HTTP extenders, in configuration order (upstream ``Handle.Extenders``)."""
         return self._extenders
 
@@ -574,20 +575,20 @@ class Framework:
 
     # --- the fused vectorised path (berth-only) ---------------------------------------------------------------
 
-    def node_arrays(self) -> vector_arrays.NodeArrays:
+    def node_arrays(self) -> columns.NodeArrays:
         """The node columns this profile's plugins share on the vectorised path."""
-        return vector_arrays.arrays_for(self, self)
+        return columns.arrays_for(self, self)
 
     def find_feasible_rows(
         self,
         state: CycleState,
         pod: PodInfo,
         nodes: Sequence[NodeInfo],
-        arrays: vector_arrays.NodeArrays,
+        arrays: columns.NodeArrays,
         start: int,
         to_find: int,
         limit: int | None = None,
-    ) -> tuple[list[NodeInfo], vector_arrays.Rows, list[tuple[str, Status]]] | None:
+    ) -> tuple[list[NodeInfo], columns.Rows, list[tuple[str, Status]]] | None:
         """Filter on the vectorised path: the scheduler's rotating scan over the snapshot's node list ``nodes``
         (just passed to ``arrays.sync``) from position ``start`` until ``to_find`` nodes pass (or ``limit`` nodes
         were examined: the scheduler scans the nodes without nominated pods this way, between those with).
@@ -734,8 +735,8 @@ class Framework:
         state: CycleState,
         pod: PodInfo,
         nodes: Sequence[NodeInfo],
-        arrays: vector_arrays.NodeArrays,
-        rows: vector_arrays.Rows,
+        arrays: columns.NodeArrays,
+        rows: columns.Rows,
     ) -> tuple[IntArray | list[int], Status]:
         """:meth:`run_score` on the vectorised path, for ``nodes`` that are ``rows`` of ``arrays`` (none exotic):
         plugins with ``score_array``/``normalize_array`` answer as int64 arrays, the others through their list or

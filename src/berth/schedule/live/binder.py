@@ -13,8 +13,9 @@ bound twice. The framework calls :meth:`ApiBinder.bind` synchronously inside the
 - 403: logged once as a missing permission, then as 409.
 - no answer (API server restarting): same as 409 -- if the bind did land, the informer will show it.
 
-After a 409 or no answer the pod may be bound (:data:`MAYBE_BOUND` on the failed status), so the live scheduler
-writes no ``PodScheduled=False`` for it.
+After a 409 or no answer the pod may be bound (:data:`MAYBE_BOUND` on the failed status; :meth:`ApiBinder.settle`
+for a binding made synchronously), so the live scheduler asks the server before reporting the failure, on either
+path: a pod found bound gets no ``FailedScheduling`` Event and no ``PodScheduled=False``.
 
 Preemption (:meth:`ApiBinder.evict`, upstream ``Evaluator.PreemptPod``): a ``pods/status`` strategic-merge patch
 adding ``DisruptionTarget=True`` (reason ``PreemptionByScheduler``, message ``<scheduler>: preempting to
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,45 +71,68 @@ class ApiBinder:
         self.evicted: list[str] = []  # ns/name of preemption victims deleted
         self.conflicts = 0
         self.errors = 0
+        self._unsettled: set[str] = set()  # pods whose last binding failed as MAYBE_BOUND (see settle())
         self.recorder: events.EventRecorder | None = (
             None  # where Preempted events go (set by the live scheduler)
         )
 
     def bind(self, pod: PodInfo, node_name: str) -> Status:
-        meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}
-        uid = str((pod.pod.get("metadata") or {}).get("uid") or "")
-        if uid:
-            meta["uid"] = uid
-        body = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": meta,
-            "target": {"kind": "Node", "name": node_name},
-        }
-        try:
-            api.call(
-                self._api_client,
-                "POST",
-                f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding",
-                body=body,
-            )
-        except api.ApiError as exc:
+        return self.bind_many([(pod, node_name)])[0]
+
+    def bind_many(self, bindings: Sequence[tuple[PodInfo, str]]) -> list[Status]:
+        """Bind several pods with their requests pipelined on one connection (:func:`api.call_many`); each
+        binding's Status, in order, as :meth:`bind` would answer it alone."""
+        calls: list[api.Call] = []
+        for pod, node_name in bindings:
+            meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}
+            uid = str((pod.pod.get("metadata") or {}).get("uid") or "")
+            if uid:
+                meta["uid"] = uid
+            body = {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": meta,
+                "target": {"kind": "Node", "name": node_name},
+            }
+            path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
+            calls.append(("POST", path, body, api.JSON))
+        answers = api.call_many(self._api_client, calls)
+        return [
+            self._outcome(pod, node, answer) for (pod, node), answer in zip(bindings, answers, strict=True)
+        ]
+
+    def _outcome(self, pod: PodInfo, node_name: str, answer: Any) -> Status:
+        """What one binding's answer means (see the module docstring)."""
+        if isinstance(answer, api.ApiError):
             with self._lock:
-                if exc.status == 409:
+                if answer.status == 409:
                     self.conflicts += 1
+                    self._unsettled.add(pod.key)
                 else:
                     self.errors += 1
-            if exc.status == 403:
-                self._permissions.forbidden("create", "pods/binding", "", pod.namespace, exc)
-            plugin = MAYBE_BOUND if exc.status == 409 else ""
-            return Status(Code.ERROR, (f"binding rejected: {exc.message or exc}",), plugin)
-        except api.Unreachable as exc:
+            if answer.status == 403:
+                self._permissions.forbidden("create", "pods/binding", "", pod.namespace, answer)
+            plugin = MAYBE_BOUND if answer.status == 409 else ""
+            return Status(Code.ERROR, (f"binding rejected: {answer.message or answer}",), plugin)
+        if isinstance(answer, api.Unreachable):
             with self._lock:
                 self.errors += 1
-            return Status(Code.ERROR, (f"binding failed: API server unreachable: {exc}",), MAYBE_BOUND)
+                self._unsettled.add(pod.key)
+            return Status(Code.ERROR, (f"binding failed: API server unreachable: {answer}",), MAYBE_BOUND)
         with self._lock:
             self.bound.append(Placement(pod.key, pod.scheduler_name, node_name))
+            self._unsettled.discard(pod.key)
         return SUCCESS
+
+    def settle(self, key: str) -> bool:
+        """Did the last binding of pod ``key`` fail as :data:`MAYBE_BOUND`? Answered once (the mark is removed):
+        how the live scheduler learns it of a binding the framework made synchronously, whose Status it never
+        sees."""
+        with self._lock:
+            if key not in self._unsettled:
+                return False
+            self._unsettled.discard(key)
+            return True
 
     def evict(self, victim: PodInfo, preemptor: PodInfo, node_name: str) -> Status:
         """Preempt ``victim`` for ``preemptor`` (see the module docstring); an Error status names the failed step."""
@@ -207,6 +231,17 @@ def binding_needs_no_unreserve(pod: PodInfo, reserve_plugins: list[str]) -> bool
 NO_OP_RESERVE_WITHOUT_CLAIMS = frozenset({"VolumeBinding", "DynamicResources"})
 
 
+@dataclass(frozen=True)
+class _Binding:
+    """A binding queued for a worker."""
+
+    pod: PodInfo
+    node: str
+
+
+_NOTHING: Any = object()  # a worker's "no job taken yet"
+
+
 class PipelinedBinder:
     """Sends bindings from worker threads so the next pod's cycle overlaps this pod's round trip (upstream runs
     each binding cycle in its own goroutine).
@@ -215,7 +250,9 @@ class PipelinedBinder:
     has then finished the binding cycle optimistically, and the answer arrives later through ``deliver`` as a
     :class:`BindDone`; on failure the scheduling loop forgets the assumed pod and re-queues it, exactly what the
     synchronous path does. Other pods are bound synchronously by ``sync``. At most ``max_in_flight`` bindings are
-    outstanding (``bind`` waits beyond that).
+    outstanding (``bind`` waits beyond that). A worker takes every binding queued by the time it is free (up to
+    ``batch``) and sends them pipelined on its connection (:meth:`ApiBinder.bind_many`): one round trip and one
+    write for the lot, which costs both processes less CPU per binding than one request at a time.
     """
 
     echoes_bindings = False
@@ -227,13 +264,15 @@ class PipelinedBinder:
         deliver: Callable[[BindDone | PreemptionDone], None],
         workers: int = 4,
         max_in_flight: int = 32,
+        batch: int = 16,
     ) -> None:
         self.sync = sync
         self._eligible = eligible
         self._deliver = deliver
         # Plain worker threads on one queue (a ThreadPoolExecutor's Future per binding cost as much of the
         # scheduling loop's CPU as the rest of handing a binding over).
-        self._work: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._work: queue.SimpleQueue[_Binding | Callable[[], None] | None] = queue.SimpleQueue()
+        self._batch = max(1, batch)
         self._closed = False
         self._closing = threading.Lock()
         self._workers = [
@@ -244,13 +283,29 @@ class PipelinedBinder:
         self._slots = threading.BoundedSemaphore(max_in_flight)
 
     def _run(self) -> None:
+        get, get_nowait = self._work.get, self._work.get_nowait
         while True:
-            job = self._work.get()
+            job = get()
+            while isinstance(job, _Binding):
+                # Bindings queued meanwhile go along, pipelined on this worker's connection (up to ``batch``).
+                batch = [job]
+                job = _NOTHING
+                while len(batch) < self._batch:
+                    try:
+                        more = get_nowait()
+                    except queue.Empty:
+                        break
+                    if not isinstance(more, _Binding):
+                        job = more
+                        break
+                    batch.append(more)
+                self._send(batch)
             if job is None:
                 return
-            job()
+            if job is not _NOTHING:
+                job()
 
-    def _submit(self, job: Callable[[], None]) -> bool:
+    def _submit(self, job: _Binding | Callable[[], None]) -> bool:
         """Queue ``job`` for a worker; False once :meth:`close` was called."""
         with self._closing:
             if self._closed:
@@ -310,19 +365,22 @@ class PipelinedBinder:
             return self.sync.bind(pod, node_name)
         self._slots.acquire()
         bound = pod if pod.node_name == node_name else pod.with_node(node_name)  # the framework's is assumed
-        if not self._submit(lambda: self._send(bound, node_name)):
+        if not self._submit(_Binding(bound, node_name)):
             self._slots.release()
             return Status(Code.ERROR, ("binding failed: the scheduler is stopping",))
         return SUCCESS
 
-    def _send(self, pod: PodInfo, node_name: str) -> None:
+    def _send(self, batch: list[_Binding]) -> None:
         try:
-            status = self.sync.bind(pod, node_name)
+            statuses = self.sync.bind_many([(b.pod, b.node) for b in batch])
         except Exception as exc:
-            status = Status(Code.ERROR, (f"binding failed: {type(exc).__name__}: {exc}",))
+            failed = Status(Code.ERROR, (f"binding failed: {type(exc).__name__}: {exc}",))
+            statuses = [failed for _ in batch]
         finally:
-            self._slots.release()
-        self._deliver(BindDone(pod, node_name, status))
+            for _ in batch:
+                self._slots.release()
+        for b, status in zip(batch, statuses, strict=True):
+            self._deliver(BindDone(b.pod, b.node, status))
 
     def close(self) -> None:
         """Wait for the bindings in flight (and refuse new ones)."""

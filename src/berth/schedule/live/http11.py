@@ -6,9 +6,10 @@ CPU of a binding, measured on ``berth bench schedule --live``. The API server's 
 line, a few headers of which three matter (``Content-Length``, ``Transfer-Encoding``, ``Connection``) and a JSON
 body. This module sends one write per request and reads exactly those headers.
 
-What it supports: one request at a time on a kept-alive connection (plain or TLS), bodies with ``Content-Length``,
-``chunked`` bodies (trailers skipped), bodies delimited by the connection closing, interim 1xx answers (skipped).
-Not supported, and never sent by berth: ``Expect: 100-continue``, pipelining, compression. Errors are the socket's
+What it supports: requests on a kept-alive connection (plain or TLS), one at a time or pipelined (several sent in
+one write, their answers read in order: :meth:`Connection.pipeline`), bodies with ``Content-Length``, ``chunked``
+bodies (trailers skipped), bodies delimited by the connection closing, interim 1xx answers (skipped).
+Not supported, and never sent by berth: ``Expect: 100-continue``, compression. Errors are the socket's
 (``OSError``; :class:`ConnectionError` when the server closed the connection before answering, which the caller
 may retry once on a reused connection) or :class:`ProtocolError` for a malformed answer.
 """
@@ -17,11 +18,16 @@ from __future__ import annotations
 
 import socket
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
 MAX_LINE = 65536
 MAX_HEADERS = 200
+
+
+Request = tuple[str, str, dict[str, str], bytes | None]
+"""method, target, headers (without Host and Content-Length), body."""
 
 
 class ProtocolError(ValueError):
@@ -48,6 +54,7 @@ class Connection:
             self._host_header = f"[{host}]:{port}"
         self.sock: socket.socket | None = None
         self._rfile: BinaryIO | None = None
+        self.answered: list[Response] = []  # the answers the last pipeline() read (kept when it failed)
 
     def connect(self, timeout: float | None) -> None:
         sock = socket.create_connection((self.host, self.port), timeout)
@@ -78,10 +85,30 @@ class Connection:
         timeout: float | None,
     ) -> Response:
         """Send one request and read its whole answer."""
+        return self.pipeline([(method, target, headers, body)], timeout)[0]
+
+    def pipeline(self, requests: Sequence[Request], timeout: float | None) -> list[Response]:
+        """Send several requests in one write and read their answers, in order (HTTP/1.1 pipelining: the server
+        answers each in turn on this connection; one TLS record and one round trip for all of them).
+
+        Answers read before a failure are kept in :attr:`answered` (the failure is raised: the requests after
+        them may or may not have been carried out). An answer that closes the connection ends the batch there:
+        the server read no request after it, so the rest come back unsent, as a shorter list."""
         if self.sock is None:
             self.connect(timeout)
         assert self.sock is not None
         self.sock.settimeout(timeout)
+        answers: list[Response] = []
+        self.answered = answers
+        self.sock.sendall(b"".join(self._encode(*request) for request in requests))
+        for method, *_ in requests:
+            answer = self._read_response(method)
+            answers.append(answer)
+            if answer.will_close:
+                break
+        return answers
+
+    def _encode(self, method: str, target: str, headers: dict[str, str], body: bytes | None) -> bytes:
         lines = [f"{method} {target} HTTP/1.1", f"Host: {self._host_header}"]
         for key, value in headers.items():
             if "\r" in value or "\n" in value or "\r" in key or "\n" in key:
@@ -90,8 +117,7 @@ class Connection:
         if body is not None or method in ("POST", "PUT", "PATCH"):
             lines.append(f"Content-Length: {len(body or b'')}")
         message = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self.sock.sendall(message + body if body else message)
-        return self._read_response(method)
+        return message + body if body else message
 
     def _readline(self) -> bytes:
         assert self._rfile is not None

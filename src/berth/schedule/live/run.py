@@ -139,7 +139,7 @@ class LiveOptions:
     wrap_source: Callable[[ListWatch], ListWatch] | None = None
     events: bool = True
     pipelined_binds: bool = True
-    bind_workers: int = 4
+    bind_workers: int = 1
     explain: tuple[str, ...] = ()  # pods (ns/name or name, wildcards) whose attempts are logged in full
     # berth schedule shadow: schedule nothing, judge what other schedulers bind (berth.schedule.live.shadow)
     shadow: bool = False
@@ -436,7 +436,7 @@ class LiveScheduler:
     def _bind_done(self, done: BindDone) -> None:
         """The answer of a background binding: report success, or fail the pod through the scheduler's one
         binding-failed path (Unreserve with the cycle's state, forget, back off, nomination dropped) and report it
-        as a synchronous binding failure is reported."""
+        as a synchronous binding failure is reported (:meth:`_report_failure`)."""
         pod = done.pod
         key = pod.key
         self._in_background.discard(key)
@@ -449,21 +449,66 @@ class LiveScheduler:
         status = Status(Code.ERROR, (message,), "DefaultBinder")
         outcome = self.scheduler.binding_failed(key, status, current)
         self.metrics.attempts.labels(str(Result.ERROR), profile).inc()
-        log.info("could not bind %s to %s (%s): %s", key, done.node, profile, message)
+        maybe_bound = self.api_binder.settle(key) or may_be_bound(done.status)
+        self._report_failure(
+            key, profile, f"bind {key} to {done.node}", message, outcome, pod.pod, maybe_bound
+        )
+
+    def _report_failure(
+        self,
+        key: str,
+        profile: str,
+        what: str,
+        message: str,
+        outcome: CycleOutcome | None,
+        pod: Obj,
+        maybe_bound: bool,
+    ) -> None:
+        """The one way a failed cycle is reported -- a scheduling failure, or a binding that failed synchronously
+        or in the background: a log line, a ``FailedScheduling`` Event and ``PodScheduled=False`` (upstream
+        ``handleSchedulingFailure``), the condition only on a pod still pending.
+
+        After a binding that may have bound the pod all the same (a 409, or an answer lost: ``maybe_bound``), the
+        informer's copy may not show the binding yet, so the server is asked; a pod it shows bound gets no failure
+        written over its binding, and while the server cannot be asked nothing is reported (the pod is retried:
+        the retry binds it or finds it bound)."""
+        current = self.informers[informers.PODS.qualified].get(key)
+        if maybe_bound:
+            fresh = self._pod_from_server(key)
+            if fresh is None:
+                log.info(
+                    "could not %s (%s): %s; whether it is bound is not known yet", what, profile, message
+                )
+                return
+            node = (fresh.get("spec") or {}).get("nodeName")
+            if node:
+                log.info("could not %s (%s), but it is bound to %s: %s", what, profile, node, message)
+                return
+            current = fresh
+        log.info("could not %s (%s): %s", what, profile, message)
         if self.recorder is not None:
-            self.recorder.record(events.failed_event(current or pod.pod, profile, message))
+            self.recorder.record(events.failed_event(current or pod, profile, message))
         if outcome is None or current is None or (current.get("spec") or {}).get("nodeName"):
-            return  # deleted, or bound after all (the informer has or will have it): nothing to retry
-        if may_be_bound(done.status):
-            # The pod may be bound (an answer lost as the server died, or a 409) while the informer's copy is not
-            # yet: a PodScheduled=False written now would land on a bound pod. The retry binds it or finds it bound.
-            return
+            return  # settled meanwhile, deleted, or bound (the informer has or will have it): nothing to write
         self.status.patch(
             current,
             str(outcome.reason or FailureReason.SCHEDULER_ERROR),
             message,
-            clear_nomination=outcome.clear_nomination,
+            outcome.nominated_node,
+            outcome.clear_nomination,
         )
+
+    def _pod_from_server(self, key: str) -> Obj | None:
+        """The pod as the API server has it now; None when it is gone or the server does not answer (or is known
+        to be away: the scheduling loop does not wait out a timeout per pod during an outage)."""
+        if self.link.down_since is not None:
+            return None
+        ns, _, name = key.partition("/")
+        try:
+            return api.call(self.writer, "GET", f"/api/v1/namespaces/{ns}/pods/{name}", timeout=5.0)
+        except (api.ApiError, api.Unreachable) as exc:
+            log.debug("could not read %s: %s", key, exc)
+            return None
 
     def _preemption_done(self, done: PreemptionDone) -> None:
         """A background preemption answered. On failure the preemptor is activated (upstream does, so it is not
@@ -539,6 +584,7 @@ class LiveScheduler:
             self._first_seen.pop(key, None)
             self._attempts.pop(key, None)
             self.status.forget(key)
+            self.api_binder.settle(key)
             return
         terminal = (new.get("status") or {}).get("phase") in _TERMINAL
         bound = bool((new.get("spec") or {}).get("nodeName"))
@@ -595,15 +641,9 @@ class LiveScheduler:
             self._report_bound(outcome.pod, profile, outcome.node, pod)
             return
         self._attempts[outcome.pod] = attempts
-        log.info("could not schedule %s (%s): %s", outcome.pod, profile, outcome.message)
-        if self.recorder is not None:
-            self.recorder.record(events.failed_event(pod, profile, outcome.message))
-        current = self.informers[informers.PODS.qualified].get(outcome.pod)
-        if current is not None and not (current.get("spec") or {}).get("nodeName"):
-            reason = str(outcome.reason or "SchedulerError")
-            self.status.patch(
-                current, reason, outcome.message, outcome.nominated_node, outcome.clear_nomination
-            )
+        maybe_bound = outcome.result is Result.ERROR and self.api_binder.settle(outcome.pod)
+        what = f"schedule {outcome.pod}"
+        self._report_failure(outcome.pod, profile, what, outcome.message, outcome, pod, maybe_bound)
 
     def _report_bound(self, key: str, profile: str, node: str, pod: Obj) -> None:
         attempts = self._attempts.pop(key, 1)

@@ -21,10 +21,10 @@ from typing import Any
 
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.columns import IntArray
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.vector import kernels
-from berth.schedule.vector.arrays import IntArray
 
 NAME = "Concentrate"
 ARGS_KIND = "ConcentrateArgs"

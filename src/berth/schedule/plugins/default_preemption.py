@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from berth.schedule.extender import ExtenderError, Victims
 from berth.schedule.framework import interface as fw
 from berth.schedule.framework import listers
+from berth.schedule.framework.extender import ExtenderError, Victims
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 

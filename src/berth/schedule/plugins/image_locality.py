@@ -19,9 +19,9 @@ import numpy as np
 
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.columns import IntArray, NodeArrays, Rows, count
 from berth.schedule.framework.types import ImageState, NodeInfo, PodInfo, normalized_image_name
 from berth.schedule.plugins import helper
-from berth.schedule.vector.arrays import IntArray, NodeArrays, Rows, count
 
 NAME = "ImageLocality"
 MB = 1024 * 1024

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.columns import NodeArrays, Rows
 from berth.schedule.framework.types import NodeInfo, PodInfo
-from berth.schedule.vector.arrays import NodeArrays, Rows
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"

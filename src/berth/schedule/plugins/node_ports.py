@@ -14,9 +14,9 @@ import numpy as np
 
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.columns import BoolArray, NodeArrays, Rows
 from berth.schedule.framework.types import HostPort, NodeInfo, PodInfo
 from berth.schedule.plugins import helper
-from berth.schedule.vector.arrays import BoolArray, NodeArrays, Rows
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"

@@ -19,11 +19,11 @@ import numpy as np
 
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.columns import IntArray, NodeArrays, Rows
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.plugins import node_resources_fit as fit
 from berth.schedule.vector import kernels
-from berth.schedule.vector.arrays import IntArray, NodeArrays, Rows
 
 NAME = "NodeResourcesBalancedAllocation"
 ARGS_KIND = "NodeResourcesBalancedAllocationArgs"

@@ -23,10 +23,10 @@ import numpy as np
 
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.columns import BoolArray, IntArray, NodeArrays, Rows
 from berth.schedule.framework.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.vector import kernels
-from berth.schedule.vector.arrays import BoolArray, IntArray, NodeArrays, Rows
 
 NAME = "NodeResourcesFit"
 ARGS_KIND = "NodeResourcesFitArgs"

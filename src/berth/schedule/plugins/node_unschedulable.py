@@ -16,9 +16,9 @@ import numpy as np
 from berth.kube import taints
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.columns import BoolArray, NodeArrays, Rows
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
-from berth.schedule.vector.arrays import BoolArray, NodeArrays, Rows
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -18,10 +18,10 @@ import numpy.typing as npt
 from berth.kube import taints
 from berth.schedule import vector
 from berth.schedule.framework import interface as fw
+from berth.schedule.framework.columns import BoolArray, IntArray, NodeArrays, Rows, count
 from berth.schedule.framework.types import NodeInfo, PodInfo
 from berth.schedule.plugins import helper
 from berth.schedule.vector import kernels
-from berth.schedule.vector.arrays import BoolArray, IntArray, NodeArrays, Rows, count
 
 NAME = "TaintToleration"
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"

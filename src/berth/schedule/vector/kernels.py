@@ -1,7 +1,7 @@
 """Array forms of the built-in plugins' per-node arithmetic (the plugins call these from their batch hooks).
 
 Why: one place for the integer/float rules that make the vectorised path equal to the reference. Inputs are rows
-of :class:`~berth.schedule.vector.arrays.NodeArrays` that are not exotic, so every amount is in ``[0, 2**52]``:
+of :class:`~berth.schedule.framework.columns.NodeArrays` that are not exotic, so every amount is in ``[0, 2**52]``:
 products by 100 fit int64, floor division equals Go's truncation, and int -> float64 conversion is exact (so
 ``r / a`` is the same correctly rounded quotient Python computes).
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from berth.schedule.vector.arrays import LIMIT, BoolArray, IntArray, NodeArrays, Rows, count
+from berth.schedule.framework.columns import LIMIT, BoolArray, IntArray, NodeArrays, Rows, count
 
 # (resource name, read the non-zero cpu/memory sums, pod request, weight) -- ResourceAllocation.scored_items.
 ScoredItem = tuple[str, bool, int, int]

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from berth.schedule.framework.columns import PerHandle
 from berth.schedule.framework.types import NodeInfo
-from berth.schedule.vector.arrays import PerHandle
 
 IntArray = npt.NDArray[np.int64]
 DomArray = npt.NDArray[np.int32]
@@ -611,7 +611,7 @@ _INDEXES: PerHandle[NodeIndex] = PerHandle(NodeIndex, "_berth_node_index")
 
 
 def index_for(handle: Any, owner: Any) -> NodeIndex:
-    """The NodeIndex shared by the plugins of ``handle`` (see :class:`~berth.schedule.vector.arrays.PerHandle`)."""
+    """The NodeIndex shared by the plugins of ``handle`` (see :class:`~berth.schedule.framework.columns.PerHandle`)."""
     return _INDEXES.get(handle, owner)
 
 

@@ -6,6 +6,11 @@ one row per node name and refreshes a row only when the :class:`~berth.schedule.
 it is a different object or has another ``generation`` (the cache clones a node into the snapshot whenever a pod is
 assumed, forgotten, added or removed there, so an assume costs one row refresh).
 
+Why in the framework: the columns are a profile's view of the snapshot, and the framework's fused Filter scan and
+Score path (:mod:`~berth.schedule.framework.fused`, :mod:`~berth.schedule.framework.runtime`) run over them; the
+kernels and topology indexes the plugins compute on them sit above, in :mod:`berth.schedule.vector` (which
+re-exports the names here that plugins use through it: ``vector.arrays_for``, ``vector.enabled`` ...).
+
 A row is *exotic* when some amount on the node is negative or beyond :data:`LIMIT` (2**52: sums of two stay exact in float64; above it int64
 products may overflow and float64 loses integers); kernels send exotic rows to the per-node path.
 """
@@ -17,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from itertools import repeat
 from operator import attrgetter, is_
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -36,18 +41,24 @@ BoolArray = npt.NDArray[np.bool_]
 # A run of rows: a slice (numpy indexes it as a view, no copy) or row numbers.
 Rows = slice | IntArray
 
-_ATTR = "berth_vectorised"
 _generation = attrgetter("generation")
 
 
-def enabled(handle: Any) -> bool:
+class Switch(Protocol):
+    """What carries the vectorised path's switch: the plugins' handle (``Handle.vectorised``; a Framework sets it
+    True when built)."""
+
+    vectorised: bool
+
+
+def enabled(handle: Switch) -> bool:
     """True unless the handle (a profile's framework) was switched to the reference path."""
-    return bool(getattr(handle, _ATTR, True))
+    return handle.vectorised
 
 
-def set_enabled(handle: Any, on: bool) -> None:
+def set_enabled(handle: Switch, on: bool) -> None:
     """Switch a framework between the vectorised (True, the default) and the per-node reference path."""
-    setattr(handle, _ATTR, on)
+    handle.vectorised = on
 
 
 def count(rows: Rows) -> int:

@@ -9,8 +9,8 @@ import pytest
 from plugins.support import container, node, pod
 
 from berth.schedule.cache import Cache, Snapshot
+from berth.schedule.framework.columns import NodeArrays, Rows
 from berth.schedule.scheduler import rotated_slice
-from berth.schedule.vector import NodeArrays, Rows
 
 
 def test_only_changed_nodes_are_refreshed_and_chunks_wrap_around() -> None:
