@@ -5,6 +5,7 @@ cached."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,7 @@ def test_the_cache_keeps_its_newest_entries_within_its_size(
     texts = [_big(200).replace("item-", f"v{n}-") for n in range(4)]
     yamlio.load_documents(texts[0])
     (first,) = cache.glob("*.json")
+    os.utime(first, ns=(1, 1))  # the oldest, whatever the file system's timestamp resolution
     monkeypatch.setattr(yamlio, "CACHE_MAX_BYTES", first.stat().st_size * 2 + 100)
     for text in texts[1:]:
         yamlio.load_documents(text)
