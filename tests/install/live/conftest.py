@@ -92,8 +92,13 @@ def run_live(capsys: pytest.CaptureFixture[str], command: click.Command, *args: 
     return Result(code, captured.out, captured.err)
 
 
-def start_cluster(data: Path, port: int = 0) -> Cluster:
-    return Cluster(ClusterOptions(data_dir=data, port=port, nodes=1, services=[Binder])).start()
+def start_cluster(data: Path, port: int = 0, job_seconds: float | None = None) -> Cluster:
+    """One node and a binder; ``job_seconds``: how long a Job's containers run (default: the cluster's)."""
+    overrides = {} if job_seconds is None else {"job_duration": job_seconds}
+    options = ClusterOptions(
+        data_dir=data, port=port, nodes=1, services=[Binder], controller_overrides=overrides
+    )
+    return Cluster(options).start()
 
 
 @pytest.fixture
