@@ -87,16 +87,19 @@ def test_high_priority_pod_preempts_is_nominated_and_bound(env: Env) -> None:
     assert {(e["related"]["kind"], e["related"]["name"], e["related"]["uid"]) for e in preempted} == {
         ("Pod", "vip", uid)
     }
-    # The API calls, in upstream's order for each victim: DisruptionTarget condition, then delete.
+    # The API calls, in upstream's order for each victim: DisruptionTarget condition, then delete. (If the
+    # informer has not yet seen a deletion when the preemptor's next attempt comes, that attempt preempts again and
+    # its delete answers 404: harmless, as upstream; only the calls that took effect are compared.)
     calls = [
-        (rec.get("verb"), rec.get("subresource") or "", rec.get("name"))
+        (rec.get("verb"), rec.get("subresource") or "", rec.get("name"), rec.get("user"), rec.get("code"))
         for rec in env.audit()
         if rec.get("resource") == "pods"
         and rec.get("name") in victims
         and rec.get("verb") in ("patch", "delete")
     ]
     for v in victims:
-        assert [c[:2] for c in calls if c[2] == v] == [("patch", "status"), ("delete", "")]
+        done = [c[:2] for c in calls if c[2] == v and int(c[4] or 0) < 300]
+        assert done == [("patch", "status"), ("delete", "")], calls
     assert env.bindings_when(lambda b: "default/vip" in b).get("default/vip") == 1
 
 
