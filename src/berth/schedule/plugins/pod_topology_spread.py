@@ -112,8 +112,7 @@ def _pod_counter(sel: selectors.Selector, namespace: str) -> Callable[[NodeInfo]
 
 
 def count_matching_pods(pods: Sequence[PodInfo], sel: selectors.Selector | None, namespace: str) -> int:
-    """Upstream ``countPodsMatchSelector``: non-terminating pods in ``namespace`` matching; an empty (or nil)
-    selector counts 0."""
+    """Upstream ``countPodsMatchSelector``: non-terminating matching pods in ``namespace``; nil/empty sel: 0."""
     if sel is None or not sel.requirements:
         return 0
     n = 0
@@ -194,8 +193,7 @@ class Constraint:
 def _with_match_label_keys(
     sel: selectors.Selector | None, keys: Sequence[Any], pod_labels: Mapping[str, str]
 ) -> selectors.Selector | None:
-    """Upstream ``mergeLabelSetWithSelector``: ``key In (value)`` for each key the pod carries; a nil selector
-    stays nil."""
+    """Upstream ``mergeLabelSetWithSelector``: ``key In (value)`` per key the pod carries; nil stays nil."""
     added = [selectors.Requirement(str(k), "In", (pod_labels[str(k)],)) for k in keys if str(k) in pod_labels]
     if not added or sel is None:
         return sel
@@ -339,10 +337,7 @@ class PreScoreState:
 
 
 class PodTopologySpread(fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin, fw.ScorePlugin):
-    """Upstream's podtopologyspread plugin: one struct whose methods upstream spreads over plugin.go,
-    filtering.go and scoring.go. It stands past the size guide's 600 lines for a class (about 630) because its
-    per-node count cache and parsed-constraint cache are shared by the Filter and Score halves; splitting it
-    would put one cache behind two objects (docs/decisions.md)."""
+    """Upstream's plugin struct, one class past the size guide: Filter and Score share its caches (decisions.md)."""
 
     NAME = NAME
     args: PodTopologySpreadArgs
