@@ -408,7 +408,11 @@ and values (:func:`install_dry_run`), and how to get that release (None: it fail
 
 
 def render_all(
-    requests: list[RenderRequest], twice: bool = True, release: ReleaseSource | None = None
+    requests: list[RenderRequest],
+    twice: bool = True,
+    release: ReleaseSource | None = None,
+    meanwhile: Callable[[], None] | None = None,
+    ready: Callable[[Render], None] | None = None,
 ) -> list[Render]:
     """Several renders at once (e.g. the install and ``--is-upgrade`` variants): every Helm process starts
     together, since a render is mostly start-up latency, not CPU. Two requests that must render the same
@@ -416,12 +420,20 @@ def render_all(
     run Helm once; ``twice`` renders a second time, to compare, only charts that call a random or clock function
     (:data:`_RANDOM`) in their files or values. With ``release``, its request is rebuilt from the release that
     setup asks Helm for anyway (:func:`from_release`) where that provably gives ``helm template``'s own text, and
-    rendered by Helm only where not."""
+    rendered by Helm only where not.
+
+    While Helm runs the caller's own work can go on (a render is mostly Helm's time, and the machine has another
+    core): ``meanwhile`` is called once every Helm process has started, ``ready`` with the release's render when
+    it is rebuilt before the other Helm processes have finished (neither may raise)."""
     for request in requests:
         for vf in request.values_files:
             check_values_file(vf)
     helm = tool()
-    texts_of = {id(r): chart_text(r.chart) for r in requests}
+    texts: dict[Path, ChartText] = {}  # each chart folder read once per call (its renders all start together)
+    for r in requests:
+        if r.chart not in texts:
+            texts[r.chart] = chart_text(r.chart)
+    texts_of = {id(r): texts[r.chart] for r in requests}
     keys = [render_key(r, texts_of[id(r)]) for r in requests]
     first = {k: r for k, r in reversed(list(zip(keys, requests, strict=True)))}
     unique = list(dict.fromkeys(keys))
@@ -431,51 +443,89 @@ def render_all(
         key = render_key(release[0], texts_of.get(id(release[0])))
         if key in counts and counts[key] == 1 and releasable(release[0], texts_of[id(first[key])], helm):
             deferred = key
-    renders = _run_renders(helm, [(k, first[k], counts[k]) for k in unique if k != deferred])
-    if deferred is not None and release is not None:
-        dry = release[1]()
-        made = from_release(first[deferred], dry, helm.version) if dry is not None else None
+    running = _start_renders(helm, [(k, first[k], counts[k]) for k in unique if k != deferred])
+    try:
+        if meanwhile is not None:
+            meanwhile()
+        made = None
+        if deferred is not None and release is not None:
+            dry = release[1]()
+            made = from_release(first[deferred], dry, helm.version) if dry is not None else None
+            if made is not None and ready is not None and running.procs:
+                ready(made)
+    except BaseException:
+        running.kill()
+        raise
+    renders = running.finish()
+    if deferred is not None:
         renders.update(
-            _run_renders(helm, [(deferred, first[deferred], 1)]) if made is None else {deferred: made}
+            _start_renders(helm, [(deferred, first[deferred], 1)]).finish()
+            if made is None
+            else {deferred: made}
         )
     return [renders[k] for k in keys]
 
 
-def _run_renders(
-    helm: tools.Tool, todo: list[tuple[tuple[str, ...], RenderRequest, int]]
-) -> dict[tuple[str, ...], Render]:
-    """``helm template`` for each (key, request, runs), every process at once; runs=2 compares two renders."""
+@dataclass
+class _Running:
+    """``helm template`` processes started together (:func:`_start_renders`), each (key, request, runs)."""
+
+    helm: tools.Tool
+    todo: list[tuple[tuple[str, ...], RenderRequest, int]]
+    cmds: list[list[str]]
+    procs: list[subprocess.Popen[str]]
+
+    def kill(self) -> None:
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+    def finish(self) -> dict[tuple[str, ...], Render]:
+        """Every render's output; runs=2 compares two renders."""
+        helm, todo, cmds, procs = self.helm, self.todo, self.cmds, self.procs
+        try:
+            results = [p.communicate(timeout=HELM_TIMEOUT_SECONDS) for p in procs]
+        except subprocess.TimeoutExpired as exc:
+            self.kill()
+            raise ToolError(f"helm template did not finish within {HELM_TIMEOUT_SECONDS}s") from exc
+        except BaseException:
+            self.kill()
+            raise
+        start = 0
+        renders: dict[tuple[str, ...], Render] = {}
+        for (key, request, runs), cmd in zip(todo, cmds, strict=True):
+            mine = list(zip(procs[start : start + runs], results[start : start + runs], strict=True))
+            start += runs
+            for proc, (_out, err) in mine:
+                if proc.returncode != 0:
+                    raise template_error(err, request.chart, request.label)
+            texts = [text for _, (text, _err) in mine]
+            random: tuple[randomness.RandomFields, ...] = ()
+            for other in texts[1:]:
+                if other != texts[0]:
+                    random += randomness.compare(texts[0], other, f"chart {request.chart.name}")
+            dropped = _dropped_hook_events(mine[0][1][1])
+            renders[key] = Render(texts[0], tuple(cmd), helm.version, dropped, randomness.merge(random))
+        return renders
+
+
+def _start_renders(helm: tools.Tool, todo: list[tuple[tuple[str, ...], RenderRequest, int]]) -> _Running:
+    """Start ``helm template`` for each (key, request, runs), every process at once."""
     cmds = [[helm.path, *request.args()] for _, request, _ in todo]
-    procs: list[subprocess.Popen[str]] = []
+    running = _Running(helm, todo, cmds, [])
     try:
         for cmd, (_, _, runs) in zip(cmds, todo, strict=True):
             for _ in range(runs):
-                procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        results = [p.communicate(timeout=HELM_TIMEOUT_SECONDS) for p in procs]
-    except subprocess.TimeoutExpired as exc:
-        for p in procs:
-            p.kill()
-        raise ToolError(f"helm template did not finish within {HELM_TIMEOUT_SECONDS}s") from exc
+                running.procs.append(
+                    subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                )
     except OSError as exc:
-        for p in procs:
-            p.kill()
+        running.kill()
         raise ToolError(f"cannot run {helm.path}: {exc}") from exc
-    start = 0
-    renders: dict[tuple[str, ...], Render] = {}
-    for (key, request, runs), cmd in zip(todo, cmds, strict=True):
-        mine = list(zip(procs[start : start + runs], results[start : start + runs], strict=True))
-        start += runs
-        for proc, (_out, err) in mine:
-            if proc.returncode != 0:
-                raise template_error(err, request.chart, request.label)
-        texts = [text for _, (text, _err) in mine]
-        random: tuple[randomness.RandomFields, ...] = ()
-        for other in texts[1:]:
-            if other != texts[0]:
-                random += randomness.compare(texts[0], other, f"chart {request.chart.name}")
-        dropped = _dropped_hook_events(mine[0][1][1])
-        renders[key] = Render(texts[0], tuple(cmd), helm.version, dropped, randomness.merge(random))
-    return renders
+    except BaseException:
+        running.kill()
+        raise
+    return running
 
 
 def _dropped_hook_events(stderr: str) -> tuple[str, ...]:

@@ -15,28 +15,51 @@ them, as Helm's live ``keep`` check does).
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
+import importlib
 import re
 import shutil
 import sys
 import tarfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from berth.install import chart as chart_mod
-from berth.install import collector, helm, layout, lock, package, randomness, revisions, wizard
+from berth.install import helm, layout, lock, package, randomness, wizard
 from berth.install import split as split_mod
 from berth.install import swap as swap_mod
 from berth.install import values as values_mod
-from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
 from berth.kube import canonical, objects, yamlio
-from berth.kube import kubeconfig as kubeconfig_mod
 from berth.kube.errors import BerthError, InputError, MultiInputError
 
+if TYPE_CHECKING:
+    from berth.install import collector, workdir
+
 FACTS_FILE = "facts.yaml"
+
+AFTER_RENDER = ("berth.install.collector", "berth.install.revisions", "berth.install.workdir")
+"""The modules setup needs only once Helm has rendered: imported while Helm runs (:func:`_import_after_render`),
+not before it starts, so their ~10 ms of imports overlap Helm's time instead of delaying it."""
+
+
+def _import_after_render() -> None:
+    """Import :data:`AFTER_RENDER` (in a thread, while Helm renders). A module that fails to import is left to the
+    import where it is used, which raises its error there."""
+    for name in AFTER_RENDER:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def _parse_early(render: helm.Render) -> None:
+    """Split the install render while Helm still renders the other variant (:func:`berth.install.split.from_render`
+    keeps it for the same call after the render). An error is left to that call, which raises it where it did."""
+    with contextlib.suppress(Exception):
+        split_mod.from_render(render.text, render.dropped_hook_events)
 
 
 @dataclass(frozen=True)
@@ -202,6 +225,7 @@ def render_selection(
     # One copy of the chart for both variants' notes (they differ only in --is-upgrade, as req and upgrade_req do).
     notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
+    later = threading.Thread(target=_import_after_render, name="berth-imports", daemon=True)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         dry = pool.submit(helm.install_dry_run, chart_dir, req.release, namespace, value_args)
 
@@ -211,9 +235,18 @@ def render_selection(
             except BerthError:
                 return None  # Helm renders the install variant itself, and reports the error where it does
 
-        renders = helm.render_all([req, upgrade_req, *notes_reqs], release=(req, install_release))
+        renders = helm.render_all(
+            [req, upgrade_req, *notes_reqs],
+            release=(req, install_release),
+            meanwhile=later.start,
+            ready=_parse_early,
+        )
         rendered, up_rendered, *notes_renders = renders
         release_base = values_mod.base_of(dry.result())
+    if later.ident is not None:
+        later.join()  # the modules it imports are used from here on
+    from berth.install.workdir import UPGRADE_DIR
+
     chart_notes = tuple(helm.notes_text(r) for r in notes_renders)
     result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     twins = split_mod.release_namespace_duplicates(result, namespace)
@@ -320,6 +353,8 @@ def _current_package(work: Path) -> package.Package | None:
 
 def context_namespace(kubeconfig: str | None, context: str | None) -> str:
     """Helm's default namespace: the kube context's, else ``default`` (no kubeconfig, or none readable)."""
+    from berth.kube import kubeconfig as kubeconfig_mod  # only without -n
+
     try:
         return kubeconfig_mod.resolve(kubeconfig, context).namespace
     except InputError:
@@ -395,6 +430,9 @@ def _stage_and_swap(
             shown,
             recorded.for_render(spec_dir),
         )
+        from berth.install import collector, revisions
+        from berth.install.workdir import NOTES_FILES, PLAN_FILE, Workdir, plan_document
+
         result = rendered.split
         if rendered.notes:
             result = dataclasses.replace(result, warnings=(*result.warnings, *rendered.notes))
@@ -447,6 +485,8 @@ def _write_render(
     """The render's files (the upgrade variant under ``out/upgrade/``) and the ``.gitignore`` that keeps the
     rendered Secrets and the release record's values out of version control; returns every file of the render
     (paths under ``out``), for its id."""
+    from berth.install.workdir import UPGRADE_DIR
+
     twins: layout.Twins = {}  # the upgrade variant's unchanged files are hard links to the install variant's
     written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups, twins)
     ignored = ["secrets/", "release/"]
@@ -476,7 +516,10 @@ def _write_render(
     return written
 
 
-def _summary(out_dir: Path, wd: Workdir, facts: dict[str, Any], revision: int | None) -> list[str]:
+def _summary(out_dir: Path, wd: workdir.Workdir, facts: dict[str, Any], revision: int | None) -> list[str]:
+    from berth.install import revisions
+    from berth.install.workdir import PLAN_FILE
+
     result, selection = wd.split, wd.selection
     n_manifests = len(result.ordinary) + len(result.crds)
     lines = [
