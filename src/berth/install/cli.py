@@ -151,26 +151,27 @@ def setup_cmd(
 ) -> None:
     """Pull, ask, collect facts, render and plan into WORK_DIR (atomically). Values flags (-f, --set...) go to
     helm as given, after the package's base, components and inputs; a later setup without them keeps them."""
-    from berth.install import package, setup
+    with cliopts.gc_paused():  # a short run: what it builds lives until it ends
+        from berth.install import package, setup
 
-    def prompt(inp: package.Input) -> str:
-        text = inp.prompt or f"{inp.name} ({inp.type})"
-        if inp.options:
-            text += f" [{'/'.join(inp.options)}]"
-        if inp.secret:
-            text += " (not shown as you type; or @env:VAR / @file:PATH)"
-        with status.paused():
-            return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
+        def prompt(inp: package.Input) -> str:
+            text = inp.prompt or f"{inp.name} ({inp.type})"
+            if inp.options:
+                text += f" [{'/'.join(inp.options)}]"
+            if inp.secret:
+                text += " (not shown as you type; or @env:VAR / @file:PATH)"
+            with status.paused():
+                return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
 
-    opts = setup.SetupOptions(
-        ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
-        kubeconfig, context, api_versions if api_versions else None, wait_lock,
-        release, value_flags,
-    )  # fmt: skip
-    with cliopts.progress(f"Setting up {work_dir} (pull, facts, render, plan)") as status:
-        result = setup.run(opts, prompt)
-    for line in result.lines:
-        click.echo(line)
+        opts = setup.SetupOptions(
+            ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
+            kubeconfig, context, api_versions if api_versions else None, wait_lock,
+            release, value_flags,
+        )  # fmt: skip
+        with cliopts.progress(f"Setting up {work_dir} (pull, facts, render, plan)") as status:
+            result = setup.run(opts, prompt)
+        for line in result.lines:
+            click.echo(line)
 
 
 def _plan(work_dir: Path, action: str, wait: bool, timeout: int, revision: int | None) -> object:

@@ -14,7 +14,6 @@ them, as Helm's live ``keep`` check does).
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import dataclasses
 import importlib
@@ -179,6 +178,37 @@ def lookup_note(source: str) -> str:
     )
 
 
+class _DryRun:
+    """:func:`berth.install.helm.install_dry_run` in a thread of its own, started at once, its result taken when the
+    render needs it. A plain thread: ``concurrent.futures`` costs ~3 ms of imports (logging, traceback) before Helm
+    can start."""
+
+    def __init__(self, call: Callable[[], helm.DryRun]) -> None:
+        self._call = call
+        self._out: helm.DryRun | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="berth-dry-run")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._out = self._call()
+        except BaseException as exc:  # raised again by result(), in the caller's thread
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> helm.DryRun:
+        """The dry run's release, or its error raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if self._out is None:
+            raise RuntimeError("the dry run's thread ended without a result")
+        return self._out
+
+
 @dataclass(frozen=True)
 class Rendered:
     """What setup renders of one selection."""
@@ -226,8 +256,8 @@ def render_selection(
     notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
     later = threading.Thread(target=_import_after_render, name="berth-imports", daemon=True)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        dry = pool.submit(helm.install_dry_run, chart_dir, req.release, namespace, value_args)
+    dry = _DryRun(lambda: helm.install_dry_run(chart_dir, req.release, namespace, value_args))
+    try:
 
         def install_release() -> helm.DryRun | None:
             try:
@@ -243,6 +273,8 @@ def render_selection(
         )
         rendered, up_rendered, *notes_renders = renders
         release_base = values_mod.base_of(dry.result())
+    finally:
+        dry.wait()  # Helm reads the extracted chart until it ends
     if later.ident is not None:
         later.join()  # the modules it imports are used from here on
     from berth.install.workdir import UPGRADE_DIR
