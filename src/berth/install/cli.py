@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from berth import cliopts
-from berth.install import live_cli, report
+from berth.install import live_cli
 from berth.kube.errors import InputError
+from berth.lazycli import LazyCommands
 
 ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
 
@@ -18,6 +19,8 @@ ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
 @click.group(
     "install",
     cls=cliopts.Group,
+    # the report's HTML timeline is imported only when that command runs (or --help lists it)
+    commands=LazyCommands({"report": "berth.install.report:report_command"}),
     examples="""
     # a chart set up into a work dir, its plan reviewed, then applied
     berth install setup --pull examples/charts/edge-hooks -n edge --work-dir work --non-interactive
@@ -417,4 +420,3 @@ group.add_command(live_cli.upgrade_command, "upgrade")
 group.add_command(live_cli.rollback_command, "rollback")
 group.add_command(live_cli.release_test_command, "test")
 group.add_command(live_cli.status_command, "status")
-group.add_command(report.report_command, "report")
