@@ -412,7 +412,7 @@ def render_all(
     twice: bool = True,
     release: ReleaseSource | None = None,
     meanwhile: Callable[[], None] | None = None,
-    ready: Callable[[Render], None] | None = None,
+    ready: Callable[[RenderRequest, Render], None] | None = None,
 ) -> list[Render]:
     """Several renders at once (e.g. the install and ``--is-upgrade`` variants): every Helm process starts
     together, since a render is mostly start-up latency, not CPU. Two requests that must render the same
@@ -423,8 +423,10 @@ def render_all(
     rendered by Helm only where not.
 
     While Helm runs the caller's own work can go on (a render is mostly Helm's time, and the machine has another
-    core): ``meanwhile`` is called once every Helm process has started, ``ready`` with the release's render when
-    it is rebuilt before the other Helm processes have finished (neither may raise)."""
+    core): ``meanwhile`` is called once every Helm process has started; with ``release``, ``ready`` gets each
+    request and render as soon as it is known, so the caller can work on the first while the other is still
+    rendered (the release's, or ``helm template``'s: which ends first varies). ``ready`` may be called from another
+    thread, and neither may raise."""
     for request in requests:
         for vf in request.values_files:
             check_values_file(vf)
@@ -444,19 +446,24 @@ def render_all(
         if key in counts and counts[key] == 1 and releasable(release[0], texts_of[id(first[key])], helm):
             deferred = key
     running = _start_renders(helm, [(k, first[k], counts[k]) for k in unique if k != deferred])
+    finish = running.finish
     try:
         if meanwhile is not None:
             meanwhile()
         made = None
         if deferred is not None and release is not None:
+            if ready is not None and running.procs:
+                finish = running.finish_in_thread(ready)
             dry = release[1]()
             made = from_release(first[deferred], dry, helm.version) if dry is not None else None
             if made is not None and ready is not None and running.procs:
-                ready(made)
+                ready(first[deferred], made)
     except BaseException:
         running.kill()
+        with contextlib.suppress(BaseException):
+            finish()  # the thread, if any, ends with the killed processes
         raise
-    renders = running.finish()
+    renders = finish()
     if deferred is not None:
         renders.update(
             _start_renders(helm, [(deferred, first[deferred], 1)]).finish()
@@ -479,6 +486,34 @@ class _Running:
         for p in self.procs:
             p.kill()
             p.wait()
+
+    def finish_in_thread(
+        self, ready: Callable[[RenderRequest, Render], None]
+    ) -> Callable[[], dict[tuple[str, ...], Render]]:
+        """:meth:`finish` in a thread of its own, each render then handed to ``ready`` there; the call returned
+        waits for it and returns the renders, or raises what :meth:`finish` raised."""
+        out: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                out["renders"] = self.finish()
+            except BaseException as exc:  # raised again by the caller's thread
+                out["error"] = exc
+                return
+            for key, request, _ in self.todo:
+                ready(request, out["renders"][key])
+
+        thread = threading.Thread(target=run, name="berth-helm-renders")
+        thread.start()
+
+        def result() -> dict[tuple[str, ...], Render]:
+            thread.join()
+            if "error" in out:
+                raise out["error"]
+            renders: dict[tuple[str, ...], Render] = out["renders"]
+            return renders
+
+        return result
 
     def finish(self) -> dict[tuple[str, ...], Render]:
         """Every render's output; runs=2 compares two renders."""

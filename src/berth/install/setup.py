@@ -54,11 +54,13 @@ def _import_after_render() -> None:
             importlib.import_module(name)
 
 
-def _parse_early(render: helm.Render) -> None:
-    """Split the install render while Helm still renders the other variant (:func:`berth.install.split.from_render`
-    keeps it for the same call after the render). An error is left to that call, which raises it where it did."""
-    with contextlib.suppress(Exception):
-        split_mod.from_render(render.text, render.dropped_hook_events)
+def _parse_early(request: helm.RenderRequest, render: helm.Render) -> None:
+    """Split a variant's render while Helm still renders the other (:func:`berth.install.split.from_render` keeps
+    it, and the documents both share, for the same call after the render). An error is left to that call, which
+    raises it where it did; the NOTES.txt renders are not objects."""
+    if not request.show_only:
+        with contextlib.suppress(Exception):
+            split_mod.from_render(render.text, render.dropped_hook_events)
 
 
 @dataclass(frozen=True)
