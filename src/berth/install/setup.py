@@ -54,12 +54,16 @@ def _import_after_render() -> None:
             importlib.import_module(name)
 
 
+_PARSING = threading.Lock()
+
+
 def _parse_early(request: helm.RenderRequest, render: helm.Render) -> None:
     """Split a variant's render while Helm still renders the other (:func:`berth.install.split.from_render` keeps
-    it, and the documents both share, for the same call after the render). An error is left to that call, which
-    raises it where it did; the NOTES.txt renders are not objects."""
+    it, and the documents both share, for the same call after the render). One at a time: the two variants share
+    almost every document, which the second then finds parsed instead of parsing it again beside the first. An
+    error is left to the call after the render, which raises it where it did; NOTES.txt renders are not objects."""
     if not request.show_only:
-        with contextlib.suppress(Exception):
+        with _PARSING, contextlib.suppress(Exception):
             split_mod.from_render(render.text, render.dropped_hook_events)
 
 
