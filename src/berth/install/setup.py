@@ -254,16 +254,15 @@ def render_selection(
     req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, False, extra, user
     )
-    upgrade_req = package.render_request(
-        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, True, extra, user
-    )
-    notes_req = helm.notes_request(req, scratch / "notes")
-    # One copy of the chart for both variants' notes (they differ only in --is-upgrade, as req and upgrade_req do).
-    notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
-    later = threading.Thread(target=_import_after_render, name="berth-imports", daemon=True)
-    dry = _DryRun(lambda: helm.install_dry_run(chart_dir, req.release, namespace, value_args))
+    dry = _DryRun(lambda: helm.install_dry_run(chart_dir, req.release, namespace, value_args))  # Helm first
     try:
+        # The variants differ only in --is-upgrade (render_request's other arguments are the same).
+        upgrade_req = dataclasses.replace(req, is_upgrade=True)
+        notes_req = helm.notes_request(req, scratch / "notes")
+        # One copy of the chart for both variants' notes.
+        notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
+        later = threading.Thread(target=_import_after_render, name="berth-imports", daemon=True)
 
         def install_release() -> helm.DryRun | None:
             try:
