@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib
 import re
 import shutil
@@ -467,46 +468,32 @@ def _stage_and_swap(
             shown,
             recorded.for_render(spec_dir),
         )
-        from berth.install import collector, revisions
-        from berth.install.workdir import NOTES_FILES, PLAN_FILE, Workdir, plan_document
-
         result = rendered.split
         if rendered.notes:
             result = dataclasses.replace(result, warnings=(*result.warnings, *rendered.notes))
-        env = {
-            "INSTALLER_PACKAGE_DIR": str(work / "package"),
-            "INSTALLER_WORK_DIR": str(work),
-            "INSTALLER_OUT_DIR": str(work / "out"),
-            "INSTALLER_NAMESPACE": namespace,
-            "INSTALLER_BASE": selection.base,
-            "INSTALLER_SELECTED": ",".join(selection.components),
-            **{f"INSTALLER_INPUT_{k.upper()}": str(v) for k, v in answers.effective.items()},
-        }
-        if opts.live and cluster is None:
-            cluster = collector.KubeCluster(opts.kubeconfig, opts.context)
-        facts = collector.collect(pkg, result, namespace, env, cluster if opts.live else None)
-        wizard.write(spec_dir, pkg, selection, answers, namespace)
-        values_mod.write(spec_dir, recorded)
-        values_mod.write_base(out, rendered.base)
-        randomness.write(spec_dir, rendered.random)
-        (spec_dir / FACTS_FILE).write_text(
-            yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
-        )
-        if rendered.chart_notes is not None:
-            for action, text in zip(NOTES_FILES, rendered.chart_notes, strict=True):
-                (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
-        written = _write_render(out, pkg, result, rendered)
-        layout.write_render_id(out, written)
-        revision = revisions.record(
-            work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
-        wd = Workdir(
-            pkg, selection, answers.effective, namespace, result, rendered.install_only, rendered.upgrade, out,
-            recorded.release or "",
-        )  # fmt: skip
-        doc = plan_document(wd, str(opts.work_dir))
-        (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
-        (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
+        wizard.write(spec_dir, pkg, selection, answers, namespace)  # the .gitignore names its secret file
+        files = layout.Background()  # the render's files are written while the rest is built
+        try:
+            written = _write_render(out, pkg, result, rendered, files)
+            files.put(functools.partial(values_mod.write_base, out, rendered.base))
+            facts, wd, revision = _record(
+                opts,
+                work,
+                pkg,
+                selection,
+                answers,
+                namespace,
+                recorded,
+                rendered,
+                result,
+                written,
+                cluster,
+                out,
+            )
+        finally:
+            with contextlib.suppress(BaseException):
+                files.wait()  # every write has ended before anything moves or removes the stage
+        files.wait()  # raises the first write's error
         shutil.rmtree(stage / "scratch", ignore_errors=True)
         with lock.no_interrupt(in_place):  # a Ctrl-C from here on reports the new render in place
             swap_mod.swap(stage, work, ("package", "out"))
@@ -516,8 +503,62 @@ def _stage_and_swap(
     return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
 
 
+def _record(
+    opts: SetupOptions,
+    work: Path,
+    pkg: package.Package,
+    selection: wizard.Selection,
+    answers: wizard.Answers,
+    namespace: str,
+    recorded: values_mod.Recorded,
+    rendered: Rendered,
+    result: split_mod.Split,
+    written: list[layout.WrittenFile],
+    cluster: collector.LiveCluster | None,
+    out: Path,
+) -> tuple[dict[str, Any], workdir.Workdir, int | None]:
+    """Everything of ``out`` but the render's files and answers: facts, values, the render's id, the revision it
+    replaces and the plan. Returns the facts, the work dir as set up and the revision recorded."""
+    from berth.install import collector, revisions
+    from berth.install.workdir import NOTES_FILES, PLAN_FILE, Workdir, plan_document
+
+    spec_dir = out / "spec"
+    env = {
+        "INSTALLER_PACKAGE_DIR": str(work / "package"),
+        "INSTALLER_WORK_DIR": str(work),
+        "INSTALLER_OUT_DIR": str(work / "out"),
+        "INSTALLER_NAMESPACE": namespace,
+        "INSTALLER_BASE": selection.base,
+        "INSTALLER_SELECTED": ",".join(selection.components),
+        **{f"INSTALLER_INPUT_{k.upper()}": str(v) for k, v in answers.effective.items()},
+    }
+    if opts.live and cluster is None:
+        cluster = collector.KubeCluster(opts.kubeconfig, opts.context)
+    facts = collector.collect(pkg, result, namespace, env, cluster if opts.live else None)
+    values_mod.write(spec_dir, recorded)
+    randomness.write(spec_dir, rendered.random)
+    (spec_dir / FACTS_FILE).write_text(
+        yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
+    )
+    if rendered.chart_notes is not None:
+        for action, text in zip(NOTES_FILES, rendered.chart_notes, strict=True):
+            (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
+    layout.write_render_id(out, written)
+    revision = revisions.record(
+        work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
+    wd = Workdir(
+        pkg, selection, answers.effective, namespace, result, rendered.install_only, rendered.upgrade, out,
+        recorded.release or "",
+    )  # fmt: skip
+    doc = plan_document(wd, str(opts.work_dir))
+    (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
+    return facts, wd, revision
+
+
 def _write_render(
-    out: Path, pkg: package.Package, result: split_mod.Split, rendered: Rendered
+    out: Path, pkg: package.Package, result: split_mod.Split, rendered: Rendered, files: layout.Background
 ) -> list[layout.WrittenFile]:
     """The render's files (the upgrade variant under ``out/upgrade/``) and the ``.gitignore`` that keeps the
     rendered Secrets and the release record's values out of version control; returns every file of the render
@@ -525,7 +566,7 @@ def _write_render(
     from berth.install.workdir import UPGRADE_DIR
 
     twins: layout.Twins = {}  # the upgrade variant's unchanged files are hard links to the install variant's
-    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups, twins)
+    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups, twins, files)
     ignored = ["secrets/", "release/"]
     ignored += [w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group]
     upgrade = rendered.upgrade
@@ -545,6 +586,7 @@ def _write_render(
                 f"{pkg.name}-upgrade",
                 lookup_sources=rendered.lookups,
                 twins=twins,
+                background=files,
             )
         ]
     if (out / "spec" / wizard.SECRET_INPUTS_FILE).is_file():
