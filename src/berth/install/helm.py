@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -382,6 +383,20 @@ def render_key(request: RenderRequest, text: ChartText | None = None) -> tuple[s
     return tuple(key)
 
 
+RENDER_GOGC = "200"
+"""Go's collector target for a render's Helm process when the user set none (``GOGC``; Go's default is 100)."""
+
+
+def render_env() -> dict[str, str]:
+    """The environment of a render's Helm process: the user's, with ``GOGC`` at :data:`RENDER_GOGC` unless they
+    set it. A render is a short process with a small heap (~65 MB peak on a chart with 1 MB of CRDs, either way),
+    which Go's default collects several times over for nothing: ~5 ms of a 40-60 ms render. Helm's output does not
+    depend on it (templates cannot read the environment)."""
+    env = dict(os.environ)
+    env.setdefault("GOGC", RENDER_GOGC)
+    return env
+
+
 _FIND_LOCK = threading.Lock()
 
 
@@ -553,7 +568,9 @@ def _start_renders(helm: tools.Tool, todo: list[tuple[tuple[str, ...], RenderReq
         for cmd, (_, _, runs) in zip(cmds, todo, strict=True):
             for _ in range(runs):
                 running.procs.append(
-                    subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                    subprocess.Popen(
+                        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=render_env()
+                    )
                 )
     except OSError as exc:
         running.kill()
@@ -585,7 +602,9 @@ def install_dry_run(chart_dir: Path, release: str, namespace: str, value_args: l
     cmd = [helm.path, "install", release, str(chart_dir), "--namespace", namespace, "--dry-run=client",
            "-o", "json", *value_args]  # fmt: skip
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=HELM_TIMEOUT_SECONDS)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=HELM_TIMEOUT_SECONDS, env=render_env()
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolError(f"cannot run {helm.path} install --dry-run=client: {exc}") from exc
     if proc.returncode != 0:
