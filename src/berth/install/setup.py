@@ -490,9 +490,10 @@ def _stage_and_swap(
                 cluster,
                 out,
             )
-        finally:
-            with contextlib.suppress(BaseException):
-                files.wait()  # every write has ended before anything moves or removes the stage
+        except BaseException:
+            with contextlib.suppress(Exception):
+                files.wait()  # every write has ended before the stage is removed
+            raise
         files.wait()  # raises the first write's error
         shutil.rmtree(stage / "scratch", ignore_errors=True)
         with lock.no_interrupt(in_place):  # a Ctrl-C from here on reports the new render in place
