@@ -12,10 +12,11 @@ the schedule part's numpy or the official client's models before it can serve (i
 
 from __future__ import annotations
 
+import atexit
 import errno
+import gc
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -24,6 +25,11 @@ from berth import __version__, cliopts
 from berth.kube import tools
 from berth.kube.errors import BerthError, InputError
 from berth.lazycli import LazyCommands
+
+atexit.register(gc.freeze)
+"""At exit, nothing is left to collect: the interpreter's last collections would walk every object of the run (all
+the modules berth imported, a render's documents) only for the OS to free them whole -- ~9 ms of a short command's
+CPU. Objects still alive then are freed as before; only cyclic garbage is left to the OS."""
 
 
 @click.group(
@@ -261,9 +267,15 @@ def os_error_message(exc: OSError) -> tuple[str, int]:
     return (f"{text}; {advice}" if advice else text), code
 
 
+def _traceback(exc: BaseException) -> None:
+    import traceback  # only for -v: ~4 ms of imports a command does not otherwise need
+
+    traceback.print_exception(exc)
+
+
 def _fail(exc: BaseException, message: str, code: int, hint: bool = False) -> int:
     if _debugging():
-        traceback.print_exception(exc)
+        _traceback(exc)
     elif hint:
         message += f" (run with -v or {DEBUG_ENV}=1 for the traceback)"
     click.echo(f"error: {message}", err=True)
@@ -283,12 +295,12 @@ def main(argv: list[str] | None = None) -> int:
         berth.main(args=argv, prog_name="berth", standalone_mode=False)
     except BerthError as exc:
         if _debugging():
-            traceback.print_exception(exc)
+            _traceback(exc)
         click.echo(f"error: {exc}", err=True)
         return exc.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
         if _debugging():
-            traceback.print_exception(exc)
+            _traceback(exc)
         cause = exc.__context__ if isinstance(exc, click.exceptions.Abort) else exc
         click.echo("aborted (interrupted)" if isinstance(cause, KeyboardInterrupt) else "aborted", err=True)
         return 130

@@ -11,6 +11,8 @@ from collections.abc import Iterator, MutableMapping
 
 import click
 
+from berth import cliopts
+
 
 class LazyCommands(MutableMapping[str, click.Command]):
     """A group's commands by name, each given as ``"module:attribute"`` and imported on first lookup.
@@ -28,7 +30,8 @@ class LazyCommands(MutableMapping[str, click.Command]):
         cmd = self._loaded.get(name)
         if cmd is None:
             module, _, attr = self._specs[name].partition(":")
-            cmd = getattr(importlib.import_module(module), attr)
+            with cliopts.gc_paused():
+                cmd = getattr(importlib.import_module(module), attr)
             if not isinstance(cmd, click.Command):
                 raise TypeError(f"{self._specs[name]} is not a click command")
             self._loaded[name] = cmd

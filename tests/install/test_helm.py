@@ -109,3 +109,10 @@ def test_bad_values_file_is_named(tmp_path: Path, content: str, message: str) ->
 def test_missing_values_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="file not found"):
         helm.render(helm.RenderRequest(EDGE_CHART, "r", "ns", (tmp_path / "nope.yaml",)))
+
+
+def test_a_renders_helm_collects_less_often_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GOGC", raising=False)
+    assert helm.render_env()["GOGC"] == helm.RENDER_GOGC
+    monkeypatch.setenv("GOGC", "50")
+    assert helm.render_env()["GOGC"] == "50"

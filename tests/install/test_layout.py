@@ -5,6 +5,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from berth.install import layout, split
 from berth.kube.hooks import HookEvent
 
@@ -40,3 +42,16 @@ def test_round_trip_keeps_render_order_for_full_ties_and_marks(tmp_path: Path) -
         .read_text()
         .startswith("# Source: c/templates/x.yaml\n")
     )
+
+
+def test_background_writes_run_in_order_and_the_first_error_is_raised_by_wait(tmp_path: Path) -> None:
+    done: list[str] = []
+    files = layout.Background()
+    files.put(lambda: done.append("first"))
+    files.put(lambda: (tmp_path / "missing" / "x.yaml").write_text("x"))  # its folder does not exist
+    files.put(lambda: done.append("after the failure"))
+    with pytest.raises(FileNotFoundError):
+        files.wait()
+    assert done == ["first"]  # the rest was skipped, as a raise would have skipped it
+    with pytest.raises(FileNotFoundError):
+        files.wait()  # waiting again raises it again

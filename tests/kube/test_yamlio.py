@@ -130,6 +130,24 @@ def test_dump_writes_the_same_text_with_its_scalar_memo_cold_or_warm(monkeypatch
     assert yamlio.load_one(cold) == doc
 
 
+def test_dump_writes_a_str_as_pyyamls_general_path_does() -> None:
+    """The dumper's shortcut for a plain ``str`` makes the node PyYAML's own path (alias check, the registered
+    representer) makes: the same bytes, shared dicts still written once with an alias."""
+    shared = {"a": "x\ny"}
+    doc = {
+        "tricky": TRICKY_STRINGS,
+        **{t: [t, 1, 1.5, True, None, f"{t}\n{t}", f" {t}\n"] for t in TRICKY_STRINGS if t},
+        "shared": [shared, shared, ["é \u2028 x", "\x85"]],
+    }
+
+    class General(yamlio._Dumper):  # type: ignore[misc]
+        represent_data = yaml.representer.BaseRepresenter.represent_data
+
+    general = yaml.dump(doc, Dumper=General, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    assert yamlio.dump(doc) == general
+    assert "&id001" in general
+
+
 json_values = st.recursive(
     st.none()
     | st.booleans()

@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from berth import cliopts
-from berth.install import live_cli, report
+from berth.install import live_cli
 from berth.kube.errors import InputError
+from berth.lazycli import LazyCommands
 
 ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
 
@@ -18,6 +19,8 @@ ACTIONS = ("install", "upgrade", "uninstall", "rollback", "test")
 @click.group(
     "install",
     cls=cliopts.Group,
+    # the report's HTML timeline is imported only when that command runs (or --help lists it)
+    commands=LazyCommands({"report": "berth.install.report:report_command"}),
     examples="""
     # a chart set up into a work dir, its plan reviewed, then applied
     berth install setup --pull examples/charts/edge-hooks -n edge --work-dir work --non-interactive
@@ -151,26 +154,27 @@ def setup_cmd(
 ) -> None:
     """Pull, ask, collect facts, render and plan into WORK_DIR (atomically). Values flags (-f, --set...) go to
     helm as given, after the package's base, components and inputs; a later setup without them keeps them."""
-    from berth.install import package, setup
+    with cliopts.gc_paused():  # a short run: what it builds lives until it ends
+        from berth.install import package, setup
 
-    def prompt(inp: package.Input) -> str:
-        text = inp.prompt or f"{inp.name} ({inp.type})"
-        if inp.options:
-            text += f" [{'/'.join(inp.options)}]"
-        if inp.secret:
-            text += " (not shown as you type; or @env:VAR / @file:PATH)"
-        with status.paused():
-            return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
+        def prompt(inp: package.Input) -> str:
+            text = inp.prompt or f"{inp.name} ({inp.type})"
+            if inp.options:
+                text += f" [{'/'.join(inp.options)}]"
+            if inp.secret:
+                text += " (not shown as you type; or @env:VAR / @file:PATH)"
+            with status.paused():
+                return str(click.prompt(text, default="", show_default=False, hide_input=inp.secret))
 
-    opts = setup.SetupOptions(
-        ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
-        kubeconfig, context, api_versions if api_versions else None, wait_lock,
-        release, value_flags,
-    )  # fmt: skip
-    with cliopts.progress(f"Setting up {work_dir} (pull, facts, render, plan)") as status:
-        result = setup.run(opts, prompt)
-    for line in result.lines:
-        click.echo(line)
+        opts = setup.SetupOptions(
+            ref, work_dir, namespace, base, selects, inputs, non_interactive, version, repo, live,
+            kubeconfig, context, api_versions if api_versions else None, wait_lock,
+            release, value_flags,
+        )  # fmt: skip
+        with cliopts.progress(f"Setting up {work_dir} (pull, facts, render, plan)") as status:
+            result = setup.run(opts, prompt)
+        for line in result.lines:
+            click.echo(line)
 
 
 def _plan(work_dir: Path, action: str, wait: bool, timeout: int, revision: int | None) -> object:
@@ -416,4 +420,3 @@ group.add_command(live_cli.upgrade_command, "upgrade")
 group.add_command(live_cli.rollback_command, "rollback")
 group.add_command(live_cli.release_test_command, "test")
 group.add_command(live_cli.status_command, "status")
-group.add_command(report.report_command, "report")

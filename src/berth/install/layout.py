@@ -13,9 +13,12 @@ The index keeps the render position so a split read back from disk orders hooks 
 
 from __future__ import annotations
 
+import functools
 import os
+import queue
 import shutil
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -51,47 +54,93 @@ Twins = dict[tuple[str, int], Path]
 """Files one render wrote, by SHA-256 and mode: a file with the same content and mode is a hard link to its twin."""
 
 
+class Background:
+    """File writes done in order by a thread of their own while the caller goes on: creating a render's files is
+    mostly the file system's time, during which the thread does not hold the interpreter, so setup builds the
+    index, the facts and the plan meanwhile (a chart the size of kai-scheduler's has ~350 files). :meth:`wait`
+    before the files are read or moved: it raises the first write's error, as the write itself would have."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="berth-files", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (write := self._queue.get()) is not None:
+            if self._error is None:  # after a failure the rest is skipped, as a raise would skip it
+                try:
+                    write()
+                except BaseException as exc:  # raised again by wait(), in the caller's thread
+                    self._error = exc
+
+    def put(self, write: Callable[[], object]) -> None:
+        self._queue.put(write)
+
+    def wait(self) -> None:
+        """Every write done; raises the first that failed."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
 @dataclass
 class _Writer:
     """Writes the files of one split, making each folder once. With ``twins`` a file whose content and mode were
     written before (a hook in several events, the ``--is-upgrade`` variant's unchanged objects) becomes a hard link
     to that file: creating a file costs far more than linking one on some file systems (~1 ms on this project's
-    test machines), and a render of a large chart has hundreds."""
+    test machines), and a render of a large chart has hundreds. With ``background`` the writes are queued there
+    (the SHA-256 each call returns is the content's)."""
 
     root: Path
     made: set[Path]
     twins: Twins | None = None
+    background: Background | None = None
 
     def __call__(self, rel: str, text: str, mode: int = 0o644) -> str:
         path = self.root / rel
+        parent = None
         if path.parent not in self.made:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            parent = path.parent
             self.made.add(path.parent)
         data = text.encode("utf-8")
         sha = canonical.sha256_text(data)
         twin = self.twins.get((sha, mode)) if self.twins is not None else None
-        if twin is not None:
-            try:
-                os.link(twin, path)
-                return sha
-            except OSError:
-                pass  # already there, or no hard links on this file system: write it
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        except FileExistsError:
-            if path.stat().st_nlink > 1:  # never write through a link into its twin
-                path.unlink()
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-            else:
-                fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-            os.fchmod(fd, mode)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        if self.background is None:
+            _write_file(path, data, mode, parent, twin)
+        else:
+            self.background.put(functools.partial(_write_file, path, data, mode, parent, twin))
         if self.twins is not None:
             self.twins.setdefault((sha, mode), path)
         return sha
+
+
+def _write_file(path: Path, data: bytes, mode: int, parent: Path | None, twin: Path | None) -> None:
+    """One file of :class:`_Writer` (its folder made first when ``parent``): a hard link to ``twin`` where it can be,
+    else written."""
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    if twin is not None:
+        try:
+            os.link(twin, path)
+            return
+        except OSError:
+            pass  # already there, or no hard links on this file system: write it
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        if path.stat().st_nlink > 1:  # never write through a link into its twin
+            path.unlink()
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        os.fchmod(fd, mode)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 def link_or_copy(src: str, dst: str) -> str:
@@ -116,16 +165,18 @@ def write_split(
     install_only: frozenset[objects.Ref] = frozenset(),
     lookup_sources: Iterable[str] = (),
     twins: Twins | None = None,
+    background: Background | None = None,
 ) -> list[WrittenFile]:
     """Write every object of ``result`` under ``root`` plus the manifest index; return the files written.
 
     ``install_only`` marks objects absent from the ``--is-upgrade`` render (``.Release.IsInstall`` only);
     ``lookup_sources`` (the templates that call ``lookup``) are listed in the index as ``lookupTemplates``.
     Identical files are hard links (:class:`_Writer`): within the split, and with ``twins`` also to the files of
-    another split written before (the install variant of the same render).
+    another split written before (the install variant of the same render). With ``background`` the files are
+    written there (:meth:`Background.wait` before they are read).
     """
     files = result.file_names
-    write = _Writer(root, set(), {} if twins is None else twins)
+    write = _Writer(root, set(), {} if twins is None else twins, background)
     written: list[WrittenFile] = []
     index: list[dict[str, Any]] = []
 

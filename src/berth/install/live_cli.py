@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from berth import cliopts
-from berth.install import report
 
 if TYPE_CHECKING:
     from berth.install.apply import ApplyOptions
@@ -129,6 +128,36 @@ def _print_notes(opts: ApplyOptions, action: str) -> None:
         click.echo(f"NOTES:\n{text}")
 
 
+def with_report(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--report FILE`` for a command that runs a plan (its first argument: ``ApplyOptions``): when the command
+    ends, however it ends, the receipt its run wrote becomes a page at FILE."""
+
+    @functools.wraps(fn)
+    def command(opts: Any, *args: Any, report_path: Path | None = None, **kwargs: Any) -> Any:
+        if report_path is None:
+            return fn(opts, *args, **kwargs)
+        from berth.install import report  # the HTML timeline: only for --report
+
+        before = report.receipts(opts.work_dir)
+        try:
+            return fn(opts, *args, **kwargs)
+        finally:
+            new = sorted(report.receipts(opts.work_dir) - before)
+            if not new:
+                click.echo("no report: the run stopped before it wrote a receipt", err=True)
+            else:
+                report.write(new[-1], report_path)
+                click.echo(f"Report: {report_path}", err=True)
+
+    return click.option(
+        "--report",
+        "report_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE.html",
+        help="When the run ends (succeeded or not), write its timeline as an HTML report.",
+    )(command)
+
+
 TAKE_OWNERSHIP_HELP = (
     "Adopt existing objects that belong to another release or to none (Helm 4's --take-ownership) instead of "
     "refusing."
@@ -151,7 +180,7 @@ TAKE_OWNERSHIP_HELP = (
 @live_options
 @click.option("--no-wait", is_flag=True, help="Skip the readiness step (Deployments, StatefulSets, Jobs).")
 @click.option("--take-ownership", is_flag=True, help=TAKE_OWNERSHIP_HELP)
-@report.with_report
+@with_report
 def apply_command(opts: ApplyOptions, no_wait: bool, take_ownership: bool) -> None:
     """Run the install plan of WORK_DIR against a cluster, with a receipt in WORK_DIR/out/runs, and record the
     release as helm install does (helm list, status and history read it)."""

@@ -13,8 +13,6 @@ from any receipt (``--receipt``) or from a work dir's newest one (``--work-dir``
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -420,39 +418,12 @@ def newest(work_dir: Path) -> Path:
     return found[-1][0]
 
 
-def _receipts(work_dir: Path) -> set[Path]:
+def receipts(work_dir: Path) -> set[Path]:
+    """The run receipts a work dir holds now (``--report`` takes the one its run added)."""
     from berth.install import receipt
 
     runs = work_dir / receipt.RUNS_DIR
     return {p for p in runs.glob("*.yaml") if p.name != receipt.TARGET_FILE} if runs.is_dir() else set()
-
-
-def with_report(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--report FILE`` for a command that runs a plan (its first argument: ``ApplyOptions``): when the command
-    ends, however it ends, the receipt its run wrote becomes a page at FILE."""
-
-    @functools.wraps(fn)
-    def command(opts: Any, *args: Any, report_path: Path | None = None, **kwargs: Any) -> Any:
-        if report_path is None:
-            return fn(opts, *args, **kwargs)
-        before = _receipts(opts.work_dir)
-        try:
-            return fn(opts, *args, **kwargs)
-        finally:
-            new = sorted(_receipts(opts.work_dir) - before)
-            if not new:
-                click.echo("no report: the run stopped before it wrote a receipt", err=True)
-            else:
-                write(new[-1], report_path)
-                click.echo(f"Report: {report_path}", err=True)
-
-    return click.option(
-        "--report",
-        "report_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        metavar="FILE.html",
-        help="When the run ends (succeeded or not), write its timeline as an HTML report.",
-    )(command)
 
 
 @cliopts.command(

@@ -14,29 +14,58 @@ them, as Helm's live ``keep`` check does).
 
 from __future__ import annotations
 
-import concurrent.futures
+import contextlib
 import dataclasses
+import functools
+import importlib
 import re
 import shutil
 import sys
 import tarfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from berth.install import chart as chart_mod
-from berth.install import collector, helm, layout, lock, package, randomness, revisions, wizard
+from berth.install import helm, layout, lock, package, randomness, wizard
 from berth.install import split as split_mod
 from berth.install import swap as swap_mod
 from berth.install import values as values_mod
-from berth.install.workdir import NOTES_FILES, PLAN_FILE, UPGRADE_DIR, Workdir, plan_document
 from berth.kube import canonical, objects, yamlio
-from berth.kube import kubeconfig as kubeconfig_mod
 from berth.kube.errors import BerthError, InputError, MultiInputError
 
+if TYPE_CHECKING:
+    from berth.install import collector, workdir
+
 FACTS_FILE = "facts.yaml"
+
+AFTER_RENDER = ("berth.install.collector", "berth.install.revisions", "berth.install.workdir")
+"""The modules setup needs only once Helm has rendered: imported while Helm runs (:func:`_import_after_render`),
+not before it starts, so their ~10 ms of imports overlap Helm's time instead of delaying it."""
+
+
+def _import_after_render() -> None:
+    """Import :data:`AFTER_RENDER` (in a thread, while Helm renders). A module that fails to import is left to the
+    import where it is used, which raises its error there."""
+    for name in AFTER_RENDER:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+_PARSING = threading.Lock()
+
+
+def _parse_early(request: helm.RenderRequest, render: helm.Render) -> None:
+    """Split a variant's render while Helm still renders the other (:func:`berth.install.split.from_render` keeps
+    it, and the documents both share, for the same call after the render). One at a time: the two variants share
+    almost every document, which the second then finds parsed instead of parsing it again beside the first. An
+    error is left to the call after the render, which raises it where it did; NOTES.txt renders are not objects."""
+    if not request.show_only:
+        with _PARSING, contextlib.suppress(Exception):
+            split_mod.from_render(render.text, render.dropped_hook_events)
 
 
 @dataclass(frozen=True)
@@ -156,6 +185,37 @@ def lookup_note(source: str) -> str:
     )
 
 
+class _DryRun:
+    """:func:`berth.install.helm.install_dry_run` in a thread of its own, started at once, its result taken when the
+    render needs it. A plain thread: ``concurrent.futures`` costs ~3 ms of imports (logging, traceback) before Helm
+    can start."""
+
+    def __init__(self, call: Callable[[], helm.DryRun]) -> None:
+        self._call = call
+        self._out: helm.DryRun | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="berth-dry-run")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._out = self._call()
+        except BaseException as exc:  # raised again by result(), in the caller's thread
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> helm.DryRun:
+        """The dry run's release, or its error raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if self._out is None:
+            raise RuntimeError("the dry run's thread ended without a result")
+        return self._out
+
+
 @dataclass(frozen=True)
 class Rendered:
     """What setup renders of one selection."""
@@ -195,15 +255,15 @@ def render_selection(
     req = package.render_request(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, False, extra, user
     )
-    upgrade_req = package.render_request(
-        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, True, extra, user
-    )
-    notes_req = helm.notes_request(req, scratch / "notes")
-    # One copy of the chart for both variants' notes (they differ only in --is-upgrade, as req and upgrade_req do).
-    notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        dry = pool.submit(helm.install_dry_run, chart_dir, req.release, namespace, value_args)
+    dry = _DryRun(lambda: helm.install_dry_run(chart_dir, req.release, namespace, value_args))  # Helm first
+    try:
+        # The variants differ only in --is-upgrade (render_request's other arguments are the same).
+        upgrade_req = dataclasses.replace(req, is_upgrade=True)
+        notes_req = helm.notes_request(req, scratch / "notes")
+        # One copy of the chart for both variants' notes.
+        notes_reqs = [notes_req, dataclasses.replace(notes_req, is_upgrade=True)] if notes_req else []
+        later = threading.Thread(target=_import_after_render, name="berth-imports", daemon=True)
 
         def install_release() -> helm.DryRun | None:
             try:
@@ -211,9 +271,20 @@ def render_selection(
             except BerthError:
                 return None  # Helm renders the install variant itself, and reports the error where it does
 
-        renders = helm.render_all([req, upgrade_req, *notes_reqs], release=(req, install_release))
+        renders = helm.render_all(
+            [req, upgrade_req, *notes_reqs],
+            release=(req, install_release),
+            meanwhile=later.start,
+            ready=_parse_early,
+        )
         rendered, up_rendered, *notes_renders = renders
         release_base = values_mod.base_of(dry.result())
+    finally:
+        dry.wait()  # Helm reads the extracted chart until it ends
+    if later.ident is not None:
+        later.join()  # the modules it imports are used from here on
+    from berth.install.workdir import UPGRADE_DIR
+
     chart_notes = tuple(helm.notes_text(r) for r in notes_renders)
     result = split_mod.from_render(rendered.text, rendered.dropped_hook_events)
     twins = split_mod.release_namespace_duplicates(result, namespace)
@@ -320,6 +391,8 @@ def _current_package(work: Path) -> package.Package | None:
 
 def context_namespace(kubeconfig: str | None, context: str | None) -> str:
     """Helm's default namespace: the kube context's, else ``default`` (no kubeconfig, or none readable)."""
+    from berth.kube import kubeconfig as kubeconfig_mod  # only without -n
+
     try:
         return kubeconfig_mod.resolve(kubeconfig, context).namespace
     except InputError:
@@ -398,40 +471,30 @@ def _stage_and_swap(
         result = rendered.split
         if rendered.notes:
             result = dataclasses.replace(result, warnings=(*result.warnings, *rendered.notes))
-        env = {
-            "INSTALLER_PACKAGE_DIR": str(work / "package"),
-            "INSTALLER_WORK_DIR": str(work),
-            "INSTALLER_OUT_DIR": str(work / "out"),
-            "INSTALLER_NAMESPACE": namespace,
-            "INSTALLER_BASE": selection.base,
-            "INSTALLER_SELECTED": ",".join(selection.components),
-            **{f"INSTALLER_INPUT_{k.upper()}": str(v) for k, v in answers.effective.items()},
-        }
-        if opts.live and cluster is None:
-            cluster = collector.KubeCluster(opts.kubeconfig, opts.context)
-        facts = collector.collect(pkg, result, namespace, env, cluster if opts.live else None)
-        wizard.write(spec_dir, pkg, selection, answers, namespace)
-        values_mod.write(spec_dir, recorded)
-        values_mod.write_base(out, rendered.base)
-        randomness.write(spec_dir, rendered.random)
-        (spec_dir / FACTS_FILE).write_text(
-            yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
-        )
-        if rendered.chart_notes is not None:
-            for action, text in zip(NOTES_FILES, rendered.chart_notes, strict=True):
-                (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
-        written = _write_render(out, pkg, result, rendered)
-        layout.write_render_id(out, written)
-        revision = revisions.record(
-            work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
-        wd = Workdir(
-            pkg, selection, answers.effective, namespace, result, rendered.install_only, rendered.upgrade, out,
-            recorded.release or "",
-        )  # fmt: skip
-        doc = plan_document(wd, str(opts.work_dir))
-        (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
-        (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
+        wizard.write(spec_dir, pkg, selection, answers, namespace)  # the .gitignore names its secret file
+        files = layout.Background()  # the render's files are written while the rest is built
+        try:
+            written = _write_render(out, pkg, result, rendered, files)
+            files.put(functools.partial(values_mod.write_base, out, rendered.base))
+            facts, wd, revision = _record(
+                opts,
+                work,
+                pkg,
+                selection,
+                answers,
+                namespace,
+                recorded,
+                rendered,
+                result,
+                written,
+                cluster,
+                out,
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                files.wait()  # every write has ended before the stage is removed
+            raise
+        files.wait()  # raises the first write's error
         shutil.rmtree(stage / "scratch", ignore_errors=True)
         with lock.no_interrupt(in_place):  # a Ctrl-C from here on reports the new render in place
             swap_mod.swap(stage, work, ("package", "out"))
@@ -441,14 +504,70 @@ def _stage_and_swap(
     return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
 
 
+def _record(
+    opts: SetupOptions,
+    work: Path,
+    pkg: package.Package,
+    selection: wizard.Selection,
+    answers: wizard.Answers,
+    namespace: str,
+    recorded: values_mod.Recorded,
+    rendered: Rendered,
+    result: split_mod.Split,
+    written: list[layout.WrittenFile],
+    cluster: collector.LiveCluster | None,
+    out: Path,
+) -> tuple[dict[str, Any], workdir.Workdir, int | None]:
+    """Everything of ``out`` but the render's files and answers: facts, values, the render's id, the revision it
+    replaces and the plan. Returns the facts, the work dir as set up and the revision recorded."""
+    from berth.install import collector, revisions
+    from berth.install.workdir import NOTES_FILES, PLAN_FILE, Workdir, plan_document
+
+    spec_dir = out / "spec"
+    env = {
+        "INSTALLER_PACKAGE_DIR": str(work / "package"),
+        "INSTALLER_WORK_DIR": str(work),
+        "INSTALLER_OUT_DIR": str(work / "out"),
+        "INSTALLER_NAMESPACE": namespace,
+        "INSTALLER_BASE": selection.base,
+        "INSTALLER_SELECTED": ",".join(selection.components),
+        **{f"INSTALLER_INPUT_{k.upper()}": str(v) for k, v in answers.effective.items()},
+    }
+    if opts.live and cluster is None:
+        cluster = collector.KubeCluster(opts.kubeconfig, opts.context)
+    facts = collector.collect(pkg, result, namespace, env, cluster if opts.live else None)
+    values_mod.write(spec_dir, recorded)
+    randomness.write(spec_dir, rendered.random)
+    (spec_dir / FACTS_FILE).write_text(
+        yamlio.dump(wizard.spec_doc(pkg, "Facts", {"values": facts})), encoding="utf-8"
+    )
+    if rendered.chart_notes is not None:
+        for action, text in zip(NOTES_FILES, rendered.chart_notes, strict=True):
+            (spec_dir / NOTES_FILES[action]).write_text(text + "\n", encoding="utf-8")
+    layout.write_render_id(out, written)
+    revision = revisions.record(
+        work / "out", work / "package", out, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
+    wd = Workdir(
+        pkg, selection, answers.effective, namespace, result, rendered.install_only, rendered.upgrade, out,
+        recorded.release or "",
+    )  # fmt: skip
+    doc = plan_document(wd, str(opts.work_dir))
+    (out / PLAN_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (out / PLAN_FILE).write_text(yamlio.dump(doc), encoding="utf-8")
+    return facts, wd, revision
+
+
 def _write_render(
-    out: Path, pkg: package.Package, result: split_mod.Split, rendered: Rendered
+    out: Path, pkg: package.Package, result: split_mod.Split, rendered: Rendered, files: layout.Background
 ) -> list[layout.WrittenFile]:
     """The render's files (the upgrade variant under ``out/upgrade/``) and the ``.gitignore`` that keeps the
     rendered Secrets and the release record's values out of version control; returns every file of the render
     (paths under ``out``), for its id."""
+    from berth.install.workdir import UPGRADE_DIR
+
     twins: layout.Twins = {}  # the upgrade variant's unchanged files are hard links to the install variant's
-    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups, twins)
+    written = layout.write_split(result, out, pkg.name, rendered.install_only, rendered.lookups, twins, files)
     ignored = ["secrets/", "release/"]
     ignored += [w.path for w in written if w.role == "hook" and w.ref.kind == "Secret" and not w.ref.group]
     upgrade = rendered.upgrade
@@ -468,6 +587,7 @@ def _write_render(
                 f"{pkg.name}-upgrade",
                 lookup_sources=rendered.lookups,
                 twins=twins,
+                background=files,
             )
         ]
     if (out / "spec" / wizard.SECRET_INPUTS_FILE).is_file():
@@ -476,7 +596,10 @@ def _write_render(
     return written
 
 
-def _summary(out_dir: Path, wd: Workdir, facts: dict[str, Any], revision: int | None) -> list[str]:
+def _summary(out_dir: Path, wd: workdir.Workdir, facts: dict[str, Any], revision: int | None) -> list[str]:
+    from berth.install import revisions
+    from berth.install.workdir import PLAN_FILE
+
     result, selection = wd.split, wd.selection
     n_manifests = len(result.ordinary) + len(result.crds)
     lines = [
