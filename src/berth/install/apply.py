@@ -294,9 +294,11 @@ class Executor:
             self._random[prefix] = randomness.read(self.out_dir / prefix / "spec")
         return self._random[prefix].get(f"{o.kind}|{o.namespace}|{o.name}")
 
-    def record(self, index: int, j: int, o: PlanObject, action: str, ns: str = "", **extra: Any) -> None:
+    def record(
+        self, index: int, j: int, o: PlanObject, action: str, ns: str = "", defer: bool = False, **extra: Any
+    ) -> None:
         key = receipt.object_key(j, o)
-        self.rec.record(index, o, key, action, ns, **extra)
+        self.rec.record(index, o, key, action, ns, defer, **extra)
         self.reporter.event(action, step=index, key=key, obj=o)
 
     def label(self, o: PlanObject, ns: str) -> str:
@@ -451,7 +453,7 @@ class Executor:
                 earlier = (self.state.applied_objects if self.state else {}).get((o.kind, ns, o.name)) or {}
                 meta = earlier.get("metadata") or {}
                 self.record(
-                    i, j, o, "skipped", ns, detail=f"applied by run {self.state.run if self.state else ''}",
+                    i, j, o, "skipped", ns, True, detail=f"applied by run {self.state.run if self.state else ''}",
                     uid=meta.get("uid"), resourceVersion=meta.get("resourceVersion"),
                 )  # fmt: skip
                 self.reporter.object(f"= {self.label(o, ns)} (applied by the earlier run)")
@@ -460,7 +462,7 @@ class Executor:
             self._applied[(o.kind, ns, o.name)] = live
             meta = live.get("metadata") or {}
             self.record(
-                i, j, o, "created" if created else "applied", ns,
+                i, j, o, "created" if created else "applied", ns, True,
                 uid=meta.get("uid"), resourceVersion=meta.get("resourceVersion"),
             )  # fmt: skip
             self.reporter.object(f"{'+' if created else '~'} {self.label(o, ns)}")

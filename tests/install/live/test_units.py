@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from berth.bench import install as bench
-from berth.install import apply, kubeops, status
+from berth.install import apply, kubeops, receipt, status, workdir
+from berth.install import plan as plan_mod
 
 
 def crd(*versions: str) -> dict[str, Any]:
@@ -190,3 +192,34 @@ def test_bench_chart_has_40_objects_and_3_hook_jobs(tmp_path: Any) -> None:
     result = split.from_render(text)
     assert len(result.ordinary) + len(result.secrets) == bench.LIVE_OBJECTS
     assert [h.obj.kind for h in result.hooks] == ["Job"] * bench.LIVE_HOOK_JOBS
+
+
+def test_an_apply_steps_objects_are_written_at_most_every_save_interval(
+    edge_work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An apply step's outcomes reach the receipt file at most every SAVE_INTERVAL (a deferred record); every
+    other record and the step's end write at once, so a finished or failed step's receipt is complete."""
+    now = [100.0]
+    monkeypatch.setattr("berth.install.receipt.time.monotonic", lambda: now[0])
+    wd = workdir.load_workdir(edge_work)
+    plan = workdir.build_plan(wd, plan_mod.Action.INSTALL, str(edge_work))
+    step = next(i for i, s in enumerate(plan.steps, 1) if s.phase == plan_mod.Phase.APPLY.value)
+    obj = plan.steps[step - 1].objects[0]
+    rec = receipt.RunReceipt(edge_work, plan, plan.steps, "ctx", "https://x", "plan-id")
+
+    def on_disk() -> list[str]:
+        return [o["key"] for o in receipt.load(rec.path)["spec"]["steps"][step - 1]["objects"]]
+
+    rec.start_step(step)
+    rec.record(step, obj, "k0", "applied", defer=True)
+    assert on_disk() == []  # written by start_step a moment ago
+    now[0] += receipt.SAVE_INTERVAL
+    rec.record(step, obj, "k1", "applied", defer=True)
+    assert on_disk() == ["k0", "k1"]
+    rec.record(step, obj, "k2", "applied", defer=True)
+    assert on_disk() == ["k0", "k1"]
+    rec.record(step, obj, "k3", "created")  # not deferred: written at once
+    assert on_disk() == ["k0", "k1", "k2", "k3"]
+    rec.record(step, obj, "k4", "applied", defer=True)
+    rec.finish_step(step, "done")
+    assert on_disk() == ["k0", "k1", "k2", "k3", "k4"]
