@@ -342,7 +342,7 @@ class Executor:
                 result = receipt.Result.INTERRUPTED if interrupted else receipt.Result.FAILED
                 self.rec.finish(result, str(exc), rest)
                 raise RunFailed(self.failure_text(i, step, exc, rest)) from exc
-            self.rec.finish_step(i, "done")
+            self.rec.finish_step(i, "done", sync=step.is_hook)
             ran += 1
         if self.before_writes is not None:
             self.before_writes()

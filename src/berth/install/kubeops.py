@@ -7,11 +7,11 @@ names the object and the fix. Requests are plain REST calls through the official
 (:class:`berth.kube.client.Session`: auth, TLS and kubeconfig handling are the client's); resource names come from discovery, fetched per group-version on
 first use and refreshed once when a kind is missing (a CRD established a moment ago).
 
-Waits poll (20 ms, growing to 500 ms) rather than watch: a poll survives an API server restart without any
-watch bookkeeping, and every wait reads both outcomes so a ``Failed`` Job or Pod ends the wait at once; about once
-a second it also reads the events and states that say the wait cannot succeed (:mod:`berth.install.diagnose`:
-a missing ServiceAccount, a refused CRD name, an image that cannot be pulled), shows the Warning events as they
-arrive and fails with the cause once it outlasts its grace::
+Waits poll (every 20 ms for a second, then growing to 500 ms) rather than watch: a poll survives an API server
+restart without any watch bookkeeping, and every wait reads both outcomes so a ``Failed`` Job or Pod ends the wait
+at once; about once a second it also reads the events and states that say the wait cannot succeed
+(:mod:`berth.install.diagnose`: a missing ServiceAccount, a refused CRD name, an image that cannot be pulled),
+shows the Warning events as they arrive and fails with the cause once it outlasts its grace::
 
     Job          Complete=True -> ready        Failed=True -> failed (pod logs attached)
     Pod          phase Succeeded -> ready      phase Failed -> failed (logs attached)
@@ -51,6 +51,9 @@ _CONFLICT_WITH = re.compile(r'conflict with "([^"]+)"')
 JSON = "application/json"
 APPLY_PATCH = "application/apply-patch+yaml"
 REQUEST_TIMEOUT = 30.0
+FAST_POLL_SECONDS = 1.0
+"""A wait polls every 20 ms this long, then less often (growing to 500 ms): most rollouts and hooks finish within
+it, and Helm's watch sees them at once."""
 
 Obj = dict[str, Any]
 
@@ -409,7 +412,8 @@ class KubeOps:
     ) -> Readiness:
         """Call ``fetch`` until ``judge`` says ready or failed; a :class:`Readiness` ``timeout`` otherwise. With a
         ``watch``, also fail as soon as it finds a cause that cannot heal (:mod:`berth.install.diagnose`)."""
-        deadline = self.clock() + timeout
+        start = self.clock()
+        deadline = start + timeout
         interval = 0.02
         last = Readiness("pending", "not checked yet")
         while True:
@@ -424,7 +428,8 @@ class KubeOps:
             if self.clock() >= deadline:
                 return Readiness("timeout", last.detail)
             self.sleep(min(interval, max(0.0, deadline - self.clock())))
-            interval = min(interval * 1.3, 0.5)
+            if self.clock() >= start + FAST_POLL_SECONDS:
+                interval = min(interval * 1.3, 0.5)
 
     def wait_gone(self, res: Resource, name: str, namespace: str, timeout: float) -> None:
         def judge(obj: Obj | None) -> Readiness:

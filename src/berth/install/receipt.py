@@ -166,12 +166,14 @@ class RunReceipt:
         self.step(index).update({"status": "running", "startedAt": now()})
         self.save()
 
-    def finish_step(self, index: int, status: str, error: str | None = None) -> None:
+    def finish_step(self, index: int, status: str, error: str | None = None, sync: bool = True) -> None:
+        """The end of step ``index``; ``sync=False`` for a step that may run again harmlessly (no hooks: see
+        :meth:`save`)."""
         entry = self.step(index)
         entry.update({"status": status, "finishedAt": now()})
         if error:
             entry["error"] = error
-        self.save(sync=True)
+        self.save(sync=sync)
 
     def copy_step(self, index: int, earlier: dict[str, Any], run: str) -> None:
         """A step an earlier run completed (resume): keep its record, say which run did it."""
@@ -218,7 +220,10 @@ class RunReceipt:
         """Replace the file atomically. While the run goes on the receipt is written as JSON (valid YAML, and
         cheap enough to write after every object); the finished receipt is rewritten as block YAML. Without
         ``sync`` there is no fsync: the new content is in the page cache the moment ``os.replace`` returns, which
-        survives the process or the API server dying; step boundaries sync for a machine crash."""
+        survives the process or the API server dying. For a machine crash the end of a hook step syncs (a resume
+        must not run a hook again that succeeded), as do a failed step and the finished receipt; the end of any
+        other step does not (each fsync can take tens of ms on a busy disk): a resume after a crash may run such
+        a step again, which applies, deletes or waits for the same objects again -- harmless."""
         self._next_save = time.monotonic() + SAVE_INTERVAL
         text = yamlio.dump(self.data) if final else json.dumps(self.data) + "\n"
         if sync or final:

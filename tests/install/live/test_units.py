@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,21 @@ def test_an_apply_steps_objects_are_written_at_most_every_save_interval(
     rec.record(step, obj, "k4", "applied", defer=True)
     rec.finish_step(step, "done")
     assert on_disk() == ["k0", "k1", "k2", "k3", "k4"]
+
+
+def test_a_wait_polls_every_20ms_for_a_second_then_less_often() -> None:
+    now = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(s: float) -> None:
+        sleeps.append(s)
+        now[0] += s
+
+    kube = kubeops.KubeOps(connection=None, sleep=sleep, clock=lambda: now[0])  # type: ignore[arg-type]
+    r = kube.poll(lambda: {}, lambda obj: kubeops.Readiness("pending", "rolling"), timeout=5.0)
+    assert r.state == "timeout"
+    fast = next(i for i, s in enumerate(sleeps) if s != 0.02)
+    assert fast == round(kubeops.FAST_POLL_SECONDS / 0.02)
+    later = sleeps[fast:-1]  # the last sleep ends at the deadline
+    assert later[0] > 0.02 and max(later) == 0.5
+    assert all(b >= a for a, b in itertools.pairwise(later))
