@@ -214,19 +214,20 @@ class RunReceipt:
         for i in not_run_steps or []:
             if self.step(i)["status"] == "pending":
                 self.step(i)["status"] = "not-run"
-        self.save(final=True)
+        self.save(sync=result not in (Result.SUCCEEDED, Result.DRY_RUN), final=True)
 
     def save(self, sync: bool = False, final: bool = False) -> None:
         """Replace the file atomically. While the run goes on the receipt is written as JSON (valid YAML, and
         cheap enough to write after every object); the finished receipt is rewritten as block YAML. Without
         ``sync`` there is no fsync: the new content is in the page cache the moment ``os.replace`` returns, which
         survives the process or the API server dying. For a machine crash the end of a hook step syncs (a resume
-        must not run a hook again that succeeded), as do a failed step and the finished receipt; the end of any
-        other step does not (each fsync can take tens of ms on a busy disk): a resume after a crash may run such
-        a step again, which applies, deletes or waits for the same objects again -- harmless."""
+        must not run a hook again that succeeded), as do a failed step and a run that did not succeed; the end of
+        any other step and of a successful run do not (each fsync can take tens of ms on a busy disk): a crash
+        can then only leave a receipt from which a resume runs such steps again, which applies, deletes or waits
+        for the same objects again -- harmless."""
         self._next_save = time.monotonic() + SAVE_INTERVAL
         text = yamlio.dump(self.data) if final else json.dumps(self.data) + "\n"
-        if sync or final:
+        if sync:
             yamlio.write_atomic(self.path, text)
             return
         tmp = self.path.with_name(f".{self.path.name}.tmp")
