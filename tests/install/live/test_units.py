@@ -242,3 +242,26 @@ def test_a_wait_polls_every_20ms_for_a_second_then_less_often() -> None:
     later = sleeps[fast:-1]  # the last sleep ends at the deadline
     assert later[0] > 0.02 and max(later) == 0.5
     assert all(b >= a for a, b in itertools.pairwise(later))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "      ~ ConfigMap berth/cm-0",
+        "",
+        "      ✓ Deployment berth/d0 ready (available 2/2)",
+        "  ~ Secret berth/s",
+        "warning: :thumbs_up: stays as rich renders it",
+        "a\ttab and a\rcarriage return",
+        "   trailing spaces   ",
+    ],
+)
+def test_reporter_lines_off_a_terminal_are_what_rich_writes(line: str) -> None:
+    import io
+
+    from rich.console import Console
+
+    ours, theirs = io.StringIO(), io.StringIO()
+    apply.Reporter(stream=ours).print(line)
+    Console(file=theirs, markup=False, highlight=False, soft_wrap=True).print(line)
+    assert ours.getvalue() == theirs.getvalue()
