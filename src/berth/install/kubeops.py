@@ -3,15 +3,15 @@
 Why a module of its own: ``apply``, ``uninstall``, ``upgrade`` and ``status`` all speak to the API server the same
 way -- server-side apply with field manager ``helm`` (Helm 4's), deletions with a propagation policy, waits that read the
 same conditions Helm 4's status readers read -- and every failure must come back as a :class:`BerthError` that
-names the object and the fix. Requests are plain REST calls through the official client's ``ApiClient`` (auth,
-TLS and kubeconfig handling are the client's); resource names come from discovery, fetched per group-version on
+names the object and the fix. Requests are plain REST calls through the official client's HTTP layer
+(:class:`berth.kube.client.Session`: auth, TLS and kubeconfig handling are the client's); resource names come from discovery, fetched per group-version on
 first use and refreshed once when a kind is missing (a CRD established a moment ago).
 
-Waits poll (20 ms, growing to 500 ms) rather than watch: a poll survives an API server restart without any
-watch bookkeeping, and every wait reads both outcomes so a ``Failed`` Job or Pod ends the wait at once; about once
-a second it also reads the events and states that say the wait cannot succeed (:mod:`berth.install.diagnose`:
-a missing ServiceAccount, a refused CRD name, an image that cannot be pulled), shows the Warning events as they
-arrive and fails with the cause once it outlasts its grace::
+Waits poll (every 20 ms for a second, then growing to 500 ms) rather than watch: a poll survives an API server
+restart without any watch bookkeeping, and every wait reads both outcomes so a ``Failed`` Job or Pod ends the wait
+at once; about once a second it also reads the events and states that say the wait cannot succeed
+(:mod:`berth.install.diagnose`: a missing ServiceAccount, a refused CRD name, an image that cannot be pulled),
+shows the Warning events as they arrive and fails with the cause once it outlasts its grace::
 
     Job          Complete=True -> ready        Failed=True -> failed (pod logs attached)
     Pod          phase Succeeded -> ready      phase Failed -> failed (logs attached)
@@ -51,6 +51,9 @@ _CONFLICT_WITH = re.compile(r'conflict with "([^"]+)"')
 JSON = "application/json"
 APPLY_PATCH = "application/apply-patch+yaml"
 REQUEST_TIMEOUT = 30.0
+FAST_POLL_SECONDS = 1.0
+"""A wait polls every 20 ms this long, then less often (growing to 500 ms): most rollouts and hooks finish within
+it, and Helm's watch sees them at once."""
 
 Obj = dict[str, Any]
 
@@ -241,7 +244,7 @@ JUDGES: dict[str, Callable[[Obj], Readiness]] = {
 class KubeOps:
     """The cluster, as the executors use it. Build with :func:`connect`."""
 
-    connection: kube_client.Connection
+    connection: kube_client.Session
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     _gv: dict[str, dict[str, Resource]] = field(default_factory=dict)
@@ -255,7 +258,7 @@ class KubeOps:
         return self.connection.server
 
     def close(self) -> None:
-        self.connection.api_client.close()
+        self.connection.close()
 
     # -- raw requests --
 
@@ -269,17 +272,9 @@ class KubeOps:
         timeout: float = REQUEST_TIMEOUT,
     ) -> tuple[int, Any]:
         """One request; returns (status, parsed JSON or text). Raises :class:`Unreachable` without an answer."""
-        api = self.connection.api_client
         headers = {"Accept": JSON, "Content-Type": content_type}
         try:
-            serialized = api.param_serialize(
-                method, path, query_params=query or [], header_params=headers, body=body,
-                auth_settings=["BearerToken"],
-            )  # fmt: skip
-            resp = api.call_api(
-                serialized[0], serialized[1], serialized[2], serialized[3], _request_timeout=timeout
-            )
-            resp.read()
+            resp = self.connection.request(method, path, query or [], headers, body, timeout)
         except Exception as exc:  # urllib3 MaxRetryError / ProtocolError / timeouts
             if isinstance(exc, BerthError):
                 raise
@@ -417,7 +412,8 @@ class KubeOps:
     ) -> Readiness:
         """Call ``fetch`` until ``judge`` says ready or failed; a :class:`Readiness` ``timeout`` otherwise. With a
         ``watch``, also fail as soon as it finds a cause that cannot heal (:mod:`berth.install.diagnose`)."""
-        deadline = self.clock() + timeout
+        start = self.clock()
+        deadline = start + timeout
         interval = 0.02
         last = Readiness("pending", "not checked yet")
         while True:
@@ -432,7 +428,8 @@ class KubeOps:
             if self.clock() >= deadline:
                 return Readiness("timeout", last.detail)
             self.sleep(min(interval, max(0.0, deadline - self.clock())))
-            interval = min(interval * 1.3, 0.5)
+            if self.clock() >= start + FAST_POLL_SECONDS:
+                interval = min(interval * 1.3, 0.5)
 
     def wait_gone(self, res: Resource, name: str, namespace: str, timeout: float) -> None:
         def judge(obj: Obj | None) -> Readiness:
@@ -564,10 +561,10 @@ class KubeOps:
 
 
 def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeOps:
-    """:class:`KubeOps` for a kubeconfig and context, built through :func:`berth.kube.client.connect`."""
-    from berth.kube import client  # the official client's import is heavy: only when connecting
+    """:class:`KubeOps` for a kubeconfig and context, over :func:`berth.kube.client.session`."""
+    from berth.kube import client  # the official client's HTTP layer: only when connecting
 
-    return KubeOps(client.connect(kubeconfig, context))
+    return KubeOps(client.session(kubeconfig, context))
 
 
 def preload() -> None:

@@ -75,7 +75,7 @@ class Recorder:
             self.store.update(self.record)
         else:
             max_history = release.HISTORY_MAX if self.action != plan_mod.Action.INSTALL else 0
-            self.store.create(self.record, max_history)
+            self.store.create(self.record, max_history, self.history)
             self.exists = True
 
     def succeeded(self, rec: receipt.RunReceipt) -> None:

@@ -258,11 +258,14 @@ class Store:
         found = [r for r in history if status_of(r) == Status.DEPLOYED.value]
         return found[-1] if found else None
 
-    def create(self, rel: dict[str, Any], max_history: int = 0) -> None:
+    def create(
+        self, rel: dict[str, Any], max_history: int = 0, history: list[dict[str, Any]] | None = None
+    ) -> None:
         """Store a new revision (Helm's ``Storage.Create``): first drop the oldest records beyond
-        ``max_history - 1`` (0: no limit), never the deployed one."""
+        ``max_history - 1`` (0: no limit), never the deployed one. ``history``: the records as the caller has
+        just read them (else they are listed again)."""
         if max_history > 0:
-            self._trim(max_history - 1)
+            self._trim(max_history - 1, self.history() if history is None else history)
         body = secret(rel, {"createdAt": str(int(datetime.now(UTC).timestamp()))})
         status, data = self.kube.request("POST", self.res.path(self.namespace), body=body)
         if status == 409:
@@ -283,8 +286,7 @@ class Store:
     def delete(self, version: int) -> None:
         self.kube.delete(self.res, record_name(self.name, version), self.namespace)
 
-    def _trim(self, keep: int) -> None:
-        history = self.history()
+    def _trim(self, keep: int, history: list[dict[str, Any]]) -> None:
         if len(history) <= keep:
             return
         deployed = self.deployed(history)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from berth.bench import install as bench
-from berth.install import apply, kubeops, status
+from berth.install import apply, kubeops, receipt, status, workdir
+from berth.install import plan as plan_mod
 
 
 def crd(*versions: str) -> dict[str, Any]:
@@ -190,3 +193,75 @@ def test_bench_chart_has_40_objects_and_3_hook_jobs(tmp_path: Any) -> None:
     result = split.from_render(text)
     assert len(result.ordinary) + len(result.secrets) == bench.LIVE_OBJECTS
     assert [h.obj.kind for h in result.hooks] == ["Job"] * bench.LIVE_HOOK_JOBS
+
+
+def test_an_apply_steps_objects_are_written_at_most_every_save_interval(
+    edge_work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An apply step's outcomes reach the receipt file at most every SAVE_INTERVAL (a deferred record); every
+    other record and the step's end write at once, so a finished or failed step's receipt is complete."""
+    now = [100.0]
+    monkeypatch.setattr("berth.install.receipt.time.monotonic", lambda: now[0])
+    wd = workdir.load_workdir(edge_work)
+    plan = workdir.build_plan(wd, plan_mod.Action.INSTALL, str(edge_work))
+    step = next(i for i, s in enumerate(plan.steps, 1) if s.phase == plan_mod.Phase.APPLY.value)
+    obj = plan.steps[step - 1].objects[0]
+    rec = receipt.RunReceipt(edge_work, plan, plan.steps, "ctx", "https://x", "plan-id")
+
+    def on_disk() -> list[str]:
+        return [o["key"] for o in receipt.load(rec.path)["spec"]["steps"][step - 1]["objects"]]
+
+    rec.start_step(step)
+    rec.record(step, obj, "k0", "applied", defer=True)
+    assert on_disk() == []  # written by start_step a moment ago
+    now[0] += receipt.SAVE_INTERVAL
+    rec.record(step, obj, "k1", "applied", defer=True)
+    assert on_disk() == ["k0", "k1"]
+    rec.record(step, obj, "k2", "applied", defer=True)
+    assert on_disk() == ["k0", "k1"]
+    rec.record(step, obj, "k3", "created")  # not deferred: written at once
+    assert on_disk() == ["k0", "k1", "k2", "k3"]
+    rec.record(step, obj, "k4", "applied", defer=True)
+    rec.finish_step(step, "done")
+    assert on_disk() == ["k0", "k1", "k2", "k3", "k4"]
+
+
+def test_a_wait_polls_every_20ms_for_a_second_then_less_often() -> None:
+    now = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(s: float) -> None:
+        sleeps.append(s)
+        now[0] += s
+
+    kube = kubeops.KubeOps(connection=None, sleep=sleep, clock=lambda: now[0])  # type: ignore[arg-type]
+    r = kube.poll(lambda: {}, lambda obj: kubeops.Readiness("pending", "rolling"), timeout=5.0)
+    assert r.state == "timeout"
+    fast = next(i for i, s in enumerate(sleeps) if s != 0.02)
+    assert fast == round(kubeops.FAST_POLL_SECONDS / 0.02)
+    later = sleeps[fast:-1]  # the last sleep ends at the deadline
+    assert later[0] > 0.02 and max(later) == 0.5
+    assert all(b >= a for a, b in itertools.pairwise(later))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "      ~ ConfigMap berth/cm-0",
+        "",
+        "      ✓ Deployment berth/d0 ready (available 2/2)",
+        "  ~ Secret berth/s",
+        "warning: :thumbs_up: stays as rich renders it",
+        "a\ttab and a\rcarriage return",
+        "   trailing spaces   ",
+    ],
+)
+def test_reporter_lines_off_a_terminal_are_what_rich_writes(line: str) -> None:
+    import io
+
+    from rich.console import Console
+
+    ours, theirs = io.StringIO(), io.StringIO()
+    apply.Reporter(stream=ours).print(line)
+    Console(file=theirs, markup=False, highlight=False, soft_wrap=True).print(line)
+    assert ours.getvalue() == theirs.getvalue()
