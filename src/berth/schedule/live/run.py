@@ -448,7 +448,7 @@ class LiveScheduler:
         message = f'running Bind plugin "DefaultBinder": {done.status.message()}'
         status = Status(Code.ERROR, (message,), "DefaultBinder")
         outcome = self.scheduler.binding_failed(key, status, current)
-        self.metrics.attempts.labels(str(Result.ERROR), profile).inc()
+        self.metrics.attempt(str(Result.ERROR), profile, None)
         maybe_bound = self.api_binder.settle(key) or may_be_bound(done.status)
         self._report_failure(
             key, profile, f"bind {key} to {done.node}", message, outcome, pod.pod, maybe_bound
@@ -617,8 +617,7 @@ class LiveScheduler:
         profile = outcome.scheduler_name
         result = str(outcome.result)
         if outcome.result is not Result.WAITING:
-            self.metrics.attempts.labels(result, profile).inc()
-            self.metrics.attempt_duration.labels(result, profile).observe(max(0.0, now - self._cycle_started))
+            self.metrics.attempt(result, profile, max(0.0, now - self._cycle_started))
         if outcome.result is Result.SKIPPED:
             log.debug("skipped %s: %s", outcome.pod, outcome.message)
             return
@@ -649,7 +648,7 @@ class LiveScheduler:
         attempts = self._attempts.pop(key, 1)
         started = self._first_seen.pop(key, None)
         if started is not None:
-            self.metrics.e2e.labels(str(min(attempts, 15))).observe(time.monotonic() - started)
+            self.metrics.scheduled(attempts, time.monotonic() - started)
         log.info("bound %s to %s (%s)", key, node, profile)
         if self.recorder is not None:
             self.recorder.record(events.scheduled_event(pod, profile, node))
