@@ -30,7 +30,7 @@ import ssl
 import threading
 import urllib.parse
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -203,6 +203,44 @@ def open_request(
     if reporter is not None:
         reporter.reachable(host, sent_in)
     return _check(resp)
+
+
+def open_stream(
+    api_client: Any,
+    path: str,
+    query: Sequence[tuple[str, Any]] = (),
+    timeout: tuple[float, float] = (10.0, 60.0),
+) -> tuple[http11.Connection, Iterator[bytes]] | None:
+    """A ``GET`` whose answer streams (a watch) on a connection of its own (:meth:`http11.Connection.stream`):
+    the connection (to close) and the answer's lines. ``timeout``: to connect, then to wait for each read. None
+    when the client's configuration needs urllib3 (a proxy ...): use :func:`open_request` then.
+
+    Raises:
+        ApiError: the server answered with an error.
+        Unreachable: no answer.
+    """
+    fast = KeepAlive.of(api_client)
+    if fast is None:
+        return None
+    target, _, headers = _prepare(api_client, path, query, None, JSON)
+    reporter = _reporter(api_client)
+    sent_in = reporter.outages if reporter is not None else 0
+    conn = http11.Connection(fast.host, fast.port, fast.context)
+    try:
+        conn.connect(timeout[0])
+        resp, lines = conn.stream("GET", fast.prefix + target, headers, timeout[1])
+    except (OSError, ValueError) as exc:
+        conn.close()
+        lost = Unreachable(f"{type(exc).__name__}: {exc}", fast.url)
+        if reporter is not None:
+            reporter.lost(f"GET {path}: {lost}", fast.url)
+        raise lost from exc
+    if reporter is not None:
+        reporter.reachable(fast.url, sent_in)
+    if not 200 <= resp.status <= 299:
+        conn.close()
+        raise _api_error(resp.status, resp.reason, resp.body)
+    return conn, lines
 
 
 def _query_value(value: Any) -> str:
