@@ -498,13 +498,13 @@ class Informer:
             if rv:
                 self.resource_version = rv
             return
-        key = object_key(obj)
-        old = self.store.get(key)  # this thread is the store's only writer: no lock needed to read it
-        obj = trim(obj, old if kind != "DELETED" else None)
+        obj = trim(obj)
         obj.setdefault("kind", self.resource.kind)
         obj.setdefault("apiVersion", self.resource.api_version)
+        key = object_key(obj)
         if kind in ("ADDED", "MODIFIED"):
             with self._lock:
+                old = self.store.get(key)
                 self.store[key] = obj
             if old is None:
                 self.sink(Delta(self.resource, EventType.ADDED, None, obj))
@@ -519,7 +519,7 @@ class Informer:
             self.resource_version = rv
 
 
-def trim(obj: dict[str, Any], previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def trim(obj: dict[str, Any]) -> dict[str, Any]:
     """The informers' transform, in place on a freshly decoded object: drop ``metadata.managedFields`` (as
     kube-scheduler's pod informer does: no plugin reads them, and on a pod written by a client, a kubelet and a
     scheduler they are close to half its size), and intern its short string values, since the cache holds every
@@ -528,20 +528,11 @@ def trim(obj: dict[str, Any], previous: Mapping[str, Any] | None = None) -> dict
     Why in place, and values only: the keys already come shared -- :func:`berth.schedule.live.api.loads` is orjson,
     whose decoder reuses one string per key -- so rebuilding every dict to intern them (what
     :func:`berth.kube.objects.compact` does for any decoder) bought nothing here and was most of an informer's CPU
-    per watch event on ``berth bench schedule --live``.
-
-    ``previous``: the informer's copy of the object before this update (already trimmed). Every part of the new
-    object equal to the same part of it is replaced by that part, so the two versions share what did not change
-    (a bound pod's containers, labels, tolerations ...) -- less memory than interning, and only the changed parts
-    are walked. Objects in an informer's store are read-only (the scheduler copies what it changes), so sharing
-    is safe; equal means ``==``, as JSON values of one field compare."""
+    per watch event on ``berth bench schedule --live``."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
-    if type(previous) is dict:
-        _share_or_intern(obj, previous)
-    else:
-        _intern_in_place(obj)
+    _intern_in_place(obj)
     return obj
 
 
@@ -558,27 +549,6 @@ def _intern_in_place(container: dict[Any, Any] | list[Any]) -> None:
             if len(v) <= _SHORT:
                 container[k] = _intern(v)
         elif t is dict or t is list:
-            _intern_in_place(v)
-
-
-def _share_or_intern(new: dict[str, Any], old: dict[str, Any]) -> None:
-    """Per value of ``new``: ``old``'s value at the same key when equal (and of the same type), else -- a dict
-    beside a dict -- the same one level down, else interned as :func:`_intern_in_place` does."""
-    get = old.get
-    for k, v in new.items():
-        t = type(v)
-        o = get(k)
-        if type(o) is t and o is not v and o == v:
-            new[k] = o
-        elif t is dict:
-            if type(o) is dict:
-                _share_or_intern(v, o)
-            else:
-                _intern_in_place(v)
-        elif t is str:
-            if len(v) <= _SHORT:
-                new[k] = _intern(v)
-        elif t is list:
             _intern_in_place(v)
 
 
