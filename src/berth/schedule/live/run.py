@@ -25,6 +25,7 @@ re-list, one log line per change of state): :mod:`.connection`.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import queue
@@ -143,6 +144,10 @@ class LiveOptions:
     explain: tuple[str, ...] = ()  # pods (ns/name or name, wildcards) whose attempts are logged in full
     # berth schedule shadow: schedule nothing, judge what other schedulers bind (berth.schedule.live.shadow)
     shadow: bool = False
+    # A process of its own (berth schedule run): once the informers have synced, what they loaded stays alive, so
+    # it is moved out of the cyclic collector's reach (gc.freeze), and the young generation -- the many short-lived
+    # dicts of each cycle and watch event -- is collected less often; as `berth cluster up` does for its server.
+    settle_gc: bool = False
 
 
 class LiveScheduler:
@@ -397,6 +402,9 @@ class LiveScheduler:
             if not self.synced.is_set():
                 if all(inf.synced.is_set() for inf in self.informers.values()):
                     self._drain()
+                    if self.options.settle_gc:
+                        gc.freeze()
+                        gc.set_threshold(10_000, 20, 20)
                     self.synced.set()
                     log.info(
                         "informers synced: %d nodes, %d pods pending",
