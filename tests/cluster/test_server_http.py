@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import ssl
 from collections.abc import Iterator
 from typing import Any
@@ -333,6 +334,33 @@ def test_server_survives_malformed_connections(cluster: Cluster, h: Http, raw: b
                 tls.sendall(raw)
                 assert tls.recv(100).startswith(b"HTTP/1.")
     assert h.json("GET", "/version")[0] == 200
+
+
+def test_pipelined_answers_leave_in_one_write_and_a_lone_one_at_once(cluster: Cluster, h: Http) -> None:
+    """Three requests sent in one write get their three answers, in order, in one TLS record (the server flushes
+    once no further request is waiting); a request sent alone afterwards on the same connection is answered
+    without waiting for another."""
+    import socket
+
+    def get(path: str) -> bytes:
+        return f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {h.token}\r\n\r\n".encode()
+
+    with (
+        socket.create_connection(("127.0.0.1", cluster.port), timeout=10) as s,
+        h.ctx.wrap_socket(s, server_hostname="127.0.0.1") as tls,
+    ):
+        tls.sendall(get("/version") + get("/api/v1/namespaces/nope") + get("/api/v1/namespaces/default"))
+        data = b""
+        while data.count(b"HTTP/1.1 ") < 3 or not data.endswith(b"}"):
+            chunk = tls.recv(1 << 20)
+            assert chunk, f"connection closed after {data!r}"
+            if not data:
+                first = chunk
+            data += chunk
+        assert first == data  # one record: all three answers came in the first read
+        assert re.findall(rb"HTTP/1\.1 (\d{3}) ", data) == [b"200", b"404", b"200"]
+        tls.sendall(get("/version"))
+        assert tls.recv(1 << 20).startswith(b"HTTP/1.1 200 ")
 
 
 def test_eviction_respects_disruption_budgets(h: Http) -> None:

@@ -122,6 +122,7 @@ def run_command(
         metrics_port=metrics_port,
         metrics_address=metrics_address,
         explain=explain_patterns,
+        settle_gc=True,
     )
     started = time.monotonic()
     try:

@@ -396,9 +396,9 @@ def test_events_queued_meanwhile_are_posted_pipelined_and_in_order(
             gate.wait(10)
         return real_call(*args, **kwargs)
 
-    def counted(client: Any, calls: Any, timeout: float | None = 30.0) -> Any:
+    def counted(client: Any, calls: Any, timeout: float | None = 30.0, decode: bool = True) -> Any:
         batches.append(len(calls))
-        return real_many(client, calls, timeout)
+        return real_many(client, calls, timeout, decode)
 
     monkeypatch.setattr(api, "call", first_waits)
     monkeypatch.setattr(api, "call_many", counted)

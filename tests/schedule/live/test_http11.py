@@ -178,3 +178,45 @@ def test_a_pipeline_cut_midway_keeps_the_answers_it_read(serve: list[Canned]) ->
         conn.pipeline([("GET", f"/{i}", {}, None) for i in range(3)], 5.0)
     assert [a.status for a in conn.answered] == [200]
     conn.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "lines"),
+    [
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b'7\r\n{"a":1}\r\n1\r\n\n\r\n11\r\n{"b":2}\n{"c":3}\r\n\r\n3;x=y\r\n\n\n\n\r\n0\r\n\r\n',
+            [b'{"a":1}', b'{"b":2}', b'{"c":3}', b"", b"", b""],
+            id="chunked: a line across chunks, lines in one chunk, CRLF and empty lines",
+        ),
+        pytest.param(
+            b'HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n{"a":1}\n{"b":2}\nextra',
+            [b'{"a":1}', b'{"b":2}'],
+            id="content-length",
+        ),
+        pytest.param(b'HTTP/1.1 200 OK\r\n\r\n{"a":1}\n{"b"', [b'{"a":1}', b'{"b"'], id="until-closed"),
+    ],
+)
+def test_streamed_answers_come_as_lines(serve: list[Canned], answer: bytes, lines: list[bytes]) -> None:
+    _, conn = connect(serve, answer)
+    resp, got = conn.stream("GET", "/w?watch=true", {}, 5.0)
+    assert (resp.status, resp.body) == (200, b"")
+    assert list(got) == lines
+    conn.close()
+
+
+def test_a_streamed_error_answer_is_read_whole_and_a_cut_stream_raises(serve: list[Canned]) -> None:
+    _, conn = connect(serve, b'HTTP/1.1 410 Gone\r\nContent-Length: 11\r\n\r\n{"code":41}')
+    resp, got = conn.stream("GET", "/w", {}, 5.0)
+    assert (resp.status, resp.body, list(got)) == (410, b'{"code":41}', [])
+    conn.close()
+    _, conn = connect(serve, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n{}\n")
+    _, got = conn.stream("GET", "/w", {}, 5.0)
+    with pytest.raises(ConnectionError):
+        list(got)
+    conn.close()
+    _, conn = connect(serve, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+    _, got = conn.stream("GET", "/w", {}, 5.0)
+    with pytest.raises(http11.ProtocolError):
+        list(got)
+    conn.close()

@@ -30,7 +30,7 @@ import ssl
 import threading
 import urllib.parse
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -136,22 +136,30 @@ def _check(resp: Any) -> Any:
 
 
 def _prepare(
-    api_client: Any, path: str, query: Sequence[tuple[str, Any]], body: Any, content_type: str
+    api_client: Any,
+    path: str,
+    query: Sequence[tuple[str, Any]],
+    body: Any,
+    content_type: str,
+    headers: dict[str, str] | None = None,
 ) -> tuple[str, bytes | None, dict[str, str]]:
-    """The path with its query, the encoded body and the headers (auth from the client's configuration)."""
-    headers = dict(api_client.default_headers)
-    headers["Accept"] = JSON
+    """The path with its query, the encoded body and the headers (auth from the client's configuration; or
+    ``headers``, made by an earlier call for a body of the same content type, shared as they are)."""
     data: bytes | None = None
     if body is not None:
-        headers["Content-Type"] = content_type
         data = body if isinstance(body, bytes) else dumps(body)
-    try:
-        auths = api_client.configuration.auth_settings().values()
-    except ApiException as exc:  # raised by some auth refresh hooks of the official client
-        raise from_api_exception(exc) from exc
-    for auth in auths:
-        if auth.get("in") == "header" and auth.get("value"):
-            headers[auth["key"]] = auth["value"]
+    if headers is None or (body is None) != ("Content-Type" not in headers):
+        headers = dict(api_client.default_headers)
+        headers["Accept"] = JSON
+        if body is not None:
+            headers["Content-Type"] = content_type
+        try:
+            auths = api_client.configuration.auth_settings().values()
+        except ApiException as exc:  # raised by some auth refresh hooks of the official client
+            raise from_api_exception(exc) from exc
+        for auth in auths:
+            if auth.get("in") == "header" and auth.get("value"):
+                headers[auth["key"]] = auth["value"]
     if query:
         path += "?" + urllib.parse.urlencode([(k, _query_value(v)) for k, v in query])
     return path, data, headers
@@ -195,6 +203,44 @@ def open_request(
     if reporter is not None:
         reporter.reachable(host, sent_in)
     return _check(resp)
+
+
+def open_stream(
+    api_client: Any,
+    path: str,
+    query: Sequence[tuple[str, Any]] = (),
+    timeout: tuple[float, float] = (10.0, 60.0),
+) -> tuple[http11.Connection, Iterator[bytes]] | None:
+    """A ``GET`` whose answer streams (a watch) on a connection of its own (:meth:`http11.Connection.stream`):
+    the connection (to close) and the answer's lines. ``timeout``: to connect, then to wait for each read. None
+    when the client's configuration needs urllib3 (a proxy ...): use :func:`open_request` then.
+
+    Raises:
+        ApiError: the server answered with an error.
+        Unreachable: no answer.
+    """
+    fast = KeepAlive.of(api_client)
+    if fast is None:
+        return None
+    target, _, headers = _prepare(api_client, path, query, None, JSON)
+    reporter = _reporter(api_client)
+    sent_in = reporter.outages if reporter is not None else 0
+    conn = http11.Connection(fast.host, fast.port, fast.context)
+    try:
+        conn.connect(timeout[0])
+        resp, lines = conn.stream("GET", fast.prefix + target, headers, timeout[1])
+    except (OSError, ValueError) as exc:
+        conn.close()
+        lost = Unreachable(f"{type(exc).__name__}: {exc}", fast.url)
+        if reporter is not None:
+            reporter.lost(f"GET {path}: {lost}", fast.url)
+        raise lost from exc
+    if reporter is not None:
+        reporter.reachable(fast.url, sent_in)
+    if not 200 <= resp.status <= 299:
+        conn.close()
+        raise _api_error(resp.status, resp.reason, resp.body)
+    return conn, lines
 
 
 def _query_value(value: Any) -> str:
@@ -249,11 +295,13 @@ Call = tuple[str, str, Any, str]
 
 
 def call_many(
-    api_client: Any, calls: Sequence[Call], timeout: float | None = 30.0
+    api_client: Any, calls: Sequence[Call], timeout: float | None = 30.0, decode: bool = True
 ) -> list[dict[str, Any] | ApiError | Unreachable]:
     """Several requests, pipelined on this thread's kept-alive connection (one write, the answers read in order:
     one round trip and one TLS record for all of them instead of one each); each answer decoded, or its failure in
     its place (not raised). Without a kept-alive connection (a proxy ...), one :func:`call` after another.
+    ``decode=False``: a caller that only needs to know which requests succeeded gets ``{}`` for each success (an
+    Event's create answer is the whole Event again: decoding it would cost the recorder more than sending it).
 
     A request whose answer was lost is :class:`Unreachable` -- like any request that got no answer, it may or may
     not have been carried out."""
@@ -261,9 +309,13 @@ def call_many(
     if fast is None or len(calls) <= 1:
         return [_call_or_error(api_client, *one, timeout) for one in calls]
     try:
-        prepared = [
-            (method, *_prepare(api_client, path, (), body, ctype)) for method, path, body, ctype in calls
-        ]
+        # The headers (auth included) once per content type and batch: the requests go out together.
+        headers: dict[str, dict[str, str]] = {}
+        prepared: list[tuple[str, str, bytes | None, dict[str, str]]] = []
+        for method, path, body, ctype in calls:
+            target, data, hdrs = _prepare(api_client, path, (), body, ctype, headers.get(ctype))
+            headers[ctype] = hdrs
+            prepared.append((method, target, data, hdrs))
     except ApiError as exc:
         return [exc for _ in calls]
     reporter = _reporter(api_client)
@@ -281,6 +333,9 @@ def call_many(
     for status, reason, raw in answers:
         if not 200 <= status <= 299:
             out.append(_api_error(status, reason, raw))
+            continue
+        if not decode:
+            out.append({})
             continue
         try:
             out.append(_decode(raw))

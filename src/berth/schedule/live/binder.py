@@ -96,7 +96,7 @@ class ApiBinder:
             }
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
             calls.append(("POST", path, body, api.JSON))
-        answers = api.call_many(self._api_client, calls)
+        answers = api.call_many(self._api_client, calls, decode=False)  # a success answers a bare Status
         return [
             self._outcome(pod, node, answer) for (pod, node), answer in zip(bindings, answers, strict=True)
         ]

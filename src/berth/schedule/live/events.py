@@ -363,7 +363,7 @@ class EventRecorder:
                 )
                 for b in batch
             ]
-            answers = api.call_many(self._api_client, calls)
+            answers = api.call_many(self._api_client, calls, decode=False)
             for body, answer in zip(batch, answers, strict=True):
                 again = self._write_failed(body, "create", answer) if isinstance(answer, Exception) else False
                 if not isinstance(answer, Exception):

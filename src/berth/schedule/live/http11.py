@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import socket
 import ssl
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -126,9 +126,93 @@ class Connection:
             raise ProtocolError("answer line too long")
         return line
 
-    def _read_response(self, method: str) -> Response:
+    def stream(
+        self, method: str, target: str, headers: dict[str, str], timeout: float | None
+    ) -> tuple[Response, Iterator[bytes]]:
+        """Send one request whose answer streams (a watch): its status line and headers (``body`` empty) when it
+        succeeded (2xx), and an iterator over the lines of its body as they arrive, without their line ends --
+        de-chunked from whatever the socket holds per read, so a burst of events costs one read, not three per
+        event. An error answer (not 2xx) is read whole, body included, and the iterator is empty. The iterator
+        ends when the body does (or raises as a read does: ``OSError``, :class:`ProtocolError`). The connection
+        is not reused afterwards (``will_close``)."""
+        if self.sock is None:
+            self.connect(timeout)
+        assert self.sock is not None
+        self.sock.settimeout(timeout)
+        self.sock.sendall(self._encode(method, target, headers, None))
+        status, reason, length, chunked, _ = self._read_head()
+        if not 200 <= status <= 299 or method == "HEAD" or status in (204, 304):
+            return Response(status, reason, self._read_body(method, status, length, chunked), True), iter(())
+        return Response(status, reason, b"", True), self._lines(length, chunked)
+
+    def _lines(self, length: int | None, chunked: bool) -> Iterator[bytes]:
         rfile = self._rfile
         assert rfile is not None
+        read1 = rfile.read1  # type: ignore[attr-defined]
+        data = b""  # bytes read, not yet de-chunked (chunked) or not yet cut into lines
+        text = b""  # de-chunked bytes not yet cut into lines
+        left = length  # body bytes still to come (a Content-Length body)
+        while True:
+            more = read1(65536)
+            if not more:
+                if chunked or (left is not None and left > 0):
+                    raise ConnectionError("answer cut short inside a streamed body")
+                if text or data:
+                    yield text + data
+                return
+            if not chunked:
+                if left is not None:
+                    more = more[:left]
+                    left -= len(more)
+                data += more
+                *lines, data = data.split(b"\n")
+                yield from (line.rstrip(b"\r") for line in lines)
+                if left == 0:
+                    if data:
+                        yield data
+                    return
+                continue
+            data += more
+            pos = 0
+            last = False
+            while True:
+                nl = data.find(b"\r\n", pos)
+                if nl < 0:
+                    if len(data) - pos > MAX_LINE:
+                        raise ProtocolError("chunk size line too long")
+                    break
+                size_text = data[pos:nl].split(b";", 1)[0].strip()
+                try:
+                    size = int(size_text, 16)
+                except ValueError as exc:
+                    raise ProtocolError(f"bad chunk size {size_text[:20]!r}") from exc
+                if size == 0:  # the last chunk (trailers are not read: the stream ends here)
+                    last = True
+                    break
+                end = nl + 2 + size
+                if len(data) < end + 2:
+                    break
+                text += data[nl + 2 : end]
+                pos = end + 2
+            data = data[pos:]
+            if b"\n" in text:
+                *lines, text = text.split(b"\n")
+                yield from (line.rstrip(b"\r") for line in lines)
+            if last:
+                if text:
+                    yield text
+                return
+
+    def _read_response(self, method: str) -> Response:
+        status, reason, length, chunked, close = self._read_head()
+        data = self._read_body(method, status, length, chunked)
+        if length is None and not chunked and method != "HEAD" and status not in (204, 304):
+            close = True  # a body delimited by the connection closing
+        return Response(status, reason, data, close)
+
+    def _read_head(self) -> tuple[int, str, int | None, bool, bool]:
+        """The answer's status, reason, Content-Length (None: none), whether chunked and whether the server
+        closes the connection after it; interim 1xx answers skipped."""
         while True:
             line = self._readline()
             if not line:
@@ -160,19 +244,21 @@ class Connection:
                 raise ProtocolError("too many headers")
             if 100 <= status < 200 and status != 101:
                 continue  # an interim answer: the real one follows
-            break
+            return status, reason, length, chunked, close
+
+    def _read_body(self, method: str, status: int, length: int | None, chunked: bool) -> bytes:
+        rfile = self._rfile
+        assert rfile is not None
         if method == "HEAD" or status in (204, 304):
-            data = b""
-        elif chunked:
-            data = self._read_chunked()
-        elif length is not None:
+            return b""
+        if chunked:
+            return self._read_chunked()
+        if length is not None:
             data = rfile.read(length)
             if len(data) < length:
                 raise ConnectionError(f"answer cut short: {len(data)} of {length} bytes")
-        else:
-            data = rfile.read()
-            close = True
-        return Response(status, reason, data, close)
+            return data
+        return rfile.read()
 
     def _read_chunked(self) -> bytes:
         rfile = self._rfile

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import socket
 import sys
 import threading
 import time
@@ -36,7 +37,7 @@ from typing import Any, Protocol
 import urllib3
 
 from berth.kube.objects import Obj, object_key
-from berth.schedule.live import api
+from berth.schedule.live import api, http11
 
 log = logging.getLogger("berth.schedule.live")
 
@@ -179,6 +180,44 @@ class _HttpWatch:
             self._resp.release_conn()
 
 
+class _LineWatch:
+    """A watch answer read as lines from a connection of its own (:func:`api.open_stream`: a burst of events is one
+    read, and no urllib3 layer per event); what :class:`_HttpWatch` does through urllib3."""
+
+    def __init__(self, conn: http11.Connection, lines: Iterator[bytes], url: str = "") -> None:
+        self._conn = conn
+        self._lines = lines
+        self._url = url
+        self._closed = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        loads = api.loads
+        try:
+            for line in self._lines:
+                if line.strip():
+                    yield loads(line)
+        except Exception as exc:
+            if self._closed:
+                return  # closed from another thread (stop)
+            if isinstance(exc, api.TRANSPORT_ERRORS):
+                raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}", self._url) from exc
+            raise
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End the stream: shut the socket down (a read blocked in another thread returns) and close it."""
+        if self._closed:
+            return
+        self._closed = True
+        sock = self._conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(Exception):
+            self._conn.close()
+
+
 class ApiListWatch:
     """:class:`ListWatch` over the API through the official client."""
 
@@ -199,10 +238,13 @@ class ApiListWatch:
             ("timeoutSeconds", timeout_seconds),
         ]
         url = str(self.api_client.configuration.host)
-        resp = api.open_request(
-            self.api_client, "GET", resource.path, query, timeout=(10.0, float(timeout_seconds) + 30.0)
+        timeout = (10.0, float(timeout_seconds) + 30.0)
+        streamed = api.open_stream(self.api_client, resource.path, query, timeout)
+        if streamed is not None:
+            return _LineWatch(*streamed, url)
+        return _HttpWatch(
+            api.open_request(self.api_client, "GET", resource.path, query, timeout=timeout), url
         )
-        return _HttpWatch(resp, url)
 
 
 @dataclass(frozen=True)

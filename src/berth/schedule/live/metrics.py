@@ -132,6 +132,28 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(_Live(queue_counts, relists))
+        # Labelled children by label values: ``labels()`` checks its arguments and takes a lock on every call, and
+        # the scheduling loop records two or three samples per pod with label values that repeat.
+        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._e2e_children: dict[int, Any] = {}
+
+    def attempt(self, result: str, profile: str, seconds: float | None) -> None:
+        """Count one scheduling attempt; ``seconds`` (its duration) is observed unless None."""
+        pair = self._attempt_children.get((result, profile))
+        if pair is None:
+            pair = (self.attempts.labels(result, profile), self.attempt_duration.labels(result, profile))
+            self._attempt_children[(result, profile)] = pair
+        pair[0].inc()
+        if seconds is not None:
+            pair[1].observe(seconds)
+
+    def scheduled(self, attempts: int, seconds: float) -> None:
+        """A pod bound after ``attempts`` attempts, ``seconds`` after it was first seen (counted up to 15)."""
+        attempts = min(attempts, 15)
+        child = self._e2e_children.get(attempts)
+        if child is None:
+            child = self._e2e_children[attempts] = self.e2e.labels(str(attempts))
+        child.observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
