@@ -29,7 +29,8 @@ def test_bench_live_small() -> None:
         abs(sum(parts.values()) - result["schedulerCpuMsPerPod"])
         < 0.01 + 0.01 * result["schedulerCpuMsPerPod"]
     )
-    assert result["serverCpuMsPerPod"] > 0
+    # The server's CPU is read from /proc in clock ticks (10 ms): 20 pods may cost it less than one tick.
+    assert isinstance(result["serverCpuMsPerPod"], float) and result["serverCpuMsPerPod"] >= 0
     # The CPU window runs until every pod's Scheduled Event is written.
     assert result["eventsPosted"] == 20 and result["eventsDoneSeconds"] >= result["seconds"]
     assert "ms/pod [cycle " in format_result(result)
