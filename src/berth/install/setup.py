@@ -486,6 +486,7 @@ def _stage_and_swap(
         try:
             written = _write_render(out, pkg, result, rendered, files)
             files.put(functools.partial(values_mod.write_base, out, rendered.base))
+            files.put(functools.partial(shutil.rmtree, stage / "scratch", ignore_errors=True))  # read no more
             facts, wd, revision = _record(
                 opts,
                 work,
@@ -505,7 +506,6 @@ def _stage_and_swap(
                 files.wait()  # every write has ended before the stage is removed
             raise
         files.wait()  # raises the first write's error
-        shutil.rmtree(stage / "scratch", ignore_errors=True)
         with lock.no_interrupt(in_place):  # a Ctrl-C from here on reports the new render in place
             swap_mod.swap(stage, work, ("package", "out"))
             committed.append(revision)
