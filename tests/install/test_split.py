@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from berth.install import split
 from berth.kube import objects
@@ -224,3 +226,29 @@ def test_release_namespace_twins_are_duplicates_but_cluster_scoped_kinds_are_not
     assert problems == [
         "ConfigMap rel/cfg is rendered twice: c/templates/x.yaml (no namespace, so the release namespace) and c/templates/y.yaml"
     ]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="-\n \ta\r#", max_size=30))
+def test_a_render_is_cut_at_the_lines_the_separator_pattern_matches(text: str) -> None:
+    """The string search that cuts a render into documents cuts exactly where ``^---[ \\t]*$`` matches."""
+    assert split._chunks(text) == split._DOC_SEPARATOR.split(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "---",
+        "---x",
+        "----\n",
+        "--- \t",
+        "a\n--- \n--- \t\n---",
+        "---\n---\n",
+        "x---\n",
+        "a\r\n---\r\nb",
+        "a\n---  ",
+    ],
+)
+def test_separator_edge_cases(text: str) -> None:
+    assert split._chunks(text) == split._DOC_SEPARATOR.split(text)

@@ -24,11 +24,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from berth.install import layout, randomness
+from berth.install import layout
 from berth.kube import tools, yamlio
 from berth.kube.errors import InputError, ToolError
+
+if TYPE_CHECKING:
+    from berth.install import randomness
 
 KUBE_VERSION = "1.35.0"
 """The Kubernetes version every render assumes (``.Capabilities.KubeVersion``); recorded in facts and receipts."""
@@ -536,6 +539,8 @@ class _Running:
 
     def finish(self) -> dict[tuple[str, ...], Render]:
         """Every render's output; runs=2 compares two renders."""
+        from berth.install import randomness  # after Helm ran: setup imports it while Helm runs
+
         helm, todo, cmds, procs = self.helm, self.todo, self.cmds, self.procs
         try:
             results = [p.communicate(timeout=HELM_TIMEOUT_SECONDS) for p in procs]

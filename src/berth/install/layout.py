@@ -21,11 +21,13 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from berth.install import split as split_mod
 from berth.kube import canonical, objects, yamlio
 from berth.kube.errors import InputError
+
+if TYPE_CHECKING:
+    from berth.install import split as split_mod
 
 API_VERSION = "berth.dev/v1alpha1"
 INDEX_FILE = "spec/manifest-index.yaml"
@@ -259,6 +261,8 @@ once, and a render just written is not parsed again. Objects are shared: nothing
 def read_split(root: Path) -> tuple[split_mod.Split, frozenset[objects.Ref]]:
     """Read a written split back (from the index, in render order) and split it again by the same rules;
     also return the identities marked install-only."""
+    from berth.install import split as split_mod  # imported by setup while Helm runs
+
     index_path = root / INDEX_FILE
     docs = yamlio.load_file(index_path)
     body = docs[0].body if docs else None

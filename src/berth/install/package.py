@@ -23,14 +23,16 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from berth.install import chart as chart_mod
 from berth.install import helm, layout
-from berth.install import split as split_mod
 from berth.install import values as values_mod
 from berth.kube import canonical, yamlio
 from berth.kube.errors import InputError, MultiInputError
+
+if TYPE_CHECKING:
+    from berth.install import split as split_mod
 
 MANIFEST = "berth-package.yaml"
 INPUT_TYPES = ("string", "int", "bool", "enum")
@@ -717,6 +719,8 @@ def rebase(
 def write_base_renders(pkg: Package, chart_dir: Path, scratch: Path) -> None:
     """Render every base with the default inputs into ``bases/<b>/render/`` of the package at ``pkg.root``: the
     split render, ``crds.yaml`` and ``receipt.yaml`` -- the review copy a package carries."""
+    from berth.install import split as split_mod  # not on setup's way to Helm (it imports it while Helm runs)
+
     defaults = {i.name: i.default for i in pkg.inputs if i.default is not None}
     requests = [
         render_request(pkg, chart_dir, b.name, (), defaults, pkg.namespace or "default", scratch / b.name)

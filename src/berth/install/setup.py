@@ -30,21 +30,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from berth.install import chart as chart_mod
-from berth.install import helm, layout, lock, package, randomness, wizard
-from berth.install import split as split_mod
+from berth.install import helm, layout, lock, package, wizard
 from berth.install import swap as swap_mod
 from berth.install import values as values_mod
 from berth.kube import canonical, objects, yamlio
 from berth.kube.errors import BerthError, InputError, MultiInputError
 
 if TYPE_CHECKING:
-    from berth.install import collector, workdir
+    from berth.install import collector, randomness, workdir
+    from berth.install import split as split_mod
 
 FACTS_FILE = "facts.yaml"
 
-AFTER_RENDER = ("berth.install.collector", "berth.install.revisions", "berth.install.workdir")
+AFTER_RENDER = (
+    "berth.install.split",
+    "berth.install.randomness",
+    "berth.install.collector",
+    "berth.install.revisions",
+    "berth.install.workdir",
+)
 """The modules setup needs only once Helm has rendered: imported while Helm runs (:func:`_import_after_render`),
-not before it starts, so their ~10 ms of imports overlap Helm's time instead of delaying it."""
+not before it starts, so their ~15 ms of imports overlap Helm's time instead of delaying it."""
 
 
 def _import_after_render() -> None:
@@ -65,6 +71,8 @@ def _parse_early(request: helm.RenderRequest, render: helm.Render) -> None:
     error is left to the call after the render, which raises it where it did; NOTES.txt renders are not objects."""
     if not request.show_only:
         with _PARSING, contextlib.suppress(Exception):
+            from berth.install import split as split_mod
+
             split_mod.from_render(render.text, render.dropped_hook_events)
 
 
@@ -283,6 +291,8 @@ def render_selection(
         dry.wait()  # Helm reads the extracted chart until it ends
     if later.ident is not None:
         later.join()  # the modules it imports are used from here on
+    from berth.install import randomness
+    from berth.install import split as split_mod
     from berth.install.workdir import UPGRADE_DIR
 
     chart_notes = tuple(helm.notes_text(r) for r in notes_renders)
@@ -476,6 +486,7 @@ def _stage_and_swap(
         try:
             written = _write_render(out, pkg, result, rendered, files)
             files.put(functools.partial(values_mod.write_base, out, rendered.base))
+            files.put(functools.partial(shutil.rmtree, stage / "scratch", ignore_errors=True))  # read no more
             facts, wd, revision = _record(
                 opts,
                 work,
@@ -495,11 +506,12 @@ def _stage_and_swap(
                 files.wait()  # every write has ended before the stage is removed
             raise
         files.wait()  # raises the first write's error
-        shutil.rmtree(stage / "scratch", ignore_errors=True)
         with lock.no_interrupt(in_place):  # a Ctrl-C from here on reports the new render in place
             swap_mod.swap(stage, work, ("package", "out"))
             committed.append(revision)
     lines = _summary(work / "out", wd, facts, revision)
+    from berth.install import randomness
+
     lines += randomness.lines(rendered.random)
     return SetupResult(pkg, selection, namespace, result, facts, tuple(lines))
 
@@ -520,7 +532,7 @@ def _record(
 ) -> tuple[dict[str, Any], workdir.Workdir, int | None]:
     """Everything of ``out`` but the render's files and answers: facts, values, the render's id, the revision it
     replaces and the plan. Returns the facts, the work dir as set up and the revision recorded."""
-    from berth.install import collector, revisions
+    from berth.install import collector, randomness, revisions
     from berth.install.workdir import NOTES_FILES, PLAN_FILE, Workdir, plan_document
 
     spec_dir = out / "spec"

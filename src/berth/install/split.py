@@ -33,7 +33,32 @@ CRD_KIND = "CustomResourceDefinition"
 ACTING_POLICIES = frozenset(p.value for p in DeletePolicy)
 
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
+"""A line of Helm's output between two documents; :func:`_chunks` splits at it."""
 _SOURCE = re.compile(r"^# Source: (?P<path>.+?)\s*$", re.MULTILINE)
+
+
+def _chunks(text: str) -> list[str]:
+    """``_DOC_SEPARATOR.split(text)``, found by string search: the regex tries every position of the text, ~8 ms on
+    the 1.3 MB render of a chart with large CRDs, where only the lines starting ``---`` can be separators."""
+    pieces: list[str] = []
+    start = 0  # where the current piece begins
+    at = 0 if text.startswith("---") else _line_of_dashes(text, 0)
+    while at >= 0:
+        end = at + 3
+        while end < len(text) and text[end] in " \t":
+            end += 1
+        if end == len(text) or text[end] == "\n":
+            pieces.append(text[start:at])
+            start = end
+        at = _line_of_dashes(text, at)
+    pieces.append(text[start:])
+    return pieces
+
+
+def _line_of_dashes(text: str, after: int) -> int:
+    """Where the next line starting ``---`` after ``after`` begins (-1: none)."""
+    found = text.find("\n---", after)
+    return found + 1 if found >= 0 else -1
 
 
 @dataclass(frozen=True)
@@ -198,7 +223,7 @@ def parse_render(text: str) -> list[RenderedObject]:
     out: list[RenderedObject] = []
     source = "<render>"
     problems: list[str] = []
-    for chunk in _DOC_SEPARATOR.split(text):
+    for chunk in _chunks(text):
         m = _SOURCE.search(chunk)
         if m:
             source = m.group("path")
