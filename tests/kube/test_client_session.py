@@ -139,3 +139,41 @@ def test_missing_certificate_file_names_the_file(tmp_path: Path) -> None:
             connect(path)
         assert "nope.crt" in str(err.value)
         assert "cannot use context 'x'" in str(err.value)
+
+
+def test_session_sends_what_the_api_client_sends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same method, URL (query encoding included), headers (auth and User-Agent) and body as the official
+    ``ApiClient.param_serialize`` + ``call_api`` that kubeops used before."""
+    from kubernetes.client import rest
+
+    sent: list[tuple[Any, ...]] = []
+
+    class Answer:
+        status, data = 200, b"{}"
+
+        def read(self) -> bytes:
+            return self.data
+
+    def request(self: Any, method: str, url: str, headers: Any = None, body: Any = None, **kw: Any) -> Answer:
+        sent.append((method, url, dict(headers or {}), body, kw.get("_request_timeout")))
+        return Answer()
+
+    monkeypatch.setattr(rest.RESTClientObject, "request", request)
+    path = _write(
+        tmp_path, {"server": "https://127.0.0.1:6443", "certificate-authority-data": _b64(CA)}, {"token": "t"}
+    )
+    conn, session = client.connect(path), client.session(path)
+    query = [("fieldManager", "helm"), ("labelSelector", "owner=helm,name in (a b)"), ("dryRun", "All")]
+    headers = {"Accept": "application/json", "Content-Type": "application/apply-patch+yaml"}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"k": "ü"}}
+    api = conn.api_client
+    method, url, header_params, serialized, _ = api.param_serialize(
+        "PATCH", "/api/v1/namespaces/n/configmaps/x", query_params=list(query), header_params=dict(headers),
+        body=body, auth_settings=["BearerToken"],
+    )  # fmt: skip
+    api.call_api(method, url, header_params, serialized, _request_timeout=30.0)
+    session.request("PATCH", "/api/v1/namespaces/n/configmaps/x", query, dict(headers), body, 30.0)
+    assert sent[0] == sent[1]
+    assert sent[1][2]["authorization"] == "Bearer t"
+    api.close()
+    session.close()

@@ -183,9 +183,9 @@ class Reporter:
     def print(self, text: str) -> None:
         if self.quiet:
             return
-        if ":" not in text and text.isprintable() and not self.console.is_terminal:
-            # Exactly what rich writes for such a line off a terminal (no emoji code, control character or tab to
-            # render), without its ~80 us of rendering: an upgrade prints over a hundred lines.
+        if text.count(":") < 2 and text.isprintable() and not self.console.is_terminal:
+            # Exactly what rich writes for such a line off a terminal (no ``:emoji:`` code, control character or
+            # tab to render), without its ~80 us of rendering: an upgrade prints over a hundred lines.
             self.console.file.write(text + "\n")
             self.console.file.flush()
             return

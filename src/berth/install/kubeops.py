@@ -4,8 +4,9 @@ Why a module of its own: ``apply``, ``uninstall``, ``upgrade`` and ``status`` al
 way -- server-side apply with field manager ``helm`` (Helm 4's), deletions with a propagation policy, waits that read the
 same conditions Helm 4's status readers read -- and every failure must come back as a :class:`BerthError` that
 names the object and the fix. Requests are plain REST calls through the official client's HTTP layer
-(:class:`berth.kube.client.Session`: auth, TLS and kubeconfig handling are the client's); resource names come from discovery, fetched per group-version on
-first use and refreshed once when a kind is missing (a CRD established a moment ago).
+(:class:`berth.kube.client.Session`: auth, TLS and kubeconfig handling are the client's); resource names come
+from discovery, fetched per group-version on first use and refreshed once when a kind is missing (a CRD
+established a moment ago).
 
 Waits poll (every 20 ms for a second, then growing to 500 ms) rather than watch: a poll survives an API server
 restart without any watch bookkeeping, and every wait reads both outcomes so a ``Failed`` Job or Pod ends the wait

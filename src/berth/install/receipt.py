@@ -22,6 +22,7 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -255,18 +256,27 @@ def load(path: Path) -> dict[str, Any]:
 
 def receipts(work_dir: Path, action: str | None = None) -> list[tuple[Path, dict[str, Any]]]:
     """Every receipt in ``W/out/runs`` (oldest first), optionally of one action."""
-    runs = work_dir / RUNS_DIR
-    out = []
-    for p in sorted(runs.glob("*.yaml")) if runs.is_dir() else []:
-        if p.name == TARGET_FILE:
-            continue
+    return list(reversed(list(newest_first(work_dir, action))))
+
+
+def newest_first(work_dir: Path, action: str | None = None) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The receipts of :func:`receipts`, newest first, each read only when the iteration reaches it (a work dir
+    used for long holds hundreds: a caller after the newest of a kind stops early)."""
+    for p in reversed(files(work_dir)):
         try:
             body = load(p)
         except (InputError, OSError):
             continue
         if action is None or body["spec"].get("action") == action:
-            out.append((p, body))
-    return out
+            yield p, body
+
+
+def files(work_dir: Path, action: str | None = None) -> list[Path]:
+    """The receipt files in ``W/out/runs``, oldest first; of ``action``: by the name a run writes its receipt
+    under (``<timestamp>-<action>.yaml``), without reading them."""
+    runs = work_dir / RUNS_DIR
+    found = sorted(p for p in runs.glob("*.yaml") if p.name != TARGET_FILE) if runs.is_dir() else []
+    return [p for p in found if action is None or p.name.endswith(f"-{action}.yaml")]
 
 
 @dataclass

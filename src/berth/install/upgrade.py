@@ -221,7 +221,7 @@ def _run(
                 f"{exc}; nothing was applied to the cluster: upgrade to it with "
                 f"{apply.live_command(plan_mod.Action.UPGRADE, work)}"
             ) from None
-        runs_before = len(receipt.receipts(work, plan_mod.Action.UPGRADE.value))
+        runs_before = len(receipt.files(work, plan_mod.Action.UPGRADE.value))
         try:
             new = workdir.load_workdir(work)
             reporter.print("Changes to release objects:")
@@ -230,7 +230,7 @@ def _run(
             return _execute(options, work, reporter, new)
         except KeyboardInterrupt:
             command = apply.live_command(plan_mod.Action.UPGRADE, work)
-            started = len(receipt.receipts(work, plan_mod.Action.UPGRADE.value)) > runs_before
+            started = len(receipt.files(work, plan_mod.Action.UPGRADE.value)) > runs_before
             raise lock.InterruptedAfterCommit(
                 f"interrupted: {work / 'out'} already holds the new render (set up from {source.ref}); "
                 + (
@@ -252,7 +252,7 @@ def _refuse_uninstalled(options: apply.ApplyOptions) -> None:
     if options.context is not None and options.context != target.get("context"):
         return
     last: tuple[Path, dict[str, Any]] | None = None
-    for path, body in receipt.receipts(work):
+    for path, body in receipt.newest_first(work):
         spec = body["spec"]
         if spec.get("dryRun") or spec.get("result") != receipt.Result.SUCCEEDED:
             continue
@@ -262,6 +262,7 @@ def _refuse_uninstalled(options: apply.ApplyOptions) -> None:
         ):
             continue
         last = (path, spec)
+        break
     if last is not None and last[1].get("action") == plan_mod.Action.UNINSTALL.value:
         raise InputError(
             f"release {last[1].get('release')} was uninstalled from context {last[1].get('context')} (run "

@@ -1,4 +1,5 @@
-"""The one client wrapper: an official ``kubernetes`` ApiClient from a kubeconfig path and optional context.
+"""The one client wrapper: an official ``kubernetes`` ApiClient (:func:`connect`), or a :class:`Session` over the
+official client's HTTP layer (:func:`session`, cheaper to import), from a kubeconfig path and optional context.
 
 Every part that talks to a cluster (install's apply executor, the scheduler's informers and binder, the tests of
 the embedded cluster) builds its client here, so the embedded cluster and a real one take the same path and the
@@ -19,7 +20,6 @@ from __future__ import annotations
 import atexit
 import base64
 import contextlib
-import importlib
 import importlib.util
 import os
 import sys
@@ -99,6 +99,7 @@ def _defer_package_init() -> None:
 
 _defer_package_init()
 
+from kubernetes.client import __version__ as _client_version  # noqa: E402
 from kubernetes.client import configuration as k8s_configuration  # noqa: E402
 from kubernetes.client import rest as k8s_rest  # noqa: E402
 
@@ -125,8 +126,8 @@ def _target_line(context: str, server: str, location: kubeconfig.Location) -> st
     return f"Kube context: {context} ({server}), from {location.describe()}"
 
 
-USER_AGENT = "OpenAPI-Generator/{}/python"
-"""The official ApiClient's User-Agent (with the client's version), which a :class:`Session` sends too."""
+USER_AGENT = f"OpenAPI-Generator/{_client_version}/python"
+"""The official ApiClient's User-Agent, which a :class:`Session` sends too."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ class Session:
         ``ApiClient.param_serialize`` + ``call_api`` with ``auth_settings=["BearerToken"]``: the refresh hook runs
         (the loader's token refresh) and the ``authorization`` header is set when there is a token."""
         config = self.configuration
-        sent = {**headers, "User-Agent": USER_AGENT.format(_client_version())}
+        sent = {**headers, "User-Agent": USER_AGENT}
         auth = config.auth_settings().get("BearerToken")
         if auth:
             sent[auth["key"]] = auth["value"]
@@ -173,12 +174,6 @@ class Session:
 
     def close(self) -> None:
         self.rest.close()
-
-
-def _client_version() -> str:
-    import kubernetes.client  # already imported with the HTTP layer; its __init__ is cheap
-
-    return str(kubernetes.client.__version__)
 
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
