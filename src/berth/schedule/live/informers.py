@@ -29,7 +29,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -137,41 +137,53 @@ class ListWatch(Protocol):
     def watch(self, resource: Resource, resource_version: str, timeout_seconds: int) -> WatchStream: ...
 
 
+def _events(stream: _HttpWatch | _LineWatch, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The events of a watch answer's lines, for both kinds of stream: a broken connection is
+    :class:`api.Unreachable` naming the server, one closed from another thread (stop) simply ends, and the stream
+    is closed whichever way the reading ends."""
+    loads = api.loads
+    try:
+        for line in lines:
+            if line.strip():
+                yield loads(line)
+    except Exception as exc:
+        if stream.closed:
+            return  # closed from another thread: the read fails in whatever way the transport chooses
+        if isinstance(exc, api.TRANSPORT_ERRORS):
+            raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}", stream.url) from exc
+        raise
+    finally:
+        stream.close()
+
+
 class _HttpWatch:
-    """A watch response read line by line (the server flushes one JSON object per line)."""
+    """A watch response read line by line through urllib3 (the server flushes one JSON object per line)."""
 
     def __init__(self, resp: Any, url: str = "") -> None:
         self._resp = resp
-        self._url = url  # the server it streams from
-        self._closed = False
+        self.url = url  # the server it streams from
+        self.closed = False
+
+    def _lines(self) -> Iterator[bytes]:
+        buf = b""
+        for chunk in self._resp.stream(65536, decode_content=True):
+            buf += chunk
+            while True:
+                nl = buf.find(b"\n")
+                if nl < 0:
+                    break
+                line, buf = buf[:nl], buf[nl + 1 :]
+                yield line
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        buf = b""
-        try:
-            for chunk in self._resp.stream(65536, decode_content=True):
-                buf += chunk
-                while True:
-                    nl = buf.find(b"\n")
-                    if nl < 0:
-                        break
-                    line, buf = buf[:nl], buf[nl + 1 :]
-                    if line.strip():
-                        yield api.loads(line)
-        except Exception as exc:
-            if self._closed:
-                return  # closed from another thread (stop): the read fails in whatever way urllib3 chooses
-            if isinstance(exc, api.TRANSPORT_ERRORS):
-                raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}", self._url) from exc
-            raise
-        finally:
-            self.close()
+        return _events(self, self._lines())
 
     def close(self) -> None:
         """End the stream and drop its connection (never reused: a watch connection may belong to a server that
         has since stopped; a new watch opens a new connection)."""
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         with contextlib.suppress(Exception):
             self._resp.shutdown()
         with contextlib.suppress(Exception):
@@ -187,29 +199,17 @@ class _LineWatch:
     def __init__(self, conn: http11.Connection, lines: Iterator[bytes], url: str = "") -> None:
         self._conn = conn
         self._lines = lines
-        self._url = url
-        self._closed = False
+        self.url = url
+        self.closed = False
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        loads = api.loads
-        try:
-            for line in self._lines:
-                if line.strip():
-                    yield loads(line)
-        except Exception as exc:
-            if self._closed:
-                return  # closed from another thread (stop)
-            if isinstance(exc, api.TRANSPORT_ERRORS):
-                raise api.Unreachable(f"watch stream broke: {type(exc).__name__}: {exc}", self._url) from exc
-            raise
-        finally:
-            self.close()
+        return _events(self, self._lines)
 
     def close(self) -> None:
         """End the stream: shut the socket down (a read blocked in another thread returns) and close it."""
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         sock = self._conn.sock
         if sock is not None:
             with contextlib.suppress(OSError):
