@@ -148,16 +148,22 @@ def cpu_seconds(pid: int) -> float:
 
 def test_ctrl_c_ends_with_one_line_and_exit_130() -> None:
     # about a minute of work; interrupted once it has spent two CPU seconds, i.e. well into it on any machine
+    # PYTHONFAULTHANDLER: should it ever fail to end, SIGABRT makes it print every thread's stack for the message.
     proc = subprocess.Popen(
         [*BERTH, "bench", "schedule", "--nodes", "5000", "--pods", "200000"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )  # fmt: skip
     try:
         while cpu_seconds(proc.pid) < 2.0:
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, stacks = proc.communicate(timeout=30)
+            pytest.fail(f"still running 120 s after Ctrl-C; its threads:\n{stacks}")
     finally:
         proc.kill()
     assert proc.returncode == 130, err
