@@ -400,6 +400,11 @@ def test_rollback_without_a_recorded_revision_is_refused(run: Run, edge_workdir:
     assert r.code == 2 and "none recorded" in r.err
     stored = (edge_workdir / "out" / "lifecycle" / "plan.yaml").read_text()
     assert "unavailable:" in stored and "action: rollback" in stored
+    # written by setup from its staging folder, the stored reason still names the work dir's own revisions folder
+    spec = yamlio.load_file(edge_workdir / "out" / "lifecycle" / "plan.yaml")[0].body["spec"]
+    assert spec["unavailable"][0]["reason"].startswith(
+        f"{edge_workdir.resolve()}/out/revisions: a rollback goes back"
+    )
 
 
 def test_install_plan_of_a_first_setup_has_no_prune(edge_workdir: Path) -> None:

@@ -84,7 +84,9 @@ def _replaced(
 
 
 def no_revision_error(wd: Workdir, work_dir: str) -> InputError:
-    where = str((wd.out_dir or Path(work_dir) / "out") / revisions.REVISIONS_DIR)
+    """Named by the work dir's own ``out/revisions`` (not ``wd.out_dir``, which is setup's staging copy while setup
+    writes the plan, a folder gone once it is swapped in)."""
+    where = str(Path(work_dir).resolve() / "out" / revisions.REVISIONS_DIR)
     return InputError(
         "a rollback goes back to an earlier revision, and this work dir has none recorded (setup records the "
         "render it replaces here; this one was set up only once). To go back to another version, run "
