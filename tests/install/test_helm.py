@@ -113,6 +113,13 @@ def test_missing_values_file(tmp_path: Path) -> None:
 
 def test_a_renders_helm_collects_less_often_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GOGC", raising=False)
-    assert helm.render_env()["GOGC"] == helm.RENDER_GOGC
-    monkeypatch.setenv("GOGC", "50")
-    assert helm.render_env()["GOGC"] == "50"
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    env = helm.render_env()
+    assert (env["GOGC"], env["GOMEMLIMIT"]) == ("off", "256MiB")
+    monkeypatch.setenv("GOGC", "50")  # the user's choice wins, and no limit is added beside it
+    env = helm.render_env()
+    assert env["GOGC"] == "50" and "GOMEMLIMIT" not in env
+    monkeypatch.delenv("GOGC")
+    monkeypatch.setenv("GOMEMLIMIT", "1GiB")
+    env = helm.render_env()
+    assert env["GOMEMLIMIT"] == "1GiB" and "GOGC" not in env
