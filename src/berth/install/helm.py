@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from berth.install import layout
+from berth.install import background, layout
 from berth.kube import tools, yamlio
 from berth.kube.errors import InputError, ToolError
 
@@ -519,28 +519,14 @@ class _Running:
     ) -> Callable[[], dict[tuple[str, ...], Render]]:
         """:meth:`finish` in a thread of its own, each render then handed to ``ready`` there; the call returned
         waits for it and returns the renders, or raises what :meth:`finish` raised."""
-        out: dict[str, Any] = {}
 
-        def run() -> None:
-            try:
-                out["renders"] = self.finish()
-            except BaseException as exc:  # raised again by the caller's thread
-                out["error"] = exc
-                return
+        def run() -> dict[tuple[str, ...], Render]:
+            renders = self.finish()
             for key, request, _ in self.todo:
-                ready(request, out["renders"][key])
-
-        thread = threading.Thread(target=run, name="berth-helm-renders")
-        thread.start()
-
-        def result() -> dict[tuple[str, ...], Render]:
-            thread.join()
-            if "error" in out:
-                raise out["error"]
-            renders: dict[tuple[str, ...], Render] = out["renders"]
+                ready(request, renders[key])
             return renders
 
-        return result
+        return background.Call(run, "berth-helm-renders").result
 
     def finish(self) -> dict[tuple[str, ...], Render]:
         """Every render's output; runs=2 compares two renders."""

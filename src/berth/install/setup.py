@@ -29,8 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from berth.install import background, helm, layout, lock, package, wizard
 from berth.install import chart as chart_mod
-from berth.install import helm, layout, lock, package, wizard
 from berth.install import swap as swap_mod
 from berth.install import values as values_mod
 from berth.kube import canonical, objects, yamlio
@@ -193,37 +193,6 @@ def lookup_note(source: str) -> str:
     )
 
 
-class _DryRun:
-    """:func:`berth.install.helm.install_dry_run` in a thread of its own, started at once, its result taken when the
-    render needs it. A plain thread: ``concurrent.futures`` costs ~3 ms of imports (logging, traceback) before Helm
-    can start."""
-
-    def __init__(self, call: Callable[[], helm.DryRun]) -> None:
-        self._call = call
-        self._out: helm.DryRun | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="berth-dry-run")
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._out = self._call()
-        except BaseException as exc:  # raised again by result(), in the caller's thread
-            self._error = exc
-
-    def wait(self) -> None:
-        self._thread.join()
-
-    def result(self) -> helm.DryRun:
-        """The dry run's release, or its error raised."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        if self._out is None:
-            raise RuntimeError("the dry run's thread ended without a result")
-        return self._out
-
-
 @dataclass(frozen=True)
 class Rendered:
     """What setup renders of one selection."""
@@ -264,7 +233,9 @@ def render_selection(
         pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, False, extra, user
     )
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
-    dry = _DryRun(lambda: helm.install_dry_run(chart_dir, req.release, namespace, value_args))  # Helm first
+    dry = background.Call(  # Helm first
+        lambda: helm.install_dry_run(chart_dir, req.release, namespace, value_args), "berth-dry-run"
+    )
     try:
         # The variants differ only in --is-upgrade (render_request's other arguments are the same).
         upgrade_req = dataclasses.replace(req, is_upgrade=True)
