@@ -146,62 +146,55 @@ class Connection:
         return Response(status, reason, b"", True), self._lines(length, chunked)
 
     def _lines(self, length: int | None, chunked: bool) -> Iterator[bytes]:
-        rfile = self._rfile
-        assert rfile is not None
-        read1 = rfile.read1  # type: ignore[attr-defined]
-        data = b""  # bytes read, not yet de-chunked (chunked) or not yet cut into lines
-        text = b""  # de-chunked bytes not yet cut into lines
-        left = length  # body bytes still to come (a Content-Length body)
+        """The lines of a streamed body (without their line ends), each as soon as it has arrived whole."""
+        rest = b""  # body bytes not yet cut into lines
+        for piece in self._dechunked() if chunked else self._sized(length):
+            rest += piece
+            if b"\n" in rest:
+                *lines, rest = rest.split(b"\n")
+                yield from (line.rstrip(b"\r") for line in lines)
+        if rest:
+            yield rest
+
+    def _sized(self, length: int | None) -> Iterator[bytes]:
+        """A body of ``length`` bytes (None: until the server closes), as the reads bring it."""
+        read1 = self._rfile.read1  # type: ignore[union-attr]
+        left = length
+        while left is None or left > 0:
+            more = read1(65536)
+            if not more:
+                if left is not None:
+                    raise ConnectionError("answer cut short inside a streamed body")
+                return
+            if left is not None:
+                more = more[:left]
+                left -= len(more)
+            yield more
+
+    def _dechunked(self) -> Iterator[bytes]:
+        """A chunked body's chunks, de-chunked from whatever each read holds (a burst of chunks is one read); ends
+        at the last chunk (its trailers are not read: the connection is not reused)."""
+        read1 = self._rfile.read1  # type: ignore[union-attr]
+        data = b""  # bytes read, not yet de-chunked
         while True:
             more = read1(65536)
             if not more:
-                if chunked or (left is not None and left > 0):
-                    raise ConnectionError("answer cut short inside a streamed body")
-                if text or data:
-                    yield text + data
-                return
-            if not chunked:
-                if left is not None:
-                    more = more[:left]
-                    left -= len(more)
-                data += more
-                *lines, data = data.split(b"\n")
-                yield from (line.rstrip(b"\r") for line in lines)
-                if left == 0:
-                    if data:
-                        yield data
-                    return
-                continue
+                raise ConnectionError("answer cut short inside a streamed body")
             data += more
             pos = 0
-            last = False
-            while True:
-                nl = data.find(b"\r\n", pos)
-                if nl < 0:
-                    if len(data) - pos > MAX_LINE:
-                        raise ProtocolError("chunk size line too long")
-                    break
-                size_text = data[pos:nl].split(b";", 1)[0].strip()
-                try:
-                    size = int(size_text, 16)
-                except ValueError as exc:
-                    raise ProtocolError(f"bad chunk size {size_text[:20]!r}") from exc
-                if size == 0:  # the last chunk (trailers are not read: the stream ends here)
-                    last = True
-                    break
+            while (nl := data.find(b"\r\n", pos)) >= 0:
+                size = _chunk_size(data[pos:nl])
+                if size == 0:
+                    return
                 end = nl + 2 + size
                 if len(data) < end + 2:
-                    break
-                text += data[nl + 2 : end]
+                    break  # the chunk's end is still to come
+                yield data[nl + 2 : end]
                 pos = end + 2
+            else:
+                if len(data) - pos > MAX_LINE:
+                    raise ProtocolError("chunk size line too long")
             data = data[pos:]
-            if b"\n" in text:
-                *lines, text = text.split(b"\n")
-                yield from (line.rstrip(b"\r") for line in lines)
-            if last:
-                if text:
-                    yield text
-                return
 
     def _read_response(self, method: str) -> Response:
         status, reason, length, chunked, close = self._read_head()
@@ -268,11 +261,7 @@ class Connection:
             size_line = self._readline()
             if not size_line:
                 raise ConnectionError("answer cut short inside a chunked body")
-            size_text = size_line.split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError as exc:
-                raise ProtocolError(f"bad chunk size {size_text[:20]!r}") from exc
+            size = _chunk_size(size_line)
             if size == 0:
                 while self._readline() not in (b"\r\n", b"\n", b""):
                     pass  # trailers
@@ -282,3 +271,12 @@ class Connection:
                 raise ConnectionError("answer cut short inside a chunk")
             parts.append(chunk)
             self._readline()  # the CRLF after the chunk
+
+
+def _chunk_size(line: bytes) -> int:
+    """The size a chunk's size line gives (hexadecimal; extensions after ``;`` ignored)."""
+    size_text = line.split(b";", 1)[0].strip()
+    try:
+        return int(size_text, 16)
+    except ValueError as exc:
+        raise ProtocolError(f"bad chunk size {size_text[:20]!r}") from exc
