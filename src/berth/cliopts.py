@@ -361,6 +361,17 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def settle_gc() -> None:
+    """For a long-lived process once it has loaded what it keeps (``berth cluster up`` once it serves, ``berth
+    schedule run`` once its informers synced): what is alive now (modules, schema tables, the store's or the
+    cache's objects) stays alive, so the cyclic collector need not re-scan it (``gc.freeze``); requests and
+    scheduling cycles allocate many short-lived dicts that reference counting frees, so the young generation is
+    collected less often (the server's cyclic GC: ~28 -> ~15 us of CPU per create). The live benchmark runs both
+    processes this way."""
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 20)
+
+
 def progress_enabled(stream: IO[str] | Any = None) -> bool:
     """Show progress on ``stream`` (stderr)? Only on a terminal that can redraw a line (not TERM=dumb)."""
     return is_terminal(sys.stderr if stream is None else stream) and os.environ.get("TERM") != "dumb"

@@ -40,8 +40,8 @@ def serve_cluster(argv: list[str] | None = None) -> None:
     import signal
     import threading
 
+    from berth.cliopts import settle_gc
     from berth.cluster import Cluster, ClusterOptions
-    from berth.cluster.cli import settle_gc
 
     data_dir, nodes = (argv if argv is not None else sys.argv[1:])[:2]
     stop = threading.Event()

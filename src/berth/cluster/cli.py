@@ -9,7 +9,6 @@ SQLite's WAL lets another process read while the server writes).
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -158,15 +157,6 @@ def group() -> None:
     """Run the embedded, kubectl-compatible Kubernetes API server with simulated nodes."""
 
 
-def settle_gc() -> None:
-    """For a long-lived server process once it is up: what is alive now (modules, schema tables, the store's
-    objects) stays alive, so the cyclic collector need not re-scan it; requests allocate many short-lived dicts
-    that reference counting frees, so the young generation is collected less often (cyclic GC: ~28 -> ~15 us of
-    CPU per create). ``berth bench schedule --live`` runs its cluster process the same way."""
-    gc.freeze()
-    gc.set_threshold(10_000, 20, 20)
-
-
 @group.command(
     "up",
     examples="""
@@ -260,7 +250,7 @@ def up(
                 "and running clients must follow)"
             ) from exc
         raise
-    settle_gc()
+    cliopts.settle_gc()
     stop = threading.Event()
 
     def _on_signal(_signum: int, _frame: Any) -> None:

@@ -25,7 +25,6 @@ re-list, one log line per change of state): :mod:`.connection`.
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import os
 import queue
@@ -35,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth import cliopts
 from berth.kube import client as kube_client
 from berth.kube import kubeconfig as kube_kubeconfig
 from berth.kube.errors import BerthError
@@ -403,8 +403,7 @@ class LiveScheduler:
                 if all(inf.synced.is_set() for inf in self.informers.values()):
                     self._drain()
                     if self.options.settle_gc:
-                        gc.freeze()
-                        gc.set_threshold(10_000, 20, 20)
+                        cliopts.settle_gc()
                     self.synced.set()
                     log.info(
                         "informers synced: %d nodes, %d pods pending",
