@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.kube import yamlio, yamlscalar
+from berth.kube import yamlblock, yamlio, yamlscalar
 from berth.kube.errors import InputError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "berth"
@@ -118,15 +118,28 @@ def test_dump_quotes_every_string_kubernetes_would_read_as_something_else(text: 
 
 def test_dump_writes_the_same_text_with_its_scalar_memo_cold_or_warm(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = {"tricky": TRICKY_STRINGS, **{t: [t, 1, 1.5, True, None] for t in TRICKY_STRINGS if t}}
+    plain = {"tricky": [t for t in TRICKY_STRINGS if t.isascii() and t.isprintable()], "n": [1, True, None]}
     monkeypatch.setattr(yamlio, "_SCALAR_TAGS", {})
+    monkeypatch.setattr(yamlio, "_BLOCK_SCALARS", yamlblock.scalars(yamlio._plain_tag))
+    cold_plain = yamlio.dump(plain)
+    assert yamlblock.emit(plain, yamlio._plain_tag) == cold_plain == yamlio._pyyaml_dump(plain)
+    monkeypatch.setattr(yamlio, "_BLOCK_SCALARS", yamlblock.scalars(yamlio._plain_tag))
     cold = yamlio.dump(doc)
-    assert yamlio._SCALAR_TAGS  # remembered
+    assert yamlio._SCALAR_TAGS and yamlio._BLOCK_SCALARS.seen  # remembered
     assert yamlio.dump(doc) == cold
-    # ... and as PyYAML's own resolution would write it without the memo
-    monkeypatch.setattr(yamlio._Dumper, "resolve", lambda self, kind, value, implicit: (
-        self._scalar_tag(value, implicit) if kind is yamlio.ScalarNode else yaml.SafeDumper.resolve(self, kind, value, implicit)
-    ))  # fmt: skip
+    assert yamlio._pyyaml_dump(doc) == cold
+
+    class Forgetful(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: object, value: object) -> None:
+            pass
+
+    # ... and as it is written without either memo
+    monkeypatch.setattr(yamlio, "_SCALAR_TAGS", Forgetful())
+    monkeypatch.setattr(yamlio, "_BLOCK_SCALARS", yamlblock.scalars(yamlio._plain_tag))
+    monkeypatch.setattr(yamlio._BLOCK_SCALARS, "seen", Forgetful())
     assert yamlio.dump(doc) == cold
+    assert yamlio._pyyaml_dump(doc) == cold
+    assert yamlio.dump(plain) == cold_plain
     assert yamlio.load_one(cold) == doc
 
 

@@ -38,7 +38,7 @@ from yaml.composer import Composer
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from berth.kube import yamlscalar
+from berth.kube import yamlblock, yamlscalar
 from berth.kube.errors import InputError
 
 _PLAIN = "!berth/plain"  # the tag our composer gives untagged plain scalars: resolved later, the Go way
@@ -682,27 +682,45 @@ class _Dumper(_BaseDumper):  # type: ignore[misc]
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is not ScalarNode:
             return super().resolve(kind, value, implicit)
-        key = (value, implicit)
-        tag = _SCALAR_TAGS.get(key)
-        if tag is None:
-            tag = self._scalar_tag(value, implicit)
-            if len(_SCALAR_TAGS) >= 50_000:
-                _SCALAR_TAGS.clear()
-            _SCALAR_TAGS[key] = tag
-        return tag
-
-    def _scalar_tag(self, value: Any, implicit: Any) -> Any:
-        if implicit[0]:
-            go_tag = yamlscalar.resolve(value, timestamps=True)[0]
-            if go_tag != yamlscalar.STR:
-                return go_tag
-        return super().resolve(ScalarNode, value, implicit)
+        return _scalar_tag(value, implicit)
 
 
 _SCALAR_TAGS: dict[tuple[Any, Any], Any] = {}
 """The tag each scalar resolves to when written: a function of its text alone (this dumper has no path resolvers),
 asked for every scalar of every document; PyYAML's own resolution runs a regex per implicit type (the bulk of the
 time of writing a plan or a manifest index)."""
+
+_PYYAML_RESOLVER: Any = yaml.resolver.Resolver()
+"""The dumper's own resolver (:class:`_Dumper` adds no implicit resolvers to PyYAML's)."""
+
+
+def _scalar_tag(value: Any, implicit: Any) -> Any:
+    """The tag the dumper gives a scalar of this text: Kubernetes' reading first (a plain scalar that Go reads as
+    anything but a string is quoted), then PyYAML's; remembered in :data:`_SCALAR_TAGS`."""
+    key = (value, implicit)
+    tag = _SCALAR_TAGS.get(key)
+    if tag is None:
+        if implicit[0]:
+            tag = yamlscalar.resolve(value, timestamps=True)[0]
+        if tag is None or tag == yamlscalar.STR:
+            tag = _PYYAML_RESOLVER.resolve(ScalarNode, value, implicit)
+        if len(_SCALAR_TAGS) >= 50_000:
+            _SCALAR_TAGS.clear()
+        _SCALAR_TAGS[key] = tag
+    return tag
+
+
+_PLAIN_IMPLICIT = (True, False)
+
+
+def _plain_tag(text: str) -> str:
+    """The tag a plain (unquoted) scalar of this text is written with: a string is written plain only if its tag is
+    the string tag."""
+    tag: str = _scalar_tag(text, _PLAIN_IMPLICIT)
+    return tag
+
+
+_BLOCK_SCALARS = yamlblock.scalars(_plain_tag)
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -717,7 +735,16 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def dump(obj: Any) -> str:
-    """Block-style YAML with keys in insertion order (Kubernetes readers prefer apiVersion/kind first)."""
+    """Block-style YAML with keys in insertion order (Kubernetes readers prefer apiVersion/kind first). Plain data
+    (the indexes, plans and specs berth writes) is written by :mod:`berth.kube.yamlblock`, the same bytes several
+    times faster; anything else by PyYAML."""
+    text = yamlblock.emit(obj, _plain_tag, _BLOCK_SCALARS)
+    if text is not None:
+        return text
+    return _pyyaml_dump(obj)
+
+
+def _pyyaml_dump(obj: Any) -> str:
     return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
