@@ -169,3 +169,29 @@ def test_unknown_groups_need_crds_builtin_groups_do_not() -> None:
     text = doc("Deployment", "d", api="apps/v1") + doc("Widget", "w", api="x.io/v1")
     facts = collector.offline_facts(split.from_render(text), "ns", "1.35.0")
     assert [r["kind"] for r in facts["requiredCRDs"]] == ["Widget"]
+
+
+def test_a_crd_schema_that_shows_a_pod_spec_requires_no_secret() -> None:
+    """A CRD's schema (a default, an example) may hold what looks like a pod spec; it runs no pod, so the Secrets it
+    names are not prerequisites -- while the same pod spec in a Deployment is."""
+    pod = {
+        "containers": [{"name": "c", "env": [{"name": "K", "valueFrom": {"secretKeyRef": {"name": "key"}}}]}]
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.x.io"},
+        "spec": {"group": "x.io", "names": {"kind": "Widget"}, "versions": [{"name": "v1", "default": pod}]},
+    }
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {"template": {"spec": pod}},
+    }
+    crd_only = collector.offline_facts(split.from_render("---\n" + yamlio.dump(crd)), "ns", "1.35.0")
+    assert crd_only["requiredSecrets"] == []
+    both = collector.offline_facts(
+        split.from_render("---\n" + yamlio.dump(crd) + "---\n" + yamlio.dump(deployment)), "ns", "1.35.0"
+    )
+    assert [s["name"] for s in both["requiredSecrets"]] == ["key"]

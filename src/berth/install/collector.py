@@ -139,6 +139,8 @@ def offline_facts(result: split_mod.Split, namespace: str, kube_version: str) ->
     made_by_hooks = hook_made_secrets(result, namespace)
     hook_secrets: dict[tuple[str, str], str] = {}
     for o in result.all_objects():
+        if o.kind == split_mod.CRD_KIND:
+            continue  # a CRD's schema describes pod specs, it runs none (and a large one is most of the render)
         for name in referenced_secrets(o.body):
             key = (o.namespace or namespace, name)
             if key in made_by_hooks:
