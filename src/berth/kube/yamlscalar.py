@@ -18,7 +18,6 @@ import binascii
 import math
 import re
 import struct
-from decimal import Decimal
 from typing import Any
 
 TAG_PREFIX = "tag:yaml.org,2002:"
@@ -190,10 +189,18 @@ def json_value(value: Any) -> Any:
         raise ScalarError(f"json: unsupported value: {name}")
     if value.is_integer() and abs(value) < 1e21:
         # encoding/json prints the shortest digits, padded with zeros: exactly what Python's repr gives
-        whole = int(value) if abs(value) < 2**53 else int(Decimal(repr(value)))
+        whole = int(value) if abs(value) < 2**53 else _exact_whole(value)
         if _INT64_MIN <= whole <= _INT64_MAX:
             return whole
     return value
+
+
+def _exact_whole(value: float) -> int:
+    """The integer a float's shortest decimal text names (``1e+20`` is 100000000000000000000, not the float's
+    binary value), for floats past 2**53; decimal is imported only here (it costs every process ~1.5 ms)."""
+    from decimal import Decimal
+
+    return int(Decimal(repr(value)))
 
 
 def _float32_g(value: float) -> str:
