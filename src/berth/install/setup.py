@@ -410,12 +410,13 @@ def _stage_and_swap(
         if ref.is_dir() and (ref / package.MANIFEST).is_file():
             package.load(ref)  # validate before copying
             shutil.copytree(ref, stage / "package")
+            pkg = package.load(stage / "package")
         elif current is not None:  # a newer chart for this work dir: keep its bases, components and inputs
-            package.rebase(
+            pkg = package.rebase(
                 current, opts.ref, stage / "package", opts.version, opts.repo, opts.namespace, False
             )
         else:  # the work dir's own package: W/out holds its render, so no review renders of the bases
-            package.build(
+            pkg = package.build(
                 opts.ref,
                 [("default", None)],
                 stage / "package",
@@ -423,8 +424,7 @@ def _stage_and_swap(
                 opts.repo,
                 namespace=opts.namespace,
                 review_renders=False,
-            )
-        pkg = package.load(stage / "package")
+            )  # build and rebase return the package as load reads it back
         prior_spec = work / "out" / "spec"
         namespace = release_namespace(opts, pkg, prior_spec)
         prior_sel, prior_answers = wizard.read_prior(prior_spec)
