@@ -478,10 +478,13 @@ def render_request(
     is_upgrade: bool = False,
     api_versions: tuple[str, ...] = (),
     user: values_mod.RenderValues = values_mod.NO_USER_VALUES,
+    chart_crds: bool = True,
 ) -> helm.RenderRequest:
     """The render of one selection: reused release values (an upgrade's), base values, then components in
     declaration order, then the inputs file, then the user's values flags (:mod:`berth.install.values`);
-    ``api_versions`` (the selection's ``--api-versions``) join the chart's own CRDs in ``.Capabilities``."""
+    ``api_versions`` (the selection's ``--api-versions``) join the chart's own CRDs in ``.Capabilities``
+    (``chart_crds=False``: they do not, the caller adds them with :func:`berth.install.helm.capability_api_versions`
+    -- setup first starts Helm's install dry run, which takes no ``.Capabilities``)."""
     files: list[Path] = list(user.first)
     b = pkg.base(base)
     if b.values:
@@ -508,7 +511,8 @@ def render_request(
     return helm.RenderRequest(
         chart_dir, user.release or pkg.release, namespace, tuple(files), tuple(user.flags.args()),
         kube_version=pkg.kube_version, is_upgrade=is_upgrade,
-        api_versions=(*helm.capability_api_versions(chart_dir), *api_versions), label="; ".join(label),
+        api_versions=(*(helm.capability_api_versions(chart_dir) if chart_crds else ()), *api_versions),
+        label="; ".join(label),
     )  # fmt: skip
 
 

@@ -230,13 +230,17 @@ def render_selection(
     user.prepare(chart_dir)
     extra = selection.api_versions
     req = package.render_request(
-        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, False, extra, user
-    )
+        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, False, extra, user,
+        chart_crds=False,
+    )  # fmt: skip
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
-    dry = background.Call(  # Helm first
-        lambda: helm.install_dry_run(chart_dir, req.release, namespace, value_args), "berth-dry-run"
+    release = req.release
+    dry = background.Call(  # Helm first: the dry run takes no --api-versions, so it starts before they are known
+        lambda: helm.install_dry_run(chart_dir, release, namespace, value_args), "berth-dry-run"
     )
     try:
+        text = helm.chart_text(chart_dir)  # read once: the renders below see the same folder
+        req = dataclasses.replace(req, api_versions=(*helm.capability_api_versions(chart_dir, text), *extra))
         # The variants differ only in --is-upgrade (render_request's other arguments are the same).
         upgrade_req = dataclasses.replace(req, is_upgrade=True)
         notes_req = helm.notes_request(req, scratch / "notes")
@@ -255,6 +259,7 @@ def render_selection(
             release=(req, install_release),
             meanwhile=later.start,
             ready=_parse_early,
+            texts={chart_dir: text},
         )
         rendered, up_rendered, *notes_renders = renders
         release_base = values_mod.base_of(dry.result())
