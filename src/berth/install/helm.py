@@ -15,10 +15,12 @@ import dataclasses
 import hashlib
 import io
 import json
+import locale
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import threading
 from collections.abc import Callable
@@ -606,21 +608,28 @@ def install_dry_run(chart_dir: Path, release: str, namespace: str, value_args: l
     cmd = [helm.path, "install", release, str(chart_dir), "--namespace", namespace, "--dry-run=client",
            "-o", "json", *value_args]  # fmt: skip
     try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=HELM_TIMEOUT_SECONDS, env=render_env()
-        )
+        proc = subprocess.run(cmd, capture_output=True, timeout=HELM_TIMEOUT_SECONDS, env=render_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolError(f"cannot run {helm.path} install --dry-run=client: {exc}") from exc
+    encoding = _pipe_encoding()
+    stderr = proc.stderr.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode pipe
     if proc.returncode != 0:
-        message = proc.stderr.strip().removeprefix("Error: ")
+        message = stderr.strip().removeprefix("Error: ")
         raise InputError(f"helm install --dry-run=client failed: {message}", f"chart {chart_dir.name}")
     try:
-        rel = json.loads(proc.stdout)
+        # Decoded as a text-mode pipe decodes, but without its newline translation: a megabyte for a large chart,
+        # and the objects are the same (a CR or LF in JSON is whitespace between tokens; in strings Go escapes it).
+        rel = json.loads(proc.stdout.decode(encoding))
     except ValueError as exc:
         raise ToolError(f"helm install --dry-run=client -o json printed no JSON: {exc}") from exc
     if not isinstance(rel, dict):
         raise ToolError("helm install --dry-run=client -o json printed no release")
-    return DryRun(rel, proc.stderr, tuple(cmd))
+    return DryRun(rel, stderr, tuple(cmd))
+
+
+def _pipe_encoding() -> str:
+    """The encoding a text-mode pipe of :mod:`subprocess` decodes with (what the renders' output is read with)."""
+    return "utf-8" if sys.flags.utf8_mode else locale.getencoding()
 
 
 def releasable(request: RenderRequest, text: ChartText, helm: tools.Tool) -> bool:

@@ -33,12 +33,13 @@ from berth.install import background, helm, layout, lock, package, wizard
 from berth.install import chart as chart_mod
 from berth.install import swap as swap_mod
 from berth.install import values as values_mod
-from berth.kube import canonical, objects, yamlio
+from berth.kube import canonical, yamlio
 from berth.kube.errors import BerthError, InputError, MultiInputError
 
 if TYPE_CHECKING:
     from berth.install import collector, randomness, workdir
     from berth.install import split as split_mod
+    from berth.kube import objects
 
 FACTS_FILE = "facts.yaml"
 
