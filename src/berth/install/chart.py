@@ -563,11 +563,16 @@ def pull_oci(ref: str, version: str | None, dest_dir: Path) -> Path:
 
 
 def resolve(
-    ref: str, work: Path, version: str | None = None, repo: str | None = None, extract: bool = True
+    ref: str,
+    work: Path,
+    version: str | None = None,
+    repo: str | None = None,
+    extract: bool = True,
+    archive_dir: Path | None = None,
 ) -> LockedChart:
-    """Any chart reference -> a locked archive in ``work/archive`` and its extraction in ``work/chart``
-    (``extract=False``: a folder is only packed, and ``directory`` is the folder itself)."""
-    archive_dir = work / "archive"
+    """Any chart reference -> a locked archive in ``archive_dir`` (default ``work/archive``) and its extraction in
+    ``work/chart`` (``extract=False``: a folder is only packed, and ``directory`` is the folder itself)."""
+    archive_dir = archive_dir or work / "archive"
     path = Path(ref)
     if repo:
         archive = pull_from_index(repo, ref, version, archive_dir)
