@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import struct
 import tarfile
 import zlib
@@ -227,3 +228,83 @@ def test_setup_names_the_bomb_inside_the_package_the_user_gave(run: Run, bomb: P
     r = run("install", "setup", "--pull", pkg, "--work-dir", work, "--non-interactive")
     assert r.code == 2 and f"error: {pkg / body['spec']['chart']['archive']}: " in r.err, r.err
     assert "Helm allows one file" in r.err and not work.exists()
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes | None, int, int]]:
+    """Every file and folder under ``root``: content (None for a folder), mode and, for files, mtime."""
+    out: dict[str, tuple[bytes | None, int, int]] = {}
+    for p in sorted(root.rglob("*")):
+        st = p.stat()
+        out[p.relative_to(root).as_posix()] = (
+            (p.read_bytes(), st.st_mode, int(st.st_mtime)) if p.is_file() else (None, st.st_mode, 0)
+        )
+    return out
+
+
+def test_the_scratch_copy_of_a_packed_folder_is_the_archives_content(tmp_path: Path) -> None:
+    """safe_extract of the archive pack_folder just wrote writes the files it read; the tree is the one the full
+    check-and-unpack gives (names, bytes, modes, times: Helm records file times in the release)."""
+    src = tmp_path / "t"
+    sub = tgz(
+        tmp_path / "sub.tgz", [file_member("sub/Chart.yaml", b"apiVersion: v2\nname: sub\nversion: 1.0.0\n")]
+    )
+    for rel, data in [("Chart.yaml", CHART_YAML), ("values.yaml", b"a: 1\n"), ("templates/cm.yaml", b"x: 1\n"),
+                      ("templates/deep/er/x.yaml", b"y\r\n"), ("charts/sub-1.0.0.tgz", sub.read_bytes()),
+                      ("README.md", b"ignored\n"), (".helmignore", b"README.md\n")]:  # fmt: skip
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_bytes(data)
+    archive = chart.pack_folder(src, tmp_path / "archive")
+    assert chart._PACKED and chart._PACKED[0][0] == archive.read_bytes()
+    fast = chart.safe_extract(archive, tmp_path / "fast")
+    chart._PACKED.clear()
+    full = chart.safe_extract(archive, tmp_path / "full")
+    assert fast == tmp_path / "fast" / "t" and full == tmp_path / "full" / "t"
+    assert _tree(tmp_path / "fast") == _tree(tmp_path / "full")
+    assert "templates/deep/er/x.yaml" in _tree(fast) and "README.md" not in _tree(fast)
+
+
+def test_an_archive_other_than_the_one_packed_is_checked_and_unpacked(tmp_path: Path) -> None:
+    src = tmp_path / "t"
+    (src / "templates").mkdir(parents=True)
+    (src / "Chart.yaml").write_bytes(CHART_YAML)
+    archive = chart.pack_folder(src, tmp_path / "archive")
+    archive.write_bytes(zeros_bomb(tmp_path / "bomb.tgz", 6 * MiB, "t/templates/zeros.yaml").read_bytes())
+    with pytest.raises(InputError, match=r"'t/templates/zeros.yaml' unpacks to 6 MiB"):
+        chart.safe_extract(archive, tmp_path / "out", "given")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (
+            {"templates/big.yaml": 6},
+            r"'t/templates/big.yaml' unpacks to 6 MiB \(6291456 bytes\), more than the 5 MiB",
+        ),
+        (
+            {"charts/sub-0.1.0.tgz": 0},
+            r"\(charts/sub-0.1.0.tgz\): archive entry 'sub/templates/zeros.yaml' unpacks",
+        ),
+        ({"files/a": 4, "files/b": 4, "files/c": 4}, r"more than 200 times its compressed size"),
+    ],
+    ids=["file", "subchart", "ratio"],
+)
+def test_a_folder_over_helms_limits_is_refused_as_its_archive_would_be(
+    run: Run, tmp_path: Path, files: dict[str, int], message: str
+) -> None:
+    """A folder chart goes through the same limits as an archive (``files``: MiB of zeros each; 0: a subchart
+    archive over the per-file limit): setup refuses it naming the folder, and writes nothing."""
+    src = tmp_path / "t"
+    (src / "templates").mkdir(parents=True)
+    (src / "Chart.yaml").write_bytes(CHART_YAML)
+    for rel, mib in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        if mib:
+            (src / rel).write_bytes(bytes(mib * MiB))
+        else:
+            zeros_bomb(src / rel, 6 * MiB, "sub/templates/zeros.yaml")
+    work = tmp_path / "w"
+    r = run("install", "setup", "--pull", src, "--work-dir", work, "--non-interactive")
+    assert r.code == 2 and f"error: {src}" in r.err, r.err
+    assert re.search(message, r.err), r.err
+    assert not work.exists()

@@ -47,15 +47,25 @@ def sha256_file(path: Path) -> str:
 
 
 def chart_meta(directory: Path) -> dict[str, Any]:
-    """``Chart.yaml`` of a chart folder, checked for name and version."""
+    """``Chart.yaml`` of a chart folder, checked for name and version (and its ``values.yaml`` for a mapping).
+
+    The checks depend on the two files' bytes alone, so a call that finds the bytes the last passing call read
+    (setup checks a chart folder, packs it, then renders from its scratch copy) returns that call's result instead
+    of parsing them again: a large chart's ``values.yaml`` takes milliseconds to parse."""
     chart_yaml = directory / "Chart.yaml"
     if not chart_yaml.is_file():
         raise InputError("not a Helm chart: no Chart.yaml", str(directory))
+    values = directory / "values.yaml"
+    try:
+        seen = (chart_yaml.read_bytes(), values.read_bytes() if values.is_file() else None)
+    except OSError:
+        seen = None  # reported below, where the files are read as ever
+    if seen in _CHECKED_META:
+        return dict(_CHECKED_META[seen])
     docs = yamlio.load_file(chart_yaml)
     meta = docs[0].body if docs else None
     if not isinstance(meta, dict) or not meta.get("name") or not meta.get("version"):
         raise InputError("Chart.yaml must be a mapping with name and version", str(chart_yaml))
-    values = directory / "values.yaml"
     if values.is_file():
         where = f"chart {meta['name']}: values.yaml"
         try:
@@ -64,7 +74,14 @@ def chart_meta(directory: Path) -> dict[str, Any]:
             raise InputError(f"invalid values YAML: {exc}") from exc
         if docs and not isinstance(docs[0].body, dict):
             raise InputError("values.yaml must be a YAML mapping", where)
+    if seen is not None:
+        _CHECKED_META.clear()
+        _CHECKED_META[seen] = dict(meta)
     return meta
+
+
+_CHECKED_META: dict[tuple[bytes, bytes | None], dict[str, Any]] = {}
+"""The ``Chart.yaml`` and ``values.yaml`` bytes :func:`chart_meta` last passed, and the meta it returned."""
 
 
 HELMIGNORE_DEFAULTS = ("templates/.?*",)
@@ -196,11 +213,15 @@ def pack_folder(directory: Path, dest_dir: Path) -> Path:
 
     ``.helmignore`` is honoured as Helm does when it loads a folder. Symlinks inside the folder are refused for
     the same reason they are refused in archives.
+
+    A folder's archive is remembered (:func:`_remember_pack`), so that :func:`safe_extract` of it (setup renders
+    from a scratch copy of the chart) writes the files read here instead of checking and unpacking the archive.
     """
     meta = chart_meta(directory)
     name, version = str(meta["name"]), str(meta["version"])
     out = dest_dir / f"{name}-{version}.tgz"
     buf = io.BytesIO()
+    files: list[tuple[str, bytes]] = []
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         patterns = helmignore(directory)
         if ignored("Chart.yaml", False, patterns):
@@ -209,10 +230,10 @@ def pack_folder(directory: Path, dest_dir: Path) -> Path:
                 "`!pattern` line ignores every path it does not match",
                 str(directory / HELMIGNORE),
             )
-        for root, dirs, files in os.walk(directory):
+        for root, dirs, names in os.walk(directory):
             base = Path(root).relative_to(directory)
             dirs[:] = sorted(d for d in dirs if not ignored((base / d).as_posix(), True, patterns))
-            for fname in sorted(files):
+            for fname in sorted(names):
                 path = Path(root) / fname
                 rel = path.relative_to(directory).as_posix()
                 if ignored(rel, False, patterns):
@@ -225,18 +246,60 @@ def pack_folder(directory: Path, dest_dir: Path) -> Path:
                 info.mode = 0o644
                 info.mtime = 0
                 tar.addfile(info, io.BytesIO(data))
+                files.append((rel, data))
             for d in dirs:
                 if (Path(root) / d).is_symlink():
                     raise InputError("symlinks are not allowed in a chart", str(Path(root) / d))
     dest_dir.mkdir(parents=True, exist_ok=True)
     # Level 6 (Go's and ``helm package``'s default): 9 takes several times longer on a chart with large CRDs
     # for a few per cent of size, and every setup of a folder packs it.
-    with (
-        out.open("wb") as fh,
-        gzip.GzipFile(fileobj=fh, mode="wb", compresslevel=6, mtime=0, filename="") as gz,
-    ):
-        gz.write(buf.getvalue())
+    packed = io.BytesIO()
+    with gzip.GzipFile(fileobj=packed, mode="wb", compresslevel=6, mtime=0, filename="") as gz:
+        gz.write(buf.getbuffer())
+    archive = packed.getvalue()
+    out.write_bytes(archive)
+    _remember_pack(archive, name, files, buf.tell())
     return out
+
+
+_PACKED: list[tuple[bytes, str, list[tuple[str, bytes]]]] = []
+"""The archive :func:`pack_folder` last wrote in this process, as (its bytes, its top folder, (path, content) of
+each file), when :func:`check_archive` provably passes on it: :func:`safe_extract` of those same bytes writes the
+files from here instead of checking and decompressing the archive it just made (twice: the check, then the
+extraction)."""
+
+
+def _remember_pack(archive: bytes, top: str, files: list[tuple[str, bytes]], unpacked: int) -> None:
+    """Keep a packed archive in :data:`_PACKED` when :func:`check_archive` would pass on it (else forget the last):
+    one plain top folder (its members' paths are a walk's, without links or special files), within every limit
+    -- the compression ratio is checked only past :attr:`ArchiveLimits.ratio_after` unpacked bytes, so an archive
+    that unpacks to fewer never reaches it -- and its subchart archives passing themselves."""
+    _PACKED.clear()
+    sizes = [len(data) for _, data in files]
+    if (
+        PurePosixPath(top).parts != (top,)
+        or top == ".."
+        or len(files) > LIMITS.files
+        or any(size > LIMITS.file_bytes for size in sizes)
+        or sum(sizes) > LIMITS.total_bytes
+        or unpacked > LIMITS.ratio_after
+        or len(archive) > LIMITS.compressed_bytes
+    ):
+        return
+    for rel, data in files:
+        if _subchart_archive(f"{top}/{rel}"):
+            try:
+                check_archive(data, rel)
+            except InputError:
+                return  # the whole check reports it, in its order
+    _PACKED.append((archive, top, files))
+
+
+def _subchart_archive(name: str) -> bool:
+    """Whether a file of a chart archive (its member name) is a packed subchart, which Helm unpacks too
+    (``<top>/charts/<sub>.tgz``, or deeper in an unpacked subchart)."""
+    parts = PurePosixPath(name).parts
+    return len(parts) >= 3 and parts[-2] == "charts" and name.endswith(".tgz")
 
 
 @dataclass(frozen=True)
@@ -335,7 +398,7 @@ def check_archive(data: bytes, shown: str, limits: ArchiveLimits = LIMITS) -> st
                             "a chart",
                             shown,
                         )
-                    if len(parts) >= 3 and parts[-2] == "charts" and m.name.endswith(".tgz"):
+                    if _subchart_archive(m.name):
                         member = tar.extractfile(m)
                         if member is not None:  # a subchart archive: Helm unpacks it too, so check it too
                             check_archive(member.read(), f"{shown} ({PurePosixPath(*parts[1:])})", limits)
@@ -374,16 +437,34 @@ def safe_extract(archive: Path, dest: Path, shown: str | None = None) -> Path:
     one top directory). ``shown`` is how errors name the archive (default: its path)."""
     where = shown or str(archive)
     data = read_archive(archive, where)
-    top = check_archive(data, where)
+    packed = next((p for p in _PACKED if p[0] == data), None)
+    top = check_archive(data, where) if packed is None else packed[1]
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-            dest.mkdir(parents=True, exist_ok=True)
-            tar.extractall(dest, filter="data")
+        if packed is None:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+                dest.mkdir(parents=True, exist_ok=True)
+                tar.extractall(dest, filter="data")
+        else:
+            _write_files(dest / top, packed[2])
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise InputError(f"not a readable .tgz chart archive: {exc}", where) from exc
     chart_dir = dest / top
     chart_meta(chart_dir)
     return chart_dir
+
+
+def _write_files(chart_dir: Path, files: list[tuple[str, bytes]]) -> None:
+    """Write an archive's files as :func:`safe_extract` unpacks them from :func:`pack_folder`'s members: each with
+    the mode (0644) and the times (0) its member holds, parent folders made as needed."""
+    made: set[Path] = set()
+    for rel, data in files:
+        path = chart_dir / rel
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        path.write_bytes(data)
+        os.chmod(path, 0o644)
+        os.utime(path, (0, 0))
 
 
 def _fetch(url: str) -> bytes:
@@ -482,11 +563,16 @@ def pull_oci(ref: str, version: str | None, dest_dir: Path) -> Path:
 
 
 def resolve(
-    ref: str, work: Path, version: str | None = None, repo: str | None = None, extract: bool = True
+    ref: str,
+    work: Path,
+    version: str | None = None,
+    repo: str | None = None,
+    extract: bool = True,
+    archive_dir: Path | None = None,
 ) -> LockedChart:
-    """Any chart reference -> a locked archive in ``work/archive`` and its extraction in ``work/chart``
-    (``extract=False``: a folder is only packed, and ``directory`` is the folder itself)."""
-    archive_dir = work / "archive"
+    """Any chart reference -> a locked archive in ``archive_dir`` (default ``work/archive``) and its extraction in
+    ``work/chart`` (``extract=False``: a folder is only packed, and ``directory`` is the folder itself)."""
+    archive_dir = archive_dir or work / "archive"
     path = Path(ref)
     if repo:
         archive = pull_from_index(repo, ref, version, archive_dir)

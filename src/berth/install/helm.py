@@ -15,10 +15,12 @@ import dataclasses
 import hashlib
 import io
 import json
+import locale
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import threading
 from collections.abc import Callable
@@ -130,9 +132,10 @@ def _crds_folder_texts(chart_dir: Path) -> list[tuple[str, str]]:
 _CRD_API_VERSIONS: dict[str, tuple[str, ...]] = {}
 
 
-def chart_crd_api_versions(chart_dir: Path) -> tuple[str, ...]:
-    """:func:`_chart_crd_api_versions`, once per chart content in a process (its ``crds/`` files can be large)."""
-    digest = chart_text(chart_dir).digest
+def chart_crd_api_versions(chart_dir: Path, text: ChartText | None = None) -> tuple[str, ...]:
+    """:func:`_chart_crd_api_versions`, once per chart content in a process (its ``crds/`` files can be large);
+    ``text``: the chart's :func:`chart_text`, when the caller has read it."""
+    digest = (text or chart_text(chart_dir)).digest
     if digest not in _CRD_API_VERSIONS:
         _CRD_API_VERSIONS[digest] = _chart_crd_api_versions(chart_dir)
     return _CRD_API_VERSIONS[digest]
@@ -368,10 +371,12 @@ def _archive_texts(data: bytes) -> list[bytes]:
         return [data]  # Helm reports an unreadable subchart when it renders
 
 
-def capability_api_versions(chart: Path) -> tuple[str, ...]:
+def capability_api_versions(chart: Path, text: ChartText | None = None) -> tuple[str, ...]:
     """:func:`chart_crd_api_versions` when a template of the chart asks ``.Capabilities.APIVersions`` (else they
-    cannot change the render, and the ``crds/`` folders are not parsed for them)."""
-    return chart_crd_api_versions(chart) if chart_text(chart).api_versions else ()
+    cannot change the render, and the ``crds/`` folders are not parsed for them); ``text``: the chart's
+    :func:`chart_text`, when the caller has read it."""
+    text = text or chart_text(chart)
+    return chart_crd_api_versions(chart, text) if text.api_versions else ()
 
 
 def render_key(request: RenderRequest, text: ChartText | None = None) -> tuple[str, ...]:
@@ -437,6 +442,7 @@ def render_all(
     release: ReleaseSource | None = None,
     meanwhile: Callable[[], None] | None = None,
     ready: Callable[[RenderRequest, Render], None] | None = None,
+    texts: dict[Path, ChartText] | None = None,
 ) -> list[Render]:
     """Several renders at once (e.g. the install and ``--is-upgrade`` variants): every Helm process starts
     together, since a render is mostly start-up latency, not CPU. Two requests that must render the same
@@ -444,7 +450,8 @@ def render_all(
     run Helm once; ``twice`` renders a second time, to compare, only charts that call a random or clock function
     (:data:`_RANDOM`) in their files or values. With ``release``, its request is rebuilt from the release that
     setup asks Helm for anyway (:func:`from_release`) where that provably gives ``helm template``'s own text, and
-    rendered by Helm only where not.
+    rendered by Helm only where not. ``texts``: the :func:`chart_text` of chart folders the caller has read since
+    they last changed.
 
     While Helm runs the caller's own work can go on (a render is mostly Helm's time, and the machine has another
     core): ``meanwhile`` is called once every Helm process has started; with ``release``, ``ready`` gets each
@@ -455,7 +462,7 @@ def render_all(
         for vf in request.values_files:
             check_values_file(vf)
     helm = tool()
-    texts: dict[Path, ChartText] = {}  # each chart folder read once per call (its renders all start together)
+    texts = dict(texts or {})  # each chart folder read once per call (its renders all start together)
     for r in requests:
         if r.chart not in texts:
             texts[r.chart] = chart_text(r.chart)
@@ -601,21 +608,28 @@ def install_dry_run(chart_dir: Path, release: str, namespace: str, value_args: l
     cmd = [helm.path, "install", release, str(chart_dir), "--namespace", namespace, "--dry-run=client",
            "-o", "json", *value_args]  # fmt: skip
     try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=HELM_TIMEOUT_SECONDS, env=render_env()
-        )
+        proc = subprocess.run(cmd, capture_output=True, timeout=HELM_TIMEOUT_SECONDS, env=render_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolError(f"cannot run {helm.path} install --dry-run=client: {exc}") from exc
+    encoding = _pipe_encoding()
+    stderr = proc.stderr.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode pipe
     if proc.returncode != 0:
-        message = proc.stderr.strip().removeprefix("Error: ")
+        message = stderr.strip().removeprefix("Error: ")
         raise InputError(f"helm install --dry-run=client failed: {message}", f"chart {chart_dir.name}")
     try:
-        rel = json.loads(proc.stdout)
+        # Decoded as a text-mode pipe decodes, but without its newline translation: a megabyte for a large chart,
+        # and the objects are the same (a CR or LF in JSON is whitespace between tokens; in strings Go escapes it).
+        rel = json.loads(proc.stdout.decode(encoding))
     except ValueError as exc:
         raise ToolError(f"helm install --dry-run=client -o json printed no JSON: {exc}") from exc
     if not isinstance(rel, dict):
         raise ToolError("helm install --dry-run=client -o json printed no release")
-    return DryRun(rel, proc.stderr, tuple(cmd))
+    return DryRun(rel, stderr, tuple(cmd))
+
+
+def _pipe_encoding() -> str:
+    """The encoding a text-mode pipe of :mod:`subprocess` decodes with (what the renders' output is read with)."""
+    return "utf-8" if sys.flags.utf8_mode else locale.getencoding()
 
 
 def releasable(request: RenderRequest, text: ChartText, helm: tools.Tool) -> bool:

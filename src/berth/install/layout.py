@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import queue
 import shutil
 import threading
 from collections.abc import Callable, Iterable
@@ -23,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from berth.kube import canonical, objects, yamlio
+from berth.kube import canonical, yamlio
 from berth.kube.errors import InputError
 
 if TYPE_CHECKING:
+    import queue
+
     from berth.install import split as split_mod
+    from berth.kube import objects
 
 API_VERSION = "berth.dev/v1alpha1"
 INDEX_FILE = "spec/manifest-index.yaml"
@@ -63,6 +65,8 @@ class Background:
     before the files are read or moved: it raises the first write's error, as the write itself would have."""
 
     def __init__(self) -> None:
+        import queue  # setup writes files only once Helm has rendered: not on its way to Helm
+
         self._queue: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="berth-files", daemon=True)
@@ -88,18 +92,21 @@ class Background:
             raise self._error
 
 
-@dataclass
 class _Writer:
     """Writes the files of one split, making each folder once. With ``twins`` a file whose content and mode were
     written before (a hook in several events, the ``--is-upgrade`` variant's unchanged objects) becomes a hard link
     to that file: creating a file costs far more than linking one on some file systems (~1 ms on this project's
     test machines), and a render of a large chart has hundreds. With ``background`` the writes are queued there
-    (the SHA-256 each call returns is the content's)."""
+    (the SHA-256 each call returns is the content's). A plain class: a dataclass costs every process that imports
+    this module (setup, before it starts Helm) ~0.3 ms to create."""
 
-    root: Path
-    made: set[Path]
-    twins: Twins | None = None
-    background: Background | None = None
+    def __init__(
+        self, root: Path, made: set[Path], twins: Twins | None = None, background: Background | None = None
+    ) -> None:
+        self.root = root
+        self.made = made
+        self.twins = twins
+        self.background = background
 
     def __call__(self, rel: str, text: str, mode: int = 0o644) -> str:
         path = self.root / rel
@@ -262,6 +269,7 @@ def read_split(root: Path) -> tuple[split_mod.Split, frozenset[objects.Ref]]:
     """Read a written split back (from the index, in render order) and split it again by the same rules;
     also return the identities marked install-only."""
     from berth.install import split as split_mod  # imported by setup while Helm runs
+    from berth.kube import objects
 
     index_path = root / INDEX_FILE
     docs = yamlio.load_file(index_path)

@@ -478,10 +478,13 @@ def render_request(
     is_upgrade: bool = False,
     api_versions: tuple[str, ...] = (),
     user: values_mod.RenderValues = values_mod.NO_USER_VALUES,
+    chart_crds: bool = True,
 ) -> helm.RenderRequest:
     """The render of one selection: reused release values (an upgrade's), base values, then components in
     declaration order, then the inputs file, then the user's values flags (:mod:`berth.install.values`);
-    ``api_versions`` (the selection's ``--api-versions``) join the chart's own CRDs in ``.Capabilities``."""
+    ``api_versions`` (the selection's ``--api-versions``) join the chart's own CRDs in ``.Capabilities``
+    (``chart_crds=False``: they do not, the caller adds them with :func:`berth.install.helm.capability_api_versions`
+    -- setup first starts Helm's install dry run, which takes no ``.Capabilities``)."""
     files: list[Path] = list(user.first)
     b = pkg.base(base)
     if b.values:
@@ -508,7 +511,8 @@ def render_request(
     return helm.RenderRequest(
         chart_dir, user.release or pkg.release, namespace, tuple(files), tuple(user.flags.args()),
         kube_version=pkg.kube_version, is_upgrade=is_upgrade,
-        api_versions=(*helm.capability_api_versions(chart_dir), *api_versions), label="; ".join(label),
+        api_versions=(*(helm.capability_api_versions(chart_dir) if chart_crds else ()), *api_versions),
+        label="; ".join(label),
     )  # fmt: skip
 
 
@@ -621,9 +625,12 @@ def build(
     beside = out.parent if out.parent.is_dir() else None
     with tempfile.TemporaryDirectory(prefix=f".{out.name}.build-", dir=beside) as tmp_s:
         tmp = Path(tmp_s)
-        lock_src = chart_mod.resolve(chart_ref, tmp / "src", version, repo, extract=review_renders)
         stage = tmp / "pkg"
-        stage.mkdir()
+        (stage / "chart").mkdir(parents=True)
+        # The archive is written where the package keeps it (no copy, and no folder of its own to remove).
+        lock_src = chart_mod.resolve(
+            chart_ref, tmp / "src", version, repo, extract=review_renders, archive_dir=stage / "chart"
+        )
         comps: tuple[Component, ...] = ()
         inputs: tuple[Input, ...] = ()
         collector: Collector | None = None
@@ -645,9 +652,7 @@ def build(
             comps = tuple(_carry_component(c, carry.root, stage) for c in carry.components)
             inputs, collector = carry.inputs, carry.collector
             extras = {"release": carry.release, "namespace": carry.namespace}
-        (stage / "chart").mkdir()
         archive_rel = f"chart/{lock_src.archive.name}"
-        shutil.copyfile(lock_src.archive, stage / archive_rel)
         base_objs: list[Base] = []
         for i, (bname, values) in enumerate(bases):
             rel = None
@@ -748,10 +753,16 @@ def restore_base_renders(package_dir: Path) -> None:
 
 
 def _move_into_place(stage: Path, out: Path) -> None:
-    """Put the finished package at ``out``: moved beside it first (renamed when the stage is on the same file
-    system, else copied), then swapped in by renames, so a failed or interrupted move leaves the previous package
-    whole."""
+    """Put the finished package at ``out``: renamed there when there is none yet; else moved beside it first
+    (renamed when the stage is on the same file system, else copied), then swapped in by renames, so a failed or
+    interrupted move leaves the previous package whole."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.exists():
+        try:
+            stage.rename(out)  # nothing to keep whole: one rename puts it in place
+            return
+        except OSError:
+            pass  # another file system (or ``out`` appeared meanwhile): the moves below
     new = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     old = out.with_name(f".{out.name}.old")
     try:

@@ -33,12 +33,13 @@ from berth.install import background, helm, layout, lock, package, wizard
 from berth.install import chart as chart_mod
 from berth.install import swap as swap_mod
 from berth.install import values as values_mod
-from berth.kube import canonical, objects, yamlio
+from berth.kube import canonical, yamlio
 from berth.kube.errors import BerthError, InputError, MultiInputError
 
 if TYPE_CHECKING:
     from berth.install import collector, randomness, workdir
     from berth.install import split as split_mod
+    from berth.kube import objects
 
 FACTS_FILE = "facts.yaml"
 
@@ -230,13 +231,17 @@ def render_selection(
     user.prepare(chart_dir)
     extra = selection.api_versions
     req = package.render_request(
-        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, False, extra, user
-    )
+        pkg, chart_dir, selection.base, selection.components, answers, namespace, scratch, False, extra, user,
+        chart_crds=False,
+    )  # fmt: skip
     value_args = [a for f in req.values_files for a in ("--values", str(f))] + list(req.value_args)
-    dry = background.Call(  # Helm first
-        lambda: helm.install_dry_run(chart_dir, req.release, namespace, value_args), "berth-dry-run"
+    release = req.release
+    dry = background.Call(  # Helm first: the dry run takes no --api-versions, so it starts before they are known
+        lambda: helm.install_dry_run(chart_dir, release, namespace, value_args), "berth-dry-run"
     )
     try:
+        text = helm.chart_text(chart_dir)  # read once: the renders below see the same folder
+        req = dataclasses.replace(req, api_versions=(*helm.capability_api_versions(chart_dir, text), *extra))
         # The variants differ only in --is-upgrade (render_request's other arguments are the same).
         upgrade_req = dataclasses.replace(req, is_upgrade=True)
         notes_req = helm.notes_request(req, scratch / "notes")
@@ -255,6 +260,7 @@ def render_selection(
             release=(req, install_release),
             meanwhile=later.start,
             ready=_parse_early,
+            texts={chart_dir: text},
         )
         rendered, up_rendered, *notes_renders = renders
         release_base = values_mod.base_of(dry.result())
@@ -410,12 +416,13 @@ def _stage_and_swap(
         if ref.is_dir() and (ref / package.MANIFEST).is_file():
             package.load(ref)  # validate before copying
             shutil.copytree(ref, stage / "package")
+            pkg = package.load(stage / "package")
         elif current is not None:  # a newer chart for this work dir: keep its bases, components and inputs
-            package.rebase(
+            pkg = package.rebase(
                 current, opts.ref, stage / "package", opts.version, opts.repo, opts.namespace, False
             )
         else:  # the work dir's own package: W/out holds its render, so no review renders of the bases
-            package.build(
+            pkg = package.build(
                 opts.ref,
                 [("default", None)],
                 stage / "package",
@@ -423,8 +430,7 @@ def _stage_and_swap(
                 opts.repo,
                 namespace=opts.namespace,
                 review_renders=False,
-            )
-        pkg = package.load(stage / "package")
+            )  # build and rebase return the package as load reads it back
         prior_spec = work / "out" / "spec"
         namespace = release_namespace(opts, pkg, prior_spec)
         prior_sel, prior_answers = wizard.read_prior(prior_spec)
