@@ -70,8 +70,8 @@ def _env(pycache: Path | None) -> dict[str, str]:
     return env
 
 
-BERTH = ["-c", "import sys; from berth.cli import main; sys.exit(main(sys.argv[1:]))", "cluster"]
-"""``berth cluster ...`` exactly as the console script runs it (``berth.cli:main``)."""
+BERTH = ["-c", "import sys; from berth.entry import main; sys.exit(main())", "cluster"]
+"""``berth cluster ...`` exactly as the console script runs it (``berth.entry:main``)."""
 
 
 def _up_args(

@@ -205,9 +205,9 @@ def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
 
 
 def _berth() -> list[str]:
-    """``berth`` exactly as the console script runs it (``berth.cli:main``; ``-m berth.cli`` would add runpy's
+    """``berth`` exactly as the console script runs it (``berth.entry:main``; ``-m berth.cli`` would add runpy's
     imports, which an installed berth does not pay)."""
-    return [sys.executable, "-c", "import sys; from berth.cli import main; sys.exit(main(sys.argv[1:]))"]
+    return [sys.executable, "-c", "import sys; from berth.entry import main; sys.exit(main())"]
 
 
 def berth_env(cache: Path, base: dict[str, str] | None = None) -> dict[str, str]:
