@@ -461,8 +461,9 @@ def _stage_and_swap(
         wizard.write(spec_dir, pkg, selection, answers, namespace)  # the .gitignore names its secret file
         files = layout.Background()  # the render's files are written while the rest is built
         try:
-            written = _write_render(out, pkg, result, rendered, files)
+            # First: its compression (most of its time) runs without the interpreter lock, beside the main thread.
             files.put(functools.partial(values_mod.write_base, out, rendered.base))
+            written = _write_render(out, pkg, result, rendered, files)
             files.put(functools.partial(shutil.rmtree, stage / "scratch", ignore_errors=True))  # read no more
             facts, wd, revision = _record(
                 opts,
