@@ -131,7 +131,7 @@ def test_dump_writes_the_same_text_with_its_scalar_memo_cold_or_warm(monkeypatch
 
     class Forgetful(dict):  # type: ignore[type-arg]
         def __setitem__(self, key: object, value: object) -> None:
-            pass
+            """Remember nothing: every scalar is resolved afresh."""
 
     # ... and as it is written without either memo
     monkeypatch.setattr(yamlio, "_SCALAR_TAGS", Forgetful())

@@ -241,7 +241,10 @@ def render_selection(
     )
     try:
         text = helm.chart_text(chart_dir)  # read once: the renders below see the same folder
-        req = dataclasses.replace(req, api_versions=(*helm.capability_api_versions(chart_dir, text), *extra))
+        crds = helm.capability_api_versions(
+            chart_dir, text
+        )  # the chart's own, before the selection's (as ever)
+        req = dataclasses.replace(req, api_versions=(*crds, *req.api_versions))
         # The variants differ only in --is-upgrade (render_request's other arguments are the same).
         upgrade_req = dataclasses.replace(req, is_upgrade=True)
         notes_req = helm.notes_request(req, scratch / "notes")

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-STR_TAG = "tag:yaml.org,2002:str"
-_INT_TAG = "tag:yaml.org,2002:int"
+from berth.kube.yamlscalar import BOOL, INT, NULL, STR
+
 _CONSTANTS: dict[object, tuple[str, str]] = {
-    None: ("null", "tag:yaml.org,2002:null"),
-    True: ("true", "tag:yaml.org,2002:bool"),
-    False: ("false", "tag:yaml.org,2002:bool"),
+    None: ("null", NULL),
+    True: ("true", BOOL),
+    False: ("false", BOOL),
 }
 """PyYAML's safe representation of None and the booleans: text and tag."""
 _BEST_WIDTH = 80  # libyaml's default line width
@@ -66,7 +66,7 @@ class _Scalars:
         if found is None:
             if not value.isascii() or not value.isprintable():  # tabs, breaks, control characters, non-ASCII
                 raise _Declined
-            if value and _plain_allowed(value) and self.plain_tag(value) == STR_TAG:
+            if value and _plain_allowed(value) and self.plain_tag(value) == STR:
                 found = value
             else:
                 found = "'" + value.replace("'", "''") + "'"
@@ -149,7 +149,7 @@ class _Emitter:
             else:
                 self.flow("[]")
         elif cls is int:
-            self.constant(str(value), _INT_TAG)
+            self.constant(str(value), INT)
         elif cls is bool or value is None:
             self.constant(*_CONSTANTS[value])
         else:

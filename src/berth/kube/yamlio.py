@@ -676,7 +676,7 @@ class _Dumper(_BaseDumper):  # type: ignore[misc]
         third of the time of writing it. The node is exactly the one :func:`_represent_str` makes."""
         if data.__class__ is str:
             self.alias_key = None  # as PyYAML sets it for a value that is never an alias
-            return ScalarNode(_STR_TAG, data, style="|" if "\n" in data else self.default_style)
+            return ScalarNode(yamlscalar.STR, data, style="|" if "\n" in data else self.default_style)
         return super().represent_data(data)
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
@@ -723,12 +723,9 @@ def _plain_tag(text: str) -> str:
 _BLOCK_SCALARS = yamlblock.scalars(_plain_tag)
 
 
-_STR_TAG = "tag:yaml.org,2002:str"
-
-
 def _represent_str(dumper: Any, value: str) -> Any:
     style = "|" if "\n" in value else None  # PyYAML falls back to quotes where a block cannot hold the text
-    return dumper.represent_scalar(_STR_TAG, value, style=style)
+    return dumper.represent_scalar(yamlscalar.STR, value, style=style)
 
 
 _Dumper.add_representer(str, _represent_str)
